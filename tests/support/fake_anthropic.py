@@ -37,7 +37,8 @@ plus optional keys on any of them:
 
 BLOCK is {"type":"text","text":...}, {"type":"thinking","thinking":...}
 (a signature is added) or {"type":"tool_use","name":...,"input":{...}}
-(an id `toolu_...` is added unless given).  The tool name "$SUBAGENT" is
+(an id `toolu_...` is added unless given; input keys spelled "?key" are sent
+only if the request's schema for that tool has a property "key").  The tool name "$SUBAGENT" is
 resolved against the request's `tools` list to whichever of "Task" / "Agent"
 the CLI offers (CLI versions differ).
 
@@ -48,16 +49,19 @@ Each request is classified:
              and subagent conversations; both are strictly sequential);
   * side  -- no tools (title generation, "is this a new topic", quota check,
              summaries, ...).
-An entry without "match" may answer only *main* requests.  An entry with
-"match" may answer any request for which all given criteria hold:
+An entry may answer only requests for which all criteria of its "match"
+hold (no "match" = any *main* request):
 
     "model":     substring of the request's model
     "system":    substring of the system prompt text
     "last_user": substring of the text of the last user message
                  (text blocks and tool_result contents)
+    "first_user": substring of the text of the first user message (tells a
+                 subagent conversation -- whose first message is the prompt
+                 the main agent gave it -- from the main one)
     "any":       substring of the raw request body
     "tool":      name that must be in the request's tools list
-    "kind":      "main" | "side" | "any"      (default "any" when match given)
+    "kind":      "main" | "side" | "any"      (default "main")
     "stream":    true | false
 
 For each request the first entry (in script order) that still has uses left
@@ -167,10 +171,13 @@ class Script:
         }
         self.lock = threading.Lock()
         self.side_count = 0
+        # ids are derived from this seed + entry + use count, so one script
+        # gives the same msg_/toolu_ ids on every run, different scripts differ.
+        self.seed = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     @staticmethod
     def matches(m, req, kind):
-        want_kind = m.get("kind", "any")
+        want_kind = m.get("kind", "main")
         if want_kind != "any" and want_kind != kind:
             return False
         if "model" in m and m["model"] not in str(req["body"].get("model", "")):
@@ -178,6 +185,8 @@ class Script:
         if "system" in m and m["system"] not in req["system"]:
             return False
         if "last_user" in m and m["last_user"] not in req["last_user"]:
+            return False
+        if "first_user" in m and m["first_user"] not in req["first_user"]:
             return False
         if "any" in m and m["any"] not in req["raw"]:
             return False
@@ -350,9 +359,15 @@ class Handler(BaseHTTPRequestHandler):
             if m.get("role") == "user":
                 last_user = text_of(m.get("content", ""))
                 break
+        first_user = ""
+        for m in body.get("messages") or []:
+            if m.get("role") == "user":
+                first_user = text_of(m.get("content", ""))
+                break
         tool_names = [t.get("name") for t in (body.get("tools") or []) if isinstance(t, dict)]
         req = {"body": body, "raw": raw.decode("utf-8", "replace"), "system": system,
-               "last_user": last_user, "tool_names": tool_names}
+               "last_user": last_user, "first_user": first_user, "tool_names": tool_names,
+               "tools": body.get("tools") or []}
         spec, answered, kind = self.server.script.pick(req)
         self.log_req(no, body, raw, answered, {"kind": kind, "label": spec.get("label")})
 
@@ -378,8 +393,9 @@ class Handler(BaseHTTPRequestHandler):
                 hdrs["retry-after"] = str(spec["retry_after"])
             return self.send_json(status, err_body, hdrs)
 
-        msg_id = fake_id("msg_", answered, no if kind == "side" else 0)
-        content = self.build_content(spec, tool_names, answered)
+        seed = self.server.script.seed
+        msg_id = fake_id("msg_", seed, answered, no if kind == "side" else 0)
+        content = self.build_content(spec, req["tools"], seed + answered)
         model = spec.get("model") or body.get("model") or "claude-sonnet-4-5-20250929"
         out_tokens = sum(est_tokens(json.dumps(b)) for b in content)
         usage = {
@@ -409,7 +425,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(200, message, {"request-id": self.req_id(no)})
 
-    def build_content(self, spec, tool_names, answered):
+    def build_content(self, spec, tools, answered):
+        tool_names = [t.get("name") for t in tools if isinstance(t, dict)]
         out = []
         for i, b in enumerate(spec.get("content") or []):
             t = b.get("type")
@@ -427,7 +444,7 @@ class Handler(BaseHTTPRequestHandler):
                     name = next((n for n in ("Agent", "Task") if n in tool_names), "Task")
                 out.append({"type": "tool_use",
                             "id": b.get("id") or fake_id("toolu_", answered, i),
-                            "name": name, "input": b.get("input", {})})
+                            "name": name, "input": resolve_input(b.get("input", {}), name, tools)})
             else:
                 out.append(dict(b))
         return out
@@ -488,6 +505,26 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+def resolve_input(inp, name, tools):
+    """Keys written "?key" are kept (as "key") only if the request's schema
+    for tool NAME has that property -- for inputs that differ by CLI version,
+    e.g. {"?run_in_background": false} for the 2.1.x Agent tool."""
+    if not isinstance(inp, dict):
+        return inp
+    props = None
+    for t in tools:
+        if isinstance(t, dict) and t.get("name") == name:
+            props = (t.get("input_schema") or {}).get("properties") or {}
+    out = {}
+    for k, v in inp.items():
+        if k.startswith("?"):
+            if props is not None and k[1:] in props:
+                out[k[1:]] = v
+        else:
+            out[k] = v
+    return out
 
 
 def split_text(s, size=24):

@@ -1,0 +1,173 @@
+//! The envelope v1 wire format: the event buffer every sink reads, and the contract's docs.
+//!
+//! # Format
+//!
+//! Every output line is one JSON object. These keys are on every event, in this order:
+//!
+//! | key | type | meaning |
+//! |---|---|---|
+//! | `v` | integer | envelope version, `1` |
+//! | `seq` | integer | 0 for the first event, +1 per event, no gaps (shared by all sinks of a run) |
+//! | `type` | string | the event type (below) |
+//! | `session_id` | string \| null | the CLI session the event belongs to |
+//! | `parent_tool_use_id` | string \| null | set inside a subagent: the `tool_use_id` of the spawning `Task`/`Agent` call |
+//! | `line` | integer \| null | 1-based input line the event came from; `null` for synthesized events |
+//!
+//! Optional common keys: `uuid` (the source line's `uuid`, when it has one) and `ephemeral: true`
+//! (live-only progress: deltas and stream lifecycle; a consumer that only wants final state drops
+//! them).
+//!
+//! Example (`claude … | boo-normalize`):
+//!
+//! ```text
+//! {"v":1,"seq":0,"type":"session.init","session_id":"6f14…","parent_tool_use_id":null,"line":1,"model":"claude-sonnet-4-5","cwd":"/repo",…}
+//! {"v":1,"seq":1,"type":"tool.call","session_id":"6f14…","parent_tool_use_id":null,"line":2,"tool_use_id":"toolu_01…","name":"Bash","input":{"command":"ls"},…}
+//! {"v":1,"seq":2,"type":"tool.result","session_id":"6f14…","parent_tool_use_id":null,"line":3,"tool_use_id":"toolu_01…","name":"Bash","is_error":false,"content":"README.md",…}
+//! {"v":1,"seq":3,"type":"turn.end","session_id":"6f14…","parent_tool_use_id":null,"line":5,"outcome":"success","is_error":false,"result":"Done.",…}
+//! {"v":1,"seq":4,"type":"run.end","session_id":"6f14…","parent_tool_use_id":null,"line":null,"cause":"eof","terminal_seen":true,"turns":1,"stats":{…}}
+//! ```
+//!
+//! The event types, their fields and the versioning policy are listed in `boo-normalize schema`
+//! (JSON Schema draft 2020-12), in `man boo-normalize` and in the README. Additive changes (new
+//! event types, new fields) keep `v: 1`; renaming or removing a field or type bumps `v`.
+
+use crate::json::Out;
+
+/// The envelope version written in every event's `v`.
+pub const VERSION: u64 = 1;
+
+/// Where an event came from: the common keys.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ctx<'a> {
+    /// Session id (`null` when unknown).
+    pub session_id: Option<&'a str>,
+    /// Subagent parent tool use id.
+    pub parent: Option<&'a str>,
+    /// 1-based input line, `None` for synthesized events.
+    pub line: Option<u64>,
+    /// The source line's `uuid`.
+    pub uuid: Option<&'a str>,
+}
+
+/// One finished event inside [`Events`].
+#[derive(Debug, Clone)]
+pub struct EventMeta {
+    /// The event's sequence number.
+    pub seq: u64,
+    /// The event's `type`.
+    pub kind: &'static str,
+    /// Input line, if any.
+    pub line: Option<u64>,
+    /// Whether the event is ephemeral.
+    pub ephemeral: bool,
+    /// Byte range of the event's JSON (no trailing newline) inside [`Events::bytes`].
+    pub start: usize,
+    /// End of the range.
+    pub end: usize,
+}
+
+/// A batch of serialized events. The normalizer appends; sinks read; the pipeline clears it after
+/// each input line. Each event is serialized once and shared by every sink.
+#[derive(Default)]
+pub struct Events {
+    /// Serialized events, back to back.
+    pub out: Out,
+    /// One entry per event, in order.
+    pub metas: Vec<EventMeta>,
+    next_seq: u64,
+    open: Option<(usize, &'static str, Option<u64>, bool)>,
+}
+
+impl Events {
+    /// A buffer whose first event gets sequence number `first_seq` (resumed runs).
+    pub fn starting_at(first_seq: u64) -> Self {
+        Events {
+            next_seq: first_seq,
+            ..Default::default()
+        }
+    }
+
+    /// The sequence number the next event gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Start an event: writes the common keys. Fields follow with `out().key(..)` + a value.
+    pub fn begin(&mut self, kind: &'static str, ctx: &Ctx<'_>) -> &mut Out {
+        self.begin_inner(kind, ctx, false)
+    }
+
+    /// Start an ephemeral event (`"ephemeral":true` is written after the common keys).
+    pub fn begin_ephemeral(&mut self, kind: &'static str, ctx: &Ctx<'_>) -> &mut Out {
+        self.begin_inner(kind, ctx, true)
+    }
+
+    fn begin_inner(&mut self, kind: &'static str, ctx: &Ctx<'_>, ephemeral: bool) -> &mut Out {
+        debug_assert!(self.open.is_none(), "event {kind} begun inside another");
+        let start = self.out.buf.len();
+        self.open = Some((start, kind, ctx.line, ephemeral));
+        let o = &mut self.out;
+        o.raw(b"{\"v\":1,\"seq\":");
+        o.u64(self.next_seq);
+        o.raw(b",\"type\":");
+        o.str(kind);
+        o.raw(b",\"session_id\":");
+        o.opt_str(ctx.session_id);
+        o.raw(b",\"parent_tool_use_id\":");
+        o.opt_str(ctx.parent);
+        o.raw(b",\"line\":");
+        match ctx.line {
+            Some(n) => o.u64(n),
+            None => o.raw(b"null"),
+        }
+        if let Some(u) = ctx.uuid {
+            o.key("uuid");
+            o.str(u);
+        }
+        if ephemeral {
+            o.raw(b",\"ephemeral\":true");
+        }
+        o
+    }
+
+    /// The output of the open event.
+    pub fn out(&mut self) -> &mut Out {
+        &mut self.out
+    }
+
+    /// Close the open event.
+    pub fn end(&mut self) {
+        let (start, kind, line, ephemeral) = self.open.take().expect("end without begin");
+        self.out.buf.push(b'}');
+        self.metas.push(EventMeta {
+            seq: self.next_seq,
+            kind,
+            line,
+            ephemeral,
+            start,
+            end: self.out.buf.len(),
+        });
+        self.next_seq += 1;
+    }
+
+    /// The bytes of one event.
+    pub fn bytes(&self, m: &EventMeta) -> &[u8] {
+        &self.out.buf[m.start..m.end]
+    }
+
+    /// Number of buffered events.
+    pub fn len(&self) -> usize {
+        self.metas.len()
+    }
+
+    /// True when no event is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.metas.is_empty()
+    }
+
+    /// Drop the buffered events (sequence numbering continues).
+    pub fn clear(&mut self) {
+        self.out.buf.clear();
+        self.metas.clear();
+    }
+}

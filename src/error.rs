@@ -1,0 +1,76 @@
+//! The error type: a context (what was being done, e.g. a file name) and a cause, displayed as
+//! `context: cause`, plus the exit-code mapping.
+
+use std::fmt;
+use std::io;
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: `--strict` found diagnostics or unknown events (the stream was still written).
+pub const EXIT_STRICT: u8 = 1;
+/// Exit status: usage error, unreadable input, or an I/O error on output.
+pub const EXIT_ERROR: u8 = 2;
+
+/// A fatal error.
+#[derive(Debug)]
+pub struct Error {
+    context: String,
+    cause: Cause,
+}
+
+#[derive(Debug)]
+enum Cause {
+    Io(io::Error),
+    Msg(String),
+}
+
+impl Error {
+    /// An I/O error while doing `context`.
+    pub fn io(context: impl Into<String>, e: io::Error) -> Self {
+        Error {
+            context: context.into(),
+            cause: Cause::Io(e),
+        }
+    }
+
+    /// Any other error.
+    pub fn msg(context: impl Into<String>, msg: impl Into<String>) -> Self {
+        Error {
+            context: context.into(),
+            cause: Cause::Msg(msg.into()),
+        }
+    }
+
+    /// True for a closed pipe on output (`| head -1`): a normal way to finish.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(&self.cause, Cause::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+
+    /// The exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        if self.is_broken_pipe() {
+            EXIT_OK
+        } else {
+            EXIT_ERROR
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cause = match &self.cause {
+            Cause::Io(e) => e.to_string(),
+            Cause::Msg(m) => m.clone(),
+        };
+        write!(f, "{}: {}", self.context, sanitize(&cause))
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Replace control characters (terminal escapes from untrusted input) with `?`.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+        .collect()
+}

@@ -1,0 +1,422 @@
+//! JSON in and out: parsing a line into a simd-json tape (with the serde_json reference path and
+//! fallback), reading fields from it, and writing JSON into a reused byte buffer.
+//!
+//! simd-json parses the line in place (it rewrites escapes in the buffer), so the parser keeps its
+//! own padded copy of the line and the caller's bytes stay untouched for raw passthrough. The tape
+//! keeps object keys in input order, duplicates included, so what is written back keeps the order
+//! the CLI wrote.
+
+use simd_json::prelude::*;
+use simd_json::{Buffers, Node, StaticNode, Tape};
+
+/// A read-only view of a parsed JSON value.
+pub type Val<'t, 'i> = simd_json::tape::Value<'t, 'i>;
+
+/// Which parser produced a tape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// simd-json, the fast path.
+    Simd,
+    /// serde_json, the reference path (also the fallback when simd-json rejects a line).
+    Serde,
+}
+
+/// Why a line is not a JSON document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// The parser's message (no input bytes are echoed in it).
+    pub message: String,
+}
+
+/// Reusable state for parsing one line at a time.
+pub struct Parser {
+    engine: Engine,
+    scratch: Vec<u8>,
+    buffers: Buffers,
+    tape: Option<Tape<'static>>,
+    reference: Option<serde_json::Value>,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self::new(Engine::Simd)
+    }
+}
+
+/// A parsed line: a tape plus the engine that made it.
+pub struct Parsed<'a> {
+    /// The tape; `tape.as_value()` is the document.
+    pub tape: Tape<'a>,
+    /// Which engine produced it.
+    pub engine: Engine,
+}
+
+/// An emptied tape allocation, no longer borrowing the parser.
+pub struct Spare(Option<Tape<'static>>);
+
+impl Parsed<'_> {
+    /// Empty the tape so its allocation can go back to the parser.
+    pub fn into_spare(self) -> Spare {
+        match self.engine {
+            Engine::Simd => Spare(Some(self.tape.reset())),
+            Engine::Serde => Spare(None),
+        }
+    }
+}
+
+impl Parser {
+    /// A parser that uses `engine` first. With [`Engine::Simd`], lines simd-json rejects are
+    /// retried with serde_json so both engines accept exactly the same documents.
+    pub fn new(engine: Engine) -> Self {
+        Parser {
+            engine,
+            scratch: Vec::new(),
+            buffers: Buffers::new(0),
+            tape: Some(Tape::null()),
+            reference: None,
+        }
+    }
+
+    /// Parse `line` into a tape. The tape borrows the parser until it is handed back with
+    /// [`Parser::recycle`].
+    pub fn parse<'p>(&'p mut self, line: &[u8]) -> Result<Parsed<'p>, ParseError> {
+        let mut tape: Tape<'p> = self.tape.take().unwrap_or_else(Tape::null).reset();
+        if self.engine == Engine::Simd {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(line);
+            self.scratch
+                .resize(line.len() + simd_json::INPUT_PADDING, b' ');
+            // SAFETY-free: `fill_tape_padded` is a safe fn; it rewrites `scratch[..len]` in place.
+            let res = simd_json::fill_tape_padded(
+                &mut self.scratch,
+                line.len(),
+                &mut self.buffers,
+                &mut tape,
+            );
+            if res.is_ok() {
+                return Ok(Parsed {
+                    tape,
+                    engine: Engine::Simd,
+                });
+            }
+            // Fall through to the reference parser: it decides what is JSON.
+        }
+        let _ = tape;
+        match serde_json::from_slice::<serde_json::Value>(line) {
+            Ok(v) => {
+                self.reference = Some(v);
+                let v = self.reference.as_ref().expect("just set");
+                let mut nodes = Vec::new();
+                build_tape(v, &mut nodes);
+                Ok(Parsed {
+                    tape: Tape(nodes),
+                    engine: Engine::Serde,
+                })
+            }
+            Err(e) => Err(ParseError {
+                message: serde_error_text(&e),
+            }),
+        }
+    }
+
+    /// Take back a tape allocation (from [`Parsed::into_spare`]) for the next line.
+    pub fn recycle(&mut self, spare: Spare) {
+        if let Some(t) = spare.0 {
+            self.tape = Some(t);
+        }
+    }
+}
+
+fn serde_error_text(e: &serde_json::Error) -> String {
+    // serde_json's messages name the problem and the column, never the input bytes.
+    e.to_string()
+}
+
+/// Append the tape nodes of a serde_json value (used by the reference path).
+pub fn build_tape<'a>(v: &'a serde_json::Value, out: &mut Vec<Node<'a>>) {
+    use serde_json::Value as J;
+    match v {
+        J::Null => out.push(Node::Static(StaticNode::Null)),
+        J::Bool(b) => out.push(Node::Static(StaticNode::Bool(*b))),
+        J::Number(n) => {
+            let node = if let Some(u) = n.as_u64() {
+                if let Ok(i) = i64::try_from(u) {
+                    StaticNode::I64(i)
+                } else {
+                    StaticNode::U64(u)
+                }
+            } else if let Some(i) = n.as_i64() {
+                StaticNode::I64(i)
+            } else {
+                StaticNode::F64(n.as_f64().unwrap_or(0.0))
+            };
+            out.push(Node::Static(node));
+        }
+        J::String(s) => out.push(Node::String(s.as_str())),
+        J::Array(a) => {
+            let at = out.len();
+            out.push(Node::Array {
+                len: a.len(),
+                count: 0,
+            });
+            for x in a {
+                build_tape(x, out);
+            }
+            let count = out.len() - at - 1;
+            out[at] = Node::Array {
+                len: a.len(),
+                count,
+            };
+        }
+        J::Object(m) => {
+            let at = out.len();
+            out.push(Node::Object {
+                len: m.len(),
+                count: 0,
+            });
+            for (k, x) in m {
+                out.push(Node::String(k.as_str()));
+                build_tape(x, out);
+            }
+            let count = out.len() - at - 1;
+            out[at] = Node::Object {
+                len: m.len(),
+                count,
+            };
+        }
+    }
+}
+
+/// `v` as a string borrowed from the input.
+pub fn str_of<'i>(v: Val<'_, 'i>) -> Option<&'i str> {
+    v.into_string()
+}
+
+/// `v[key]` as a string.
+pub fn get_str<'t, 'i>(v: Val<'t, 'i>, key: &str) -> Option<&'i str> {
+    v.get(key).and_then(str_of)
+}
+
+/// `v[key]` if present and not null.
+pub fn get_some<'t, 'i>(v: Val<'t, 'i>, key: &str) -> Option<Val<'t, 'i>> {
+    v.get(key).filter(|x| !x.is_null())
+}
+
+/// A growable output buffer with JSON writing helpers. Nothing here allocates per value once the
+/// buffer has grown to the working size.
+#[derive(Default)]
+pub struct Out {
+    /// The bytes written so far.
+    pub buf: Vec<u8>,
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// For each byte: 0 = copy as is, otherwise the escape letter (`u` = `\u00XX`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+impl Out {
+    /// Raw bytes.
+    #[inline]
+    pub fn raw(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    /// A JSON string literal.
+    pub fn str(&mut self, s: &str) {
+        let b = s.as_bytes();
+        self.buf.reserve(b.len() + 2);
+        self.buf.push(b'"');
+        let mut start = 0;
+        for (i, &c) in b.iter().enumerate() {
+            let e = ESCAPE[c as usize];
+            if e == 0 {
+                continue;
+            }
+            self.buf.extend_from_slice(&b[start..i]);
+            if e == b'u' {
+                self.buf.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(c >> 4) as usize],
+                    HEX[(c & 0xf) as usize],
+                ]);
+            } else {
+                self.buf.extend_from_slice(&[b'\\', e]);
+            }
+            start = i + 1;
+        }
+        self.buf.extend_from_slice(&b[start..]);
+        self.buf.push(b'"');
+    }
+
+    /// A string or `null`.
+    pub fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => self.str(s),
+            None => self.raw(b"null"),
+        }
+    }
+
+    /// An unsigned integer.
+    pub fn u64(&mut self, n: u64) {
+        let mut b = itoa::Buffer::new();
+        self.raw(b.format(n).as_bytes());
+    }
+
+    /// A boolean.
+    pub fn bool(&mut self, b: bool) {
+        self.raw(if b { b"true" } else { b"false" });
+    }
+
+    /// `"key":` (the key must not need escaping beyond what [`Out::str`] does).
+    #[inline]
+    pub fn key(&mut self, k: &str) {
+        self.buf.push(b',');
+        self.str(k);
+        self.buf.push(b':');
+    }
+
+    /// A static node.
+    pub fn static_node(&mut self, n: &StaticNode) {
+        match *n {
+            StaticNode::Null => self.raw(b"null"),
+            StaticNode::Bool(b) => self.bool(b),
+            StaticNode::I64(i) => {
+                let mut b = itoa::Buffer::new();
+                self.raw(b.format(i).as_bytes());
+            }
+            StaticNode::U64(u) => self.u64(u),
+            StaticNode::F64(f) => {
+                if f.is_finite() {
+                    let mut b = ryu::Buffer::new();
+                    self.raw(b.format_finite(f).as_bytes());
+                } else {
+                    self.raw(b"null");
+                }
+            }
+            #[allow(unreachable_patterns)]
+            _ => self.raw(b"null"),
+        }
+    }
+
+    /// Any tape value, written compactly in its original key order.
+    pub fn value(&mut self, v: Val<'_, '_>) {
+        self.value_with(v, &mut |_, _, _| false);
+    }
+
+    /// Like [`Out::value`], but `hook(out, key, value)` may write an object member's value itself
+    /// (returning true) instead of the default rendering. Used to elide blobs.
+    pub fn value_with(
+        &mut self,
+        v: Val<'_, '_>,
+        hook: &mut dyn FnMut(&mut Out, &str, Val<'_, '_>) -> bool,
+    ) {
+        if let Some(o) = v.as_object() {
+            self.buf.push(b'{');
+            for (i, (k, x)) in o.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.str(k);
+                self.buf.push(b':');
+                if !hook(self, k, x) {
+                    self.value_with(x, hook);
+                }
+            }
+            self.buf.push(b'}');
+        } else if let Some(a) = v.as_array() {
+            self.buf.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.value_with(x, hook);
+            }
+            self.buf.push(b']');
+        } else if let Some(s) = str_of(v) {
+            self.str(s);
+        } else {
+            self.static_node(&static_of(v));
+        }
+    }
+
+    /// An optional value (`null` when absent).
+    pub fn opt_value(&mut self, v: Option<Val<'_, '_>>) {
+        match v {
+            Some(v) => self.value(v),
+            None => self.raw(b"null"),
+        }
+    }
+}
+
+/// The scalar content of a non-container value.
+pub fn static_of(v: Val<'_, '_>) -> StaticNode {
+    if v.is_null() {
+        StaticNode::Null
+    } else if let Some(b) = v.as_bool() {
+        StaticNode::Bool(b)
+    } else if v.is_i64() {
+        StaticNode::I64(v.as_i64().unwrap_or(0))
+    } else if v.is_u64() {
+        StaticNode::U64(v.as_u64().unwrap_or(0))
+    } else {
+        StaticNode::F64(v.as_f64().unwrap_or(0.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(engine: Engine, s: &str) -> String {
+        let mut p = Parser::new(engine);
+        let parsed = p.parse(s.as_bytes()).unwrap();
+        let mut o = Out::default();
+        o.value(parsed.tape.as_value());
+        String::from_utf8(o.buf).unwrap()
+    }
+
+    #[test]
+    fn engines_agree_and_keep_order() {
+        let s = r#"{"z":1,"a":[true,null,-2,3.5,"\u00e9\n\"x\"",{"k":18446744073709551615}],"z":"dup"}"#;
+        let a = roundtrip(Engine::Simd, s);
+        assert_eq!(
+            a,
+            r#"{"z":1,"a":[true,null,-2,3.5,"é\n\"x\"",{"k":18446744073709551615}],"z":"dup"}"#
+        );
+        // serde_json's map keeps the last duplicate and sorts keys; the simd path keeps both.
+        let b = roundtrip(
+            Engine::Serde,
+            r#"{"a":[1e400]}"#.replace("1e400", "1.5").as_str(),
+        );
+        assert_eq!(b, r#"{"a":[1.5]}"#);
+    }
+
+    #[test]
+    fn control_chars_escape() {
+        let mut o = Out::default();
+        o.str("a\u{1}\u{7f}\u{2028}b");
+        assert_eq!(
+            String::from_utf8(o.buf).unwrap(),
+            "\"a\\u0001\u{7f}\u{2028}b\""
+        );
+    }
+}

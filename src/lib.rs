@@ -1,0 +1,31 @@
+//! boo-normalize: Claude Code `stream-json` in, a stable versioned envelope out.
+//!
+//! The library holds everything the binary does, without clap: framing ([`read`]), parsing
+//! ([`json`]), normalization ([`normalize`]), the envelope contract ([`envelope`]), sinks
+//! ([`sink`]) and the one loop that ties them together ([`pipeline`]).
+//!
+//! ```
+//! use boo_normalize::{normalize::{EndInfo, Normalizer}, pipeline::Pipeline, sink::Ndjson};
+//! let input = br#"{"type":"system","subtype":"init","session_id":"s1","model":"m","cwd":"/","tools":[]}"#;
+//! let mut out = Vec::new();
+//! {
+//!     let sink = Ndjson::new(&mut out);
+//!     let mut p = Pipeline::new(Normalizer::default(), vec![Box::new(sink)]);
+//!     p.run(&input[..], None).unwrap();
+//!     p.finish(&EndInfo::eof()).unwrap();
+//! }
+//! let text = String::from_utf8(out).unwrap();
+//! assert!(text.starts_with(r#"{"v":1,"seq":0,"type":"session.init","session_id":"s1""#));
+//! assert!(text.lines().last().unwrap().contains(r#""type":"run.end""#));
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod envelope;
+pub mod error;
+pub mod json;
+pub mod normalize;
+pub mod pipeline;
+pub mod read;
+pub mod schema;
+pub mod sink;

@@ -1,0 +1,228 @@
+//! `assistant` and `user` lines: content blocks to `text`, `thinking`, `tool.call`,
+//! `tool.result`, `user.text`, and per-message `usage`.
+
+use super::{State, ToolInfo};
+use crate::envelope::{Ctx, Events};
+use crate::json::{Val, get_some, get_str, str_of};
+use simd_json::prelude::*;
+
+/// Tool names that start a subagent (renamed between releases).
+fn is_subagent_tool(name: &str) -> bool {
+    matches!(name, "Task" | "Agent")
+}
+
+impl State {
+    pub(super) fn assistant(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        let Some(msg) = v.get("message").filter(|m| m.as_object().is_some()) else {
+            return self.unknown(v, ctx, ev, "shape", "assistant");
+        };
+        let message_id = get_str(msg, "id");
+        let model = get_str(msg, "model");
+        let error = get_str(v, "error");
+        let synthetic = model == Some("<synthetic>");
+        if let (Some(id), Some(u)) = (message_id, get_some(msg, "usage")) {
+            self.note_usage(ev, ctx, id, model, u);
+        }
+        if let Some(id) = message_id {
+            self.assistant_seen.insert(id.to_owned());
+        }
+        let skip_text = message_id.is_some_and(|id| self.text_from_deltas.contains(id));
+        let Some(content) = msg.get("content") else {
+            return;
+        };
+        if let Some(text) = str_of(content) {
+            if !skip_text {
+                self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+            }
+            return;
+        }
+        let Some(blocks) = content.as_array() else {
+            return self.unknown(v, ctx, ev, "shape", "assistant");
+        };
+        for b in blocks.iter() {
+            match get_str(b, "type").unwrap_or("") {
+                "text" => {
+                    if !skip_text {
+                        let text = get_str(b, "text").unwrap_or("");
+                        self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+                    }
+                }
+                "thinking" | "redacted_thinking" => {
+                    if !skip_text {
+                        let redacted = get_str(b, "type") == Some("redacted_thinking");
+                        let o = ev.begin("thinking", ctx);
+                        o.key("message_id");
+                        o.opt_str(message_id);
+                        o.key("thinking");
+                        o.opt_str(get_str(b, "thinking"));
+                        o.key("redacted");
+                        o.bool(redacted);
+                        ev.end();
+                    }
+                }
+                "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+                    let server = get_str(b, "type") != Some("tool_use");
+                    let id = get_str(b, "id").unwrap_or("");
+                    let name = get_str(b, "name").unwrap_or("");
+                    if self.tools.get(id).is_some_and(|t| t.call_emitted) {
+                        continue;
+                    }
+                    self.forget_pending_call(ctx.parent, id);
+                    self.tools.insert(
+                        id.to_owned(),
+                        ToolInfo {
+                            name: name.to_owned(),
+                            call_emitted: true,
+                        },
+                    );
+                    let o = ev.begin("tool.call", ctx);
+                    o.key("tool_use_id");
+                    o.str(id);
+                    o.key("name");
+                    o.str(name);
+                    o.key("input");
+                    o.opt_value(b.get("input"));
+                    o.key("input_error");
+                    o.raw(b"null");
+                    o.key("message_id");
+                    o.opt_str(message_id);
+                    o.key("subagent");
+                    o.bool(is_subagent_tool(name));
+                    o.key("server");
+                    o.bool(server);
+                    o.key("source");
+                    o.str("message");
+                    ev.end();
+                }
+                t if t.ends_with("_tool_result") => {
+                    // Server-side tool results (web search, …) arrive inside the assistant turn.
+                    self.tool_result_event(ev, ctx, b, None, true);
+                }
+                t => {
+                    let name = format!("assistant.{t}");
+                    self.unknown(b, ctx, ev, "block", &name);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn text_event(
+        &mut self,
+        ev: &mut Events,
+        ctx: &Ctx<'_>,
+        message_id: Option<&str>,
+        model: Option<&str>,
+        text: &str,
+        synthetic: bool,
+        error: Option<&str>,
+    ) {
+        let o = ev.begin("text", ctx);
+        o.key("message_id");
+        o.opt_str(message_id);
+        o.key("model");
+        o.opt_str(model);
+        o.key("text");
+        o.str(text);
+        if synthetic || error.is_some() {
+            o.key("synthetic");
+            o.bool(synthetic);
+            o.key("error");
+            o.opt_str(error);
+        }
+        ev.end();
+    }
+
+    pub(super) fn user(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        let Some(msg) = v.get("message").filter(|m| m.as_object().is_some()) else {
+            return self.unknown(v, ctx, ev, "shape", "user");
+        };
+        // A user line closes the assistant message that ran before it on this stream.
+        let key = ctx.parent.map(str::to_owned);
+        self.flush_usage(&key, ev);
+        let replay = v.get("isReplay").and_then(|x| x.as_bool()).unwrap_or(false);
+        let structured = v.get("tool_use_result");
+        let Some(content) = msg.get("content") else {
+            return;
+        };
+        if let Some(text) = str_of(content) {
+            return self.user_text(ev, ctx, text, replay);
+        }
+        let Some(blocks) = content.as_array() else {
+            return self.unknown(v, ctx, ev, "shape", "user");
+        };
+        let mut structured_left = structured;
+        for b in blocks.iter() {
+            match get_str(b, "type").unwrap_or("") {
+                "tool_result" => {
+                    let s = structured_left.take();
+                    self.tool_result_event(ev, ctx, b, s, false);
+                }
+                "text" => self.user_text(ev, ctx, get_str(b, "text").unwrap_or(""), replay),
+                "image" | "document" => {
+                    let o = ev.begin("user.block", ctx);
+                    o.key("block");
+                    self.write_blobbed(b, o_buf(ev));
+                    ev.end();
+                }
+                t => {
+                    let name = format!("user.{t}");
+                    self.unknown(b, ctx, ev, "block", &name);
+                }
+            }
+        }
+    }
+
+    fn user_text(&mut self, ev: &mut Events, ctx: &Ctx<'_>, text: &str, replay: bool) {
+        let o = ev.begin("user.text", ctx);
+        o.key("text");
+        o.str(text);
+        o.key("replay");
+        o.bool(replay);
+        ev.end();
+    }
+
+    /// `tool.result` from a `tool_result` block (or a server tool result block).
+    fn tool_result_event(
+        &mut self,
+        ev: &mut Events,
+        ctx: &Ctx<'_>,
+        b: Val<'_, '_>,
+        structured: Option<Val<'_, '_>>,
+        server: bool,
+    ) {
+        let id = get_str(b, "tool_use_id").unwrap_or("");
+        // A result for a call only seen as deltas: emit that call first.
+        if !self.tools.get(id).is_some_and(|t| t.call_emitted) {
+            self.flush_call_by_id(id, ev);
+        }
+        let name = self.tools.get(id).map(|t| t.name.clone());
+        let is_error = b.get("is_error").and_then(|x| x.as_bool()).unwrap_or(false);
+        let o = ev.begin("tool.result", ctx);
+        o.key("tool_use_id");
+        o.str(id);
+        o.key("name");
+        o.opt_str(name.as_deref());
+        o.key("is_error");
+        o.bool(is_error);
+        o.key("server");
+        o.bool(server);
+        o.key("content");
+        match b.get("content") {
+            Some(c) => self.write_blobbed(c, o_buf(ev)),
+            None => o_buf(ev).raw(b"null"),
+        }
+        let o = ev.out();
+        o.key("structured");
+        match structured {
+            Some(s) => self.write_blobbed(s, o_buf(ev)),
+            None => o_buf(ev).raw(b"null"),
+        }
+        ev.end();
+    }
+}
+
+/// The open event's output buffer.
+fn o_buf(ev: &mut Events) -> &mut crate::json::Out {
+    ev.out()
+}

@@ -1,0 +1,536 @@
+//! The stateful normalizer: one stream-json line in, zero or more envelope events out.
+//!
+//! It owns cross-line state (current session, tool names by id, partial-message assembly, usage
+//! per message id, run statistics) and nothing else: no I/O, no clock. Every input line yields at
+//! least one event (or a `diagnostic`), so the envelope and the audit log account for every line.
+
+mod blob;
+mod message;
+mod result;
+mod stream;
+mod system;
+
+pub use blob::{MIN_BLOB, write_elided};
+pub use result::outcome;
+pub use system::{MAPPINGS, Mapping};
+
+use simd_json::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::envelope::{Ctx, Events};
+use crate::json::{Engine, Out, Parser, Val, get_str, str_of};
+use crate::read::Line;
+
+/// Normalizer options.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Keep base64 image/document data instead of replacing it with `{media_type, bytes, sha256}`.
+    pub keep_blobs: bool,
+    /// Parse with serde_json only (the reference path) instead of simd-json.
+    pub reference_parser: bool,
+}
+
+/// How the input ended, for `run.end`.
+#[derive(Debug, Clone, Default)]
+pub struct EndInfo {
+    /// `eof`, `exit`, `timeout`, `idle_timeout`, `interrupted`, `killed`, `signal`, …
+    pub cause: String,
+    /// Extra members written into `run.end` (each value is raw JSON), e.g. `exit_code`.
+    pub extra: Vec<(String, String)>,
+}
+
+impl EndInfo {
+    /// Plain end of input.
+    pub fn eof() -> Self {
+        EndInfo {
+            cause: "eof".into(),
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// Counters reported in `run.end.stats`.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Input lines (an unterminated last line counts).
+    pub lines: u64,
+    /// Input bytes, terminators included.
+    pub bytes: u64,
+    /// Lines that parsed as JSON (objects or not).
+    pub json_lines: u64,
+    /// Events written before `run.end`.
+    pub events: u64,
+    /// `unknown` events.
+    pub unknown: u64,
+    /// `diagnostic` events.
+    pub diagnostics: u64,
+    /// Lines simd-json rejected and serde_json accepted.
+    pub reference_fallbacks: u64,
+    /// Events per type.
+    pub by_type: BTreeMap<&'static str, u64>,
+}
+
+/// A tool call whose input is being assembled from `input_json_delta` fragments.
+#[derive(Debug, Clone)]
+struct PendingCall {
+    id: String,
+    name: String,
+    json: String,
+    complete: bool,
+    parent: Option<String>,
+    session: Option<String>,
+    message_id: Option<String>,
+}
+
+/// Usage of one API message, emitted once when the message is over.
+#[derive(Debug, Clone, Default)]
+struct PendingUsage {
+    message_id: String,
+    model: Option<String>,
+    /// Object members as raw JSON, later keys overriding earlier ones.
+    fields: Vec<(String, Vec<u8>)>,
+    line: Option<u64>,
+    session: Option<String>,
+    parent: Option<String>,
+}
+
+/// Partial-message state of one stream (keyed by `parent_tool_use_id`).
+#[derive(Debug, Default)]
+struct StreamState {
+    message_id: Option<String>,
+    model: Option<String>,
+    /// Block index → block being streamed.
+    blocks: BTreeMap<u64, StreamBlock>,
+}
+
+#[derive(Debug)]
+enum StreamBlock {
+    Text(String),
+    Thinking(String),
+    Tool(PendingCall),
+    Other,
+}
+
+/// What is known about a tool use id.
+#[derive(Debug, Clone)]
+struct ToolInfo {
+    name: String,
+    call_emitted: bool,
+}
+
+/// Cross-line state.
+#[derive(Default)]
+struct State {
+    opts: Options,
+    session: Option<String>,
+    cli_version: Option<String>,
+    tools: HashMap<String, ToolInfo>,
+    streams: HashMap<Option<String>, StreamState>,
+    usage: HashMap<Option<String>, PendingUsage>,
+    usage_done: HashSet<String>,
+    /// Message ids whose text/thinking were synthesized from deltas (skip them if the assistant
+    /// line shows up later).
+    text_from_deltas: HashSet<String>,
+    /// Message ids seen on assistant lines.
+    assistant_seen: HashSet<String>,
+    init_seen: bool,
+    terminal_seen: bool,
+    turns: u64,
+    stats: Stats,
+    blob_scratch: Vec<u8>,
+}
+
+/// Turns stream-json lines into envelope events.
+pub struct Normalizer {
+    parser: Parser,
+    st: State,
+}
+
+impl Default for Normalizer {
+    fn default() -> Self {
+        Self::new(Options::default())
+    }
+}
+
+/// Longest excerpt of a bad line kept in a `diagnostic`.
+const TEXT_CAP: usize = 240;
+
+impl Normalizer {
+    /// A normalizer with the given options.
+    pub fn new(opts: Options) -> Self {
+        let engine = if opts.reference_parser {
+            Engine::Serde
+        } else {
+            Engine::Simd
+        };
+        Normalizer {
+            parser: Parser::new(engine),
+            st: State {
+                opts,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Run statistics so far.
+    pub fn stats(&self) -> &Stats {
+        &self.st.stats
+    }
+
+    /// The CLI version from the last `system/init` that carried one.
+    pub fn cli_version(&self) -> Option<&str> {
+        self.st.cli_version.as_deref()
+    }
+
+    /// Whether a `result` came after the last `init`.
+    pub fn terminal_seen(&self) -> bool {
+        self.st.terminal_seen
+    }
+
+    /// Normalize one framed line, appending its events to `ev`.
+    pub fn push_line(&mut self, line: &Line<'_>, ev: &mut Events) {
+        let first = ev.len();
+        let st = &mut self.st;
+        st.stats.lines += 1;
+        st.stats.bytes += line.raw_len;
+        let n = line.number;
+        if let Some(real) = line.oversized {
+            st.diagnostic(ev, n, "line_too_long", line.bytes, real, None);
+        } else if line.bytes.iter().all(|b| b.is_ascii_whitespace()) {
+            st.diagnostic(
+                ev,
+                n,
+                "empty_line",
+                line.bytes,
+                line.bytes.len() as u64,
+                None,
+            );
+        } else {
+            match self.parser.parse(line.bytes) {
+                Ok(parsed) => {
+                    st.stats.json_lines += 1;
+                    if parsed.engine == Engine::Serde && !st.opts.reference_parser {
+                        st.stats.reference_fallbacks += 1;
+                    }
+                    let v = parsed.tape.as_value();
+                    if v.as_object().is_some() {
+                        st.object_line(v, n, ev);
+                    } else {
+                        let len = line.bytes.len() as u64;
+                        st.diagnostic(ev, n, "not_object", line.bytes, len, None);
+                    }
+                    let spare = parsed.into_spare();
+                    self.parser.recycle(spare);
+                }
+                Err(e) => {
+                    let kind = if std::str::from_utf8(line.bytes).is_err() {
+                        "invalid_utf8"
+                    } else if !line.terminated {
+                        "truncated_line"
+                    } else {
+                        "not_json"
+                    };
+                    let len = line.bytes.len() as u64;
+                    st.diagnostic(ev, n, kind, line.bytes, len, Some(&e.message));
+                }
+            }
+        }
+        if ev.len() == first {
+            // Consumed without a visible effect (e.g. a tool_use already emitted): say so, so
+            // that every line is accounted for.
+            let ctx = st.ctx_line(n);
+            ev.begin("skipped", &ctx);
+            ev.out().key("reason");
+            ev.out().str("duplicate of an event already emitted");
+            ev.end();
+        }
+        st.count(ev, first);
+    }
+
+    /// Flush pending state and append `run.end` (always the last event).
+    pub fn finish(&mut self, end: &EndInfo, ev: &mut Events) {
+        let first = ev.len();
+        let st = &mut self.st;
+        st.flush_all(ev, "input ended before the tool input was complete");
+        st.count(ev, first);
+        let session = st.session.clone();
+        let ctx = Ctx {
+            session_id: session.as_deref(),
+            ..Default::default()
+        };
+        st.stats.events = ev.next_seq();
+        let s = &st.stats;
+        let o = ev.begin("run.end", &ctx);
+        o.key("cause");
+        o.str(&end.cause);
+        o.key("terminal_seen");
+        o.bool(st.terminal_seen);
+        o.key("turns");
+        o.u64(st.turns);
+        o.key("cli_version");
+        o.opt_str(st.cli_version.as_deref());
+        for (k, raw) in &end.extra {
+            o.key(k);
+            o.raw(raw.as_bytes());
+        }
+        o.key("stats");
+        o.raw(b"{\"lines\":");
+        o.u64(s.lines);
+        o.key("bytes");
+        o.u64(s.bytes);
+        o.key("json_lines");
+        o.u64(s.json_lines);
+        o.key("events");
+        o.u64(s.events);
+        o.key("unknown");
+        o.u64(s.unknown);
+        o.key("diagnostics");
+        o.u64(s.diagnostics);
+        o.key("reference_fallbacks");
+        o.u64(s.reference_fallbacks);
+        o.key("by_type");
+        o.raw(b"{");
+        for (i, (k, n)) in s.by_type.iter().enumerate() {
+            if i > 0 {
+                o.raw(b",");
+            }
+            o.str(k);
+            o.raw(b":");
+            o.u64(*n);
+        }
+        o.raw(b"}}");
+        ev.end();
+    }
+}
+
+impl State {
+    fn count(&mut self, ev: &Events, first: usize) {
+        for m in &ev.metas[first..] {
+            *self.stats.by_type.entry(m.kind).or_insert(0) += 1;
+            match m.kind {
+                "unknown" => self.stats.unknown += 1,
+                "diagnostic" => self.stats.diagnostics += 1,
+                _ => {}
+            }
+        }
+    }
+
+    fn ctx_line(&self, line: u64) -> Ctx<'_> {
+        Ctx {
+            session_id: self.session.as_deref(),
+            parent: None,
+            line: Some(line),
+            uuid: None,
+        }
+    }
+
+    fn diagnostic(
+        &mut self,
+        ev: &mut Events,
+        line: u64,
+        kind: &str,
+        bytes: &[u8],
+        len: u64,
+        detail: Option<&str>,
+    ) {
+        let ctx = Ctx {
+            session_id: self.session.as_deref(),
+            parent: None,
+            line: Some(line),
+            uuid: None,
+        };
+        let o = ev.begin("diagnostic", &ctx);
+        o.key("kind");
+        o.str(kind);
+        o.key("text");
+        let cut = &bytes[..bytes.len().min(TEXT_CAP)];
+        let text = String::from_utf8_lossy(cut);
+        // Do not end in the middle of a replacement: lossy decoding of a cut multibyte char.
+        o.str(&text);
+        o.key("bytes");
+        o.u64(len);
+        o.key("truncated");
+        o.bool(bytes.len() > TEXT_CAP || (len as usize) > bytes.len());
+        o.key("detail");
+        o.opt_str(detail);
+        ev.end();
+    }
+
+    /// A JSON object line: dispatch on `type`.
+    fn object_line(&mut self, v: Val<'_, '_>, line: u64, ev: &mut Events) {
+        let Some(kind) = v.get("type") else {
+            let ctx = self.ctx_line(line);
+            let o = ev.begin("diagnostic", &ctx);
+            o.key("kind");
+            o.str("missing_type");
+            o.key("text");
+            let mut tmp = Out::default();
+            tmp.value(v);
+            let cut = tmp.buf.len().min(TEXT_CAP);
+            o.str(&String::from_utf8_lossy(&tmp.buf[..cut]));
+            o.key("bytes");
+            o.u64(tmp.buf.len() as u64);
+            o.key("truncated");
+            o.bool(tmp.buf.len() > TEXT_CAP);
+            o.key("detail");
+            o.str("a JSON object without a \"type\" member");
+            ev.end();
+            return;
+        };
+        let kind = str_of(kind).unwrap_or("");
+        // Claude Code session transcripts (~/.claude/projects/*.jsonl) share type names with
+        // stream-json but use camelCase ids: never read them as CLI output.
+        let lookalike = v.get("session_id").is_none() && v.get("sessionId").is_some();
+        if lookalike {
+            let ctx = Ctx {
+                session_id: self.session.as_deref(),
+                line: Some(line),
+                ..Default::default()
+            };
+            let o = ev.begin("unknown", &ctx);
+            o.key("kind");
+            o.str("lookalike");
+            o.key("name");
+            o.str(kind);
+            o.key("raw");
+            o.value(v);
+            ev.end();
+            return;
+        }
+        let own_sid = get_str(v, "session_id");
+        if let Some(sid) = own_sid {
+            if self.session.as_deref() != Some(sid) {
+                self.session = Some(sid.to_owned());
+            }
+        }
+        // Lines without a session id (wrapper markers, foreign objects) belong to the current one.
+        let fallback = if own_sid.is_none() {
+            self.session.clone()
+        } else {
+            None
+        };
+        let ctx = Ctx {
+            session_id: own_sid.or(fallback.as_deref()),
+            parent: get_str(v, "parent_tool_use_id"),
+            line: Some(line),
+            uuid: get_str(v, "uuid"),
+        };
+        match kind {
+            "assistant" => self.assistant(v, &ctx, ev),
+            "user" => self.user(v, &ctx, ev),
+            "stream_event" => self.stream_event(v, &ctx, ev),
+            "result" => self.result(v, &ctx, ev),
+            "system" => self.system(v, &ctx, ev),
+            _ => self.other_type(v, kind, &ctx, ev),
+        }
+    }
+
+    /// `unknown`: a type, subtype or block this version does not map. The raw object is kept.
+    fn unknown(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events, kind: &str, name: &str) {
+        let o = ev.begin("unknown", ctx);
+        o.key("kind");
+        o.str(kind);
+        o.key("name");
+        o.str(name);
+        o.key("raw");
+        o.value(v);
+        ev.end();
+    }
+
+    /// Emit every pending delta-assembled call and usage (end of a turn, a run or the input).
+    fn flush_all(&mut self, ev: &mut Events, why: &str) {
+        let keys: Vec<Option<String>> = self.streams.keys().cloned().collect();
+        for k in keys {
+            self.flush_stream(&k, ev, None, why);
+        }
+        let keys: Vec<Option<String>> = self.usage.keys().cloned().collect();
+        for k in keys {
+            self.flush_usage(&k, ev);
+        }
+    }
+
+    /// Emit the pending usage of the stream keyed by `parent`, if any.
+    fn flush_usage(&mut self, parent: &Option<String>, ev: &mut Events) {
+        let Some(u) = self.usage.remove(parent) else {
+            return;
+        };
+        if !self.usage_done.insert(u.message_id.clone()) {
+            return;
+        }
+        let ctx = Ctx {
+            session_id: u.session.as_deref().or(self.session.as_deref()),
+            parent: u.parent.as_deref(),
+            line: u.line,
+            uuid: None,
+        };
+        let o = ev.begin("usage", &ctx);
+        o.key("message_id");
+        o.str(&u.message_id);
+        o.key("model");
+        o.opt_str(u.model.as_deref());
+        o.key("usage");
+        o.raw(b"{");
+        for (i, (k, raw)) in u.fields.iter().enumerate() {
+            if i > 0 {
+                o.raw(b",");
+            }
+            o.str(k);
+            o.raw(b":");
+            o.raw(raw);
+        }
+        o.raw(b"}");
+        ev.end();
+    }
+
+    /// Record `usage` of message `message_id` (last write wins per key; emitted once later).
+    /// A different message on the same stream means the previous one is over: its usage is
+    /// emitted first.
+    fn note_usage(
+        &mut self,
+        ev: &mut Events,
+        ctx: &Ctx<'_>,
+        message_id: &str,
+        model: Option<&str>,
+        u: Val<'_, '_>,
+    ) {
+        if self.usage_done.contains(message_id) {
+            return;
+        }
+        let key = ctx.parent.map(str::to_owned);
+        let same = self
+            .usage
+            .get(&key)
+            .is_some_and(|p| p.message_id == message_id);
+        if !same {
+            self.flush_usage(&key, ev);
+            self.usage.insert(
+                key.clone(),
+                PendingUsage {
+                    message_id: message_id.to_owned(),
+                    session: ctx.session_id.map(str::to_owned),
+                    parent: key.clone(),
+                    ..Default::default()
+                },
+            );
+        }
+        let p = self.usage.get_mut(&key).expect("inserted above");
+        if model.is_some() {
+            p.model = model.map(str::to_owned);
+        }
+        p.line = ctx.line;
+        merge_fields(&mut p.fields, u);
+    }
+}
+
+/// Overlay the members of object `u` onto `fields`.
+fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>) {
+    let Some(obj) = u.as_object() else { return };
+    for (k, x) in obj.iter() {
+        let mut o = Out::default();
+        o.value(x);
+        match fields.iter_mut().find(|(fk, _)| fk == k) {
+            Some(slot) => slot.1 = o.buf,
+            None => fields.push((k.to_owned(), o.buf)),
+        }
+    }
+}

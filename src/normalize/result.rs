@@ -1,0 +1,113 @@
+//! `result` lines: one `turn.end` per result, with an outcome that never says `success` for an
+//! error, costs from whichever field this CLI version used, and everything else under `extra`.
+
+use super::State;
+use super::system::write_extra;
+use crate::envelope::{Ctx, Events};
+use crate::json::{Val, get_str};
+use simd_json::prelude::*;
+
+/// The `outcome` of a result: from the subtype, except that `is_error: true` never reads as
+/// `success` (API failures arrive as `subtype: "success", is_error: true`).
+pub fn outcome(subtype: Option<&str>, is_error: bool) -> &str {
+    let o = match subtype {
+        Some("success") => "success",
+        Some("error_max_turns") => "max_turns",
+        Some("error_max_budget_usd") => "max_budget",
+        Some("error_during_execution") => "during_execution",
+        Some("error_max_structured_output_retries") => "structured_output_retries",
+        Some(other) => other,
+        None => {
+            if is_error {
+                "error"
+            } else {
+                "success"
+            }
+        }
+    };
+    if is_error && o == "success" {
+        "error"
+    } else {
+        o
+    }
+}
+
+impl State {
+    pub(super) fn result(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        // Whatever the turn left pending (usage of the last message, calls seen only as deltas)
+        // belongs before its end.
+        self.flush_all(ev, "the turn ended before the tool input was complete");
+        self.turns += 1;
+        self.terminal_seen = true;
+        // Message ids do not recur across turns: keep these sets small on long streams.
+        self.assistant_seen.clear();
+        self.text_from_deltas.clear();
+        self.usage_done.clear();
+        let subtype = get_str(v, "subtype");
+        let is_error = v.get("is_error").and_then(|x| x.as_bool()).unwrap_or(false);
+        let cost = ["total_cost_usd", "cost_usd", "total_cost"]
+            .iter()
+            .find_map(|k| v.get(*k).filter(|x| x.is_f64() || x.is_i64() || x.is_u64()));
+        let o = ev.begin("turn.end", ctx);
+        o.key("outcome");
+        o.str(outcome(subtype, is_error));
+        o.key("subtype");
+        o.opt_str(subtype);
+        o.key("is_error");
+        o.bool(is_error);
+        o.key("result");
+        o.opt_value(v.get("result"));
+        o.key("cost_usd");
+        o.opt_value(cost);
+        for (field, src) in [
+            ("duration_ms", "duration_ms"),
+            ("duration_api_ms", "duration_api_ms"),
+            ("num_turns", "num_turns"),
+            ("usage", "usage"),
+            ("model_usage", "modelUsage"),
+            ("permission_denials", "permission_denials"),
+            ("stop_reason", "stop_reason"),
+            ("terminal_reason", "terminal_reason"),
+            ("errors", "errors"),
+        ] {
+            o.key(field);
+            o.opt_value(v.get(src));
+        }
+        write_extra(
+            o,
+            v,
+            &[
+                "is_error",
+                "result",
+                "total_cost_usd",
+                "cost_usd",
+                "total_cost",
+                "duration_ms",
+                "duration_api_ms",
+                "num_turns",
+                "usage",
+                "modelUsage",
+                "permission_denials",
+                "stop_reason",
+                "terminal_reason",
+                "errors",
+            ],
+        );
+        ev.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outcome;
+
+    #[test]
+    fn outcomes() {
+        assert_eq!(outcome(Some("success"), false), "success");
+        assert_eq!(outcome(Some("success"), true), "error");
+        assert_eq!(outcome(Some("error_max_turns"), false), "max_turns");
+        assert_eq!(outcome(Some("error_max_turns"), true), "max_turns");
+        assert_eq!(outcome(Some("brand_new"), false), "brand_new");
+        assert_eq!(outcome(None, true), "error");
+    }
+}

@@ -1,0 +1,370 @@
+//! `stream_event` lines (`--include-partial-messages`): ephemeral deltas and lifecycle events,
+//! and tool input assembled from `input_json_delta` fragments.
+//!
+//! Streams are keyed by `parent_tool_use_id`, so a subagent's stream never mixes with its
+//! parent's, and blocks by their `index` within the current message. A tool call is emitted once
+//! per id: from the complete `assistant` line when it comes (the CLI writes it before the block's
+//! `content_block_stop`), else from the assembled fragments at `message_stop`, at the matching
+//! `tool_result`, at `result` or at the end of input. Text and thinking streamed for a message
+//! that never got an `assistant` line are emitted from the deltas at `message_stop` too.
+
+use super::{PendingCall, State, StreamBlock, ToolInfo};
+use crate::envelope::{Ctx, Events};
+use crate::json::{Out, Parser, Val, get_some, get_str};
+use simd_json::prelude::*;
+
+impl State {
+    pub(super) fn stream_event(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        let Some(e) = v.get("event").filter(|e| e.as_object().is_some()) else {
+            return self.unknown(v, ctx, ev, "shape", "stream_event");
+        };
+        let key = ctx.parent.map(str::to_owned);
+        let index = e.get("index").and_then(|i| i.as_u64());
+        match get_str(e, "type").unwrap_or("") {
+            "message_start" => {
+                let m = e.get("message");
+                let id = m.and_then(|m| get_str(m, "id"));
+                let model = m.and_then(|m| get_str(m, "model"));
+                // A new message on this stream: anything left of the previous one is flushed.
+                self.flush_stream(&key, ev, None, "a new message started first");
+                let s = self.streams.entry(key.clone()).or_default();
+                s.message_id = id.map(str::to_owned);
+                s.model = model.map(str::to_owned);
+                if let (Some(id), Some(u)) = (id, m.and_then(|m| get_some(m, "usage"))) {
+                    self.note_usage(ev, ctx, id, model, u);
+                }
+                let o = ev.begin_ephemeral("message.start", ctx);
+                o.key("message_id");
+                o.opt_str(id);
+                o.key("model");
+                o.opt_str(model);
+                ev.end();
+            }
+            "content_block_start" => {
+                let cb = e.get("content_block");
+                let bt = cb.and_then(|c| get_str(c, "type")).unwrap_or("");
+                let s = self.streams.entry(key.clone()).or_default();
+                let block = match bt {
+                    "text" => StreamBlock::Text(String::new()),
+                    "thinking" => StreamBlock::Thinking(String::new()),
+                    "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+                        let c = cb.expect("type came from it");
+                        StreamBlock::Tool(PendingCall {
+                            id: get_str(c, "id").unwrap_or("").to_owned(),
+                            name: get_str(c, "name").unwrap_or("").to_owned(),
+                            json: String::new(),
+                            complete: false,
+                            parent: key.clone(),
+                            session: ctx.session_id.map(str::to_owned),
+                            message_id: s.message_id.clone(),
+                        })
+                    }
+                    _ => StreamBlock::Other,
+                };
+                let (tid, tname) = match &block {
+                    StreamBlock::Tool(c) => (Some(c.id.clone()), Some(c.name.clone())),
+                    _ => (None, None),
+                };
+                if let Some(i) = index {
+                    s.blocks.insert(i, block);
+                }
+                let o = ev.begin_ephemeral("block.start", ctx);
+                o.key("index");
+                opt_u64(o, index);
+                o.key("block_type");
+                o.str(bt);
+                o.key("tool_use_id");
+                o.opt_str(tid.as_deref());
+                o.key("name");
+                o.opt_str(tname.as_deref());
+                ev.end();
+            }
+            "content_block_delta" => self.delta(e, index, key, ctx, ev),
+            "content_block_stop" => {
+                if let Some(s) = self.streams.get_mut(&key) {
+                    if let Some(StreamBlock::Tool(c)) = index.and_then(|i| s.blocks.get_mut(&i)) {
+                        c.complete = true;
+                    }
+                }
+                let o = ev.begin_ephemeral("block.stop", ctx);
+                o.key("index");
+                opt_u64(o, index);
+                ev.end();
+            }
+            "message_delta" => {
+                let d = e.get("delta");
+                let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
+                if let (Some(id), Some(u)) = (id.as_deref(), get_some(e, "usage")) {
+                    self.note_usage(ev, ctx, id, None, u);
+                }
+                let o = ev.begin_ephemeral("message.delta", ctx);
+                o.key("message_id");
+                o.opt_str(id.as_deref());
+                o.key("stop_reason");
+                o.opt_value(d.and_then(|d| d.get("stop_reason")));
+                o.key("usage");
+                o.opt_value(e.get("usage"));
+                ev.end();
+            }
+            "message_stop" => {
+                let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
+                let o = ev.begin_ephemeral("message.stop", ctx);
+                o.key("message_id");
+                o.opt_str(id.as_deref());
+                ev.end();
+                self.flush_stream(
+                    &key,
+                    ev,
+                    ctx.line,
+                    "message_stop came before the block stop",
+                );
+                self.flush_usage(&key, ev);
+            }
+            "ping" => {
+                ev.begin_ephemeral("stream.ping", ctx);
+                ev.end();
+            }
+            "error" => {
+                let o = ev.begin("stream.error", ctx);
+                o.key("error");
+                o.opt_value(e.get("error"));
+                ev.end();
+            }
+            t => {
+                let name = format!("stream_event.{t}");
+                self.unknown(v, ctx, ev, "stream_event", &name);
+            }
+        }
+    }
+
+    fn delta(
+        &mut self,
+        e: Val<'_, '_>,
+        index: Option<u64>,
+        key: Option<String>,
+        ctx: &Ctx<'_>,
+        ev: &mut Events,
+    ) {
+        let d = e.get("delta");
+        let dt = d.and_then(|d| get_str(d, "type")).unwrap_or("");
+        let s = self.streams.entry(key).or_default();
+        let block = index.and_then(|i| s.blocks.get_mut(&i));
+        let message_id = s.message_id.as_deref();
+        match (dt, block) {
+            ("text_delta", b) => {
+                let text = d.and_then(|d| get_str(d, "text")).unwrap_or("");
+                if let Some(StreamBlock::Text(acc)) = b {
+                    acc.push_str(text);
+                }
+                let o = ev.begin_ephemeral("text.delta", ctx);
+                o.key("message_id");
+                o.opt_str(message_id);
+                o.key("index");
+                opt_u64(o, index);
+                o.key("text");
+                o.str(text);
+                ev.end();
+            }
+            ("thinking_delta", b) => {
+                let text = d.and_then(|d| get_str(d, "thinking")).unwrap_or("");
+                if let Some(StreamBlock::Thinking(acc)) = b {
+                    acc.push_str(text);
+                }
+                let o = ev.begin_ephemeral("thinking.delta", ctx);
+                o.key("message_id");
+                o.opt_str(message_id);
+                o.key("index");
+                opt_u64(o, index);
+                o.key("thinking");
+                o.str(text);
+                ev.end();
+            }
+            ("input_json_delta", b) => {
+                let part = d.and_then(|d| get_str(d, "partial_json")).unwrap_or("");
+                let (id, name) = match b {
+                    Some(StreamBlock::Tool(c)) => {
+                        c.json.push_str(part);
+                        (Some(c.id.as_str()), Some(c.name.as_str()))
+                    }
+                    _ => (None, None),
+                };
+                let o = ev.begin_ephemeral("tool.input.delta", ctx);
+                o.key("tool_use_id");
+                o.opt_str(id);
+                o.key("name");
+                o.opt_str(name);
+                o.key("index");
+                opt_u64(o, index);
+                o.key("partial_json");
+                o.str(part);
+                ev.end();
+            }
+            _ => {
+                let o = ev.begin_ephemeral("block.delta", ctx);
+                o.key("index");
+                opt_u64(o, index);
+                o.key("delta");
+                o.opt_value(d);
+                ev.end();
+            }
+        }
+    }
+
+    /// The assistant line carried call `id`: drop its pending delta state.
+    pub(super) fn forget_pending_call(&mut self, parent: Option<&str>, id: &str) {
+        let key = parent.map(str::to_owned);
+        if let Some(s) = self.streams.get_mut(&key) {
+            s.blocks
+                .retain(|_, b| !matches!(b, StreamBlock::Tool(c) if c.id == id));
+        }
+    }
+
+    /// Emit the pending delta-assembled call with this id, wherever it is streamed.
+    pub(super) fn flush_call_by_id(&mut self, id: &str, ev: &mut Events) {
+        let mut found = None;
+        for s in self.streams.values_mut() {
+            let idx = s
+                .blocks
+                .iter()
+                .find(|(_, b)| matches!(b, StreamBlock::Tool(c) if c.id == id))
+                .map(|(i, _)| *i);
+            if let Some(i) = idx {
+                if let Some(StreamBlock::Tool(c)) = s.blocks.remove(&i) {
+                    found = Some(c);
+                }
+                break;
+            }
+        }
+        if let Some(c) = found {
+            self.emit_assembled(c, ev, None, "the tool result came before the block stop");
+        }
+    }
+
+    /// Emit what is left of one stream's current message from its deltas.
+    pub(super) fn flush_stream(
+        &mut self,
+        key: &Option<String>,
+        ev: &mut Events,
+        line: Option<u64>,
+        why: &str,
+    ) {
+        let Some(s) = self.streams.get_mut(key) else {
+            return;
+        };
+        let blocks = std::mem::take(&mut s.blocks);
+        let message_id = s.message_id.clone();
+        let model = s.model.clone();
+        // Text/thinking only when no assistant line carried this message.
+        let from_deltas = message_id
+            .as_deref()
+            .is_none_or(|id| !self.assistant_seen.contains(id));
+        for (_, b) in blocks {
+            let (kind, field, text) = match b {
+                StreamBlock::Tool(c) => {
+                    self.emit_assembled(c, ev, line, why);
+                    continue;
+                }
+                StreamBlock::Text(t) => ("text", "text", t),
+                StreamBlock::Thinking(t) => ("thinking", "thinking", t),
+                StreamBlock::Other => continue,
+            };
+            if !from_deltas || text.is_empty() {
+                continue;
+            }
+            if let Some(id) = &message_id {
+                self.text_from_deltas.insert(id.clone());
+            }
+            let ctx = Ctx {
+                session_id: self.session.as_deref(),
+                parent: key.as_deref(),
+                line: None,
+                uuid: None,
+            };
+            let o = ev.begin(kind, &ctx);
+            o.key("message_id");
+            o.opt_str(message_id.as_deref());
+            if kind == "text" {
+                o.key("model");
+                o.opt_str(model.as_deref());
+            }
+            o.key(field);
+            o.str(&text);
+            if kind == "thinking" {
+                o.key("redacted");
+                o.bool(false);
+            }
+            o.key("source");
+            o.str("deltas");
+            ev.end();
+        }
+    }
+
+    /// `tool.call` from assembled fragments (once per id).
+    fn emit_assembled(&mut self, c: PendingCall, ev: &mut Events, _line: Option<u64>, why: &str) {
+        if self.tools.get(&c.id).is_some_and(|t| t.call_emitted) {
+            return;
+        }
+        self.tools.insert(
+            c.id.clone(),
+            ToolInfo {
+                name: c.name.clone(),
+                call_emitted: true,
+            },
+        );
+        // An empty input stream means a tool without arguments.
+        let text = if c.json.trim().is_empty() {
+            "{}"
+        } else {
+            c.json.as_str()
+        };
+        let mut parser = Parser::default();
+        let parsed = parser.parse(text.as_bytes());
+        let ctx = Ctx {
+            session_id: c.session.as_deref().or(self.session.as_deref()),
+            parent: c.parent.as_deref(),
+            line: None,
+            uuid: None,
+        };
+        let o = ev.begin("tool.call", &ctx);
+        o.key("tool_use_id");
+        o.str(&c.id);
+        o.key("name");
+        o.str(&c.name);
+        o.key("input");
+        match &parsed {
+            Ok(p) => o.value(p.tape.as_value()),
+            Err(_) => o.raw(b"null"),
+        }
+        o.key("input_error");
+        match &parsed {
+            Ok(_) => o.raw(b"null"),
+            Err(e) => {
+                let state = if c.complete { "complete" } else { "incomplete" };
+                o.str(&format!(
+                    "{state} input did not parse ({}): {why}",
+                    e.message
+                ));
+            }
+        }
+        o.key("message_id");
+        o.opt_str(c.message_id.as_deref());
+        o.key("subagent");
+        o.bool(matches!(c.name.as_str(), "Task" | "Agent"));
+        o.key("server");
+        o.bool(false);
+        o.key("source");
+        o.str("deltas");
+        if parsed.is_err() {
+            o.key("partial_json");
+            o.str(&c.json);
+        }
+        ev.end();
+    }
+}
+
+fn opt_u64(o: &mut Out, n: Option<u64>) {
+    match n {
+        Some(n) => o.u64(n),
+        None => o.raw(b"null"),
+    }
+}

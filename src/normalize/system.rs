@@ -1,0 +1,204 @@
+//! `system/init`, the typed table of other system subtypes and non-message top-level types, and
+//! the `unknown` fallback for everything else.
+
+use super::State;
+use crate::envelope::{Ctx, Events};
+use crate::json::{Out, Val, get_str};
+
+/// A typed event: its envelope `type`, and `(field, source path)` pairs promoted to the top of the
+/// event (dotted paths reach into objects). Every other member of the line goes under `extra`.
+pub struct Mapping {
+    /// `(type, subtype)` of the source line; subtype `""` for types without one.
+    pub source: (&'static str, &'static str),
+    /// The envelope event type.
+    pub event: &'static str,
+    /// Promoted fields.
+    pub fields: &'static [(&'static str, &'static str)],
+}
+
+macro_rules! map {
+    ($t:literal / $s:literal => $e:literal { $($f:literal : $p:literal),* $(,)? }) => {
+        Mapping { source: ($t, $s), event: $e, fields: &[$(($f, $p)),*] }
+    };
+}
+
+/// Every mapped type and subtype besides init, assistant, user, stream_event and result.
+pub static MAPPINGS: &[Mapping] = &[
+    map!("system"/"compact_boundary" => "compact.boundary" {"trigger": "compact_metadata.trigger", "pre_tokens": "compact_metadata.pre_tokens"}),
+    map!("system"/"microcompact_boundary" => "compact.boundary" {"trigger": "compact_metadata.trigger", "pre_tokens": "compact_metadata.pre_tokens"}),
+    map!("system"/"status" => "status" {"status": "status", "permission_mode": "permissionMode"}),
+    map!("system"/"hook_started" => "hook.started" {"hook_id": "hook_id", "hook_name": "hook_name", "hook_event": "hook_event"}),
+    map!("system"/"hook_progress" => "hook.progress" {"hook_id": "hook_id", "hook_name": "hook_name", "hook_event": "hook_event", "stdout": "stdout", "stderr": "stderr", "output": "output"}),
+    map!("system"/"hook_response" => "hook.response" {"hook_id": "hook_id", "hook_name": "hook_name", "hook_event": "hook_event", "stdout": "stdout", "stderr": "stderr", "output": "output", "exit_code": "exit_code", "outcome": "outcome"}),
+    map!("system"/"task_started" => "task.started" {"task_id": "task_id", "tool_use_id": "tool_use_id", "description": "description", "task_type": "task_type", "subagent_type": "subagent_type", "prompt": "prompt"}),
+    map!("system"/"task_progress" => "task.progress" {"task_id": "task_id", "tool_use_id": "tool_use_id", "description": "description", "usage": "usage", "last_tool_name": "last_tool_name", "summary": "summary"}),
+    map!("system"/"task_notification" => "task.notification" {"task_id": "task_id", "tool_use_id": "tool_use_id", "status": "status", "summary": "summary", "output_file": "output_file", "usage": "usage"}),
+    map!("system"/"task_updated" => "task.updated" {"task_id": "task_id", "patch": "patch"}),
+    map!("system"/"background_tasks_changed" => "task.list" {"tasks": "tasks"}),
+    map!("system"/"api_retry" => "api.retry" {"attempt": "attempt", "max_retries": "max_retries", "retry_delay_ms": "retry_delay_ms", "error_status": "error_status", "error": "error"}),
+    map!("system"/"thinking_tokens" => "thinking.tokens" {"estimated_tokens": "estimated_tokens", "estimated_tokens_delta": "estimated_tokens_delta"}),
+    map!("system"/"local_command_output" => "local_command.output" {"content": "content"}),
+    map!("system"/"informational" => "informational" {"content": "content", "level": "level", "tool_use_id": "tool_use_id"}),
+    map!("system"/"notification" => "notification" {"key": "key", "text": "text", "priority": "priority"}),
+    map!("system"/"files_persisted" => "files.persisted" {"files": "files", "failed": "failed"}),
+    map!("system"/"session_state_changed" => "session.state" {"state": "state"}),
+    map!("system"/"permission_denied" => "permission.denied" {"tool_name": "tool_name", "tool_use_id": "tool_use_id", "message": "message", "decision_reason": "decision_reason"}),
+    map!("system"/"memory_recall" => "memory.recall" {"mode": "mode", "memories": "memories"}),
+    map!("system"/"elicitation_complete" => "elicitation.complete" {"mcp_server_name": "mcp_server_name", "elicitation_id": "elicitation_id"}),
+    map!("system"/"commands_changed" => "commands.changed" {"commands": "commands"}),
+    map!("system"/"model_refusal_fallback" => "model.fallback" {"original_model": "original_model", "fallback_model": "fallback_model", "trigger": "trigger"}),
+    map!("system"/"model_fallback" => "model.fallback" {"original_model": "original_model", "fallback_model": "fallback_model", "trigger": "trigger"}),
+    map!("system"/"model_refusal_no_fallback" => "model.refusal" {"original_model": "original_model", "trigger": "trigger"}),
+    map!("system"/"plugin_install" => "plugin.install" {}),
+    map!("system"/"worker_shutting_down" => "worker.shutdown" {}),
+    map!("system"/"control_request_progress" => "control.progress" {"request_id": "request_id"}),
+    map!("system"/"mirror_error" => "mirror.error" {"key": "key", "error": "error"}),
+    map!("rate_limit_event"/"" => "rate_limit" {"status": "rate_limit_info.status", "resets_at": "rate_limit_info.resetsAt", "rate_limit_type": "rate_limit_info.rateLimitType", "utilization": "rate_limit_info.utilization", "info": "rate_limit_info"}),
+    map!("tool_progress"/"" => "tool.progress" {"tool_use_id": "tool_use_id", "name": "tool_name", "elapsed_time_seconds": "elapsed_time_seconds", "task_id": "task_id"}),
+    map!("tool_use_summary"/"" => "tool.summary" {"summary": "summary", "preceding_tool_use_ids": "preceding_tool_use_ids"}),
+    map!("auth_status"/"" => "auth.status" {"is_authenticating": "isAuthenticating", "output": "output", "error": "error"}),
+    map!("prompt_suggestion"/"" => "prompt.suggestion" {"suggestion": "suggestion"}),
+    map!("conversation_reset"/"" => "session.reset" {"new_session_id": "new_conversation_id", "trigger": "trigger"}),
+    map!("command_lifecycle"/"" => "command.lifecycle" {"status": "status"}),
+    map!("control_request"/"" => "control.request" {"request_id": "request_id", "request": "request"}),
+    map!("control_response"/"" => "control.response" {"response": "response"}),
+    map!("control_cancel_request"/"" => "control.cancel" {"request_id": "request_id"}),
+    map!("keep_alive"/"" => "keep_alive" {}),
+];
+
+/// Members that are already in the common keys and never repeated under `extra`.
+const COMMON: &[&str] = &[
+    "type",
+    "subtype",
+    "session_id",
+    "uuid",
+    "parent_tool_use_id",
+];
+
+/// `v` at a dotted path.
+pub fn at_path<'t, 'i>(v: Val<'t, 'i>, path: &str) -> Option<Val<'t, 'i>> {
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = cur.get(part)?;
+    }
+    Some(cur)
+}
+
+/// Write `"extra":{…}` with every member of `v` not in `skip` nor in [`COMMON`].
+pub fn write_extra(o: &mut Out, v: Val<'_, '_>, skip: &[&str]) {
+    o.key("extra");
+    o.raw(b"{");
+    let mut first = true;
+    if let Some(obj) = v.as_object() {
+        for (k, x) in obj.iter() {
+            if COMMON.contains(&k) || skip.contains(&k) {
+                continue;
+            }
+            if !first {
+                o.raw(b",");
+            }
+            first = false;
+            o.str(k);
+            o.raw(b":");
+            o.value(x);
+        }
+    }
+    o.raw(b"}");
+}
+
+impl State {
+    pub(super) fn system(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        let subtype = get_str(v, "subtype").unwrap_or("");
+        if subtype == "init" {
+            return self.init(v, ctx, ev);
+        }
+        self.mapped_or_unknown(v, "system", subtype, ctx, ev);
+    }
+
+    pub(super) fn other_type(
+        &mut self,
+        v: Val<'_, '_>,
+        kind: &str,
+        ctx: &Ctx<'_>,
+        ev: &mut Events,
+    ) {
+        if kind == "conversation_reset" {
+            if let Some(new) = get_str(v, "new_conversation_id") {
+                self.flush_all(ev, "the conversation was reset");
+                self.session = Some(new.to_owned());
+            }
+        }
+        self.mapped_or_unknown(v, kind, "", ctx, ev);
+    }
+
+    fn mapped_or_unknown(
+        &mut self,
+        v: Val<'_, '_>,
+        kind: &str,
+        subtype: &str,
+        ctx: &Ctx<'_>,
+        ev: &mut Events,
+    ) {
+        let Some(m) = MAPPINGS.iter().find(|m| m.source == (kind, subtype)) else {
+            let (k, name) = if kind == "system" {
+                ("subtype", format!("system.{subtype}"))
+            } else {
+                ("type", kind.to_owned())
+            };
+            return self.unknown(v, ctx, ev, k, &name);
+        };
+        let o = ev.begin(m.event, ctx);
+        let mut skip: Vec<&str> = Vec::with_capacity(m.fields.len());
+        for (field, path) in m.fields {
+            o.key(field);
+            o.opt_value(at_path(v, path));
+            if !path.contains('.') {
+                skip.push(path);
+            }
+        }
+        write_extra(o, v, &skip);
+        ev.end();
+    }
+
+    fn init(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        // A new run (another session's init) ends whatever the previous one left pending.
+        self.flush_all(
+            ev,
+            "a new session started before the tool input was complete",
+        );
+        self.init_seen = true;
+        self.terminal_seen = false;
+        if let Some(ver) = get_str(v, "claude_code_version") {
+            self.cli_version = Some(ver.to_owned());
+        }
+        let o = ev.begin("session.init", ctx);
+        o.key("model");
+        o.opt_value(v.get("model"));
+        o.key("cwd");
+        o.opt_value(v.get("cwd"));
+        o.key("tools");
+        o.opt_value(v.get("tools"));
+        o.key("mcp_servers");
+        o.opt_value(v.get("mcp_servers"));
+        o.key("permission_mode");
+        o.opt_value(v.get("permissionMode"));
+        o.key("cli_version");
+        o.opt_str(get_str(v, "claude_code_version"));
+        o.key("api_key_source");
+        o.opt_value(v.get("apiKeySource"));
+        write_extra(
+            o,
+            v,
+            &[
+                "model",
+                "cwd",
+                "tools",
+                "mcp_servers",
+                "permissionMode",
+                "claude_code_version",
+                "apiKeySource",
+            ],
+        );
+        ev.end();
+    }
+}

@@ -1,0 +1,114 @@
+//! The one processing loop: framed lines → normalizer → every sink, with the flush policy.
+//!
+//! Output is block-buffered while input is arriving faster than it is processed, and flushed
+//! whenever the reader has no complete line buffered (the next read could block), so a consumer
+//! behind a slow producer sees each event as soon as its line arrives. `line_buffered` flushes
+//! after every input line instead.
+
+use std::io::{self, Read};
+
+use crate::envelope::Events;
+use crate::normalize::{EndInfo, Normalizer, Stats};
+use crate::read::{Line, LineReader};
+use crate::sink::Sink;
+
+/// Normalizer plus sinks.
+pub struct Pipeline<'a> {
+    normalizer: Normalizer,
+    events: Events,
+    sinks: Vec<Box<dyn Sink + 'a>>,
+    line_buffered: bool,
+    lines: u64,
+}
+
+impl<'a> Pipeline<'a> {
+    /// A pipeline writing to `sinks` (every sink sees every event with the same `seq`).
+    pub fn new(normalizer: Normalizer, sinks: Vec<Box<dyn Sink + 'a>>) -> Self {
+        Pipeline {
+            normalizer,
+            events: Events::default(),
+            sinks,
+            line_buffered: false,
+            lines: 0,
+        }
+    }
+
+    /// Flush after every input line.
+    pub fn line_buffered(mut self, yes: bool) -> Self {
+        self.line_buffered = yes;
+        self
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> &Stats {
+        self.normalizer.stats()
+    }
+
+    /// The normalizer (for the CLI version, terminal state, …).
+    pub fn normalizer(&self) -> &Normalizer {
+        &self.normalizer
+    }
+
+    /// Read every line of `src`. Line numbers continue across calls, as if the inputs were
+    /// concatenated (each input's end also ends its last line).
+    pub fn run<R: Read>(&mut self, src: R, max_line: Option<usize>) -> io::Result<()> {
+        let mut reader = LineReader::new(src).with_max_line(max_line);
+        loop {
+            if !reader.has_buffered_line() {
+                self.flush()?;
+            }
+            let Some(line) = reader.next_line()? else {
+                break;
+            };
+            let line = Line {
+                number: line.number + self.lines,
+                ..line
+            };
+            self.push_line(&line)?;
+        }
+        self.lines += reader.lines_read();
+        Ok(())
+    }
+
+    /// Normalize one line and hand its events to every sink.
+    pub fn push_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        self.normalizer.push_line(line, &mut self.events);
+        self.drain(Some(line))?;
+        if self.line_buffered {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self, line: Option<&Line<'_>>) -> io::Result<()> {
+        for m in &self.events.metas {
+            let raw = match (line, m.line) {
+                (Some(l), Some(n)) if l.number == n => Some(l.bytes),
+                _ => None,
+            };
+            for s in &mut self.sinks {
+                s.event(&self.events, m, raw)?;
+            }
+        }
+        self.events.clear();
+        Ok(())
+    }
+
+    /// Flush every sink.
+    pub fn flush(&mut self) -> io::Result<()> {
+        for s in &mut self.sinks {
+            s.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Write `run.end` (and whatever was pending) and finish every sink.
+    pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
+        self.normalizer.finish(end, &mut self.events);
+        self.drain(None)?;
+        for s in &mut self.sinks {
+            s.finish()?;
+        }
+        Ok(())
+    }
+}

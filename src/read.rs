@@ -1,0 +1,214 @@
+//! Byte-line framing: turns any `Read` into `\n`-delimited lines in one reused buffer.
+//!
+//! Lines are bytes until something parses them, so UTF-8 split across reads, CRLF, a final line
+//! without a newline and lines of any length are all fine. Memory is bounded by the longest line
+//! (plus one read chunk), or by `max_line_bytes` when set.
+
+use std::io::{self, Read};
+
+/// Size of one `read` call. Large enough to amortize syscalls, small enough to stay in cache.
+const CHUNK: usize = 256 * 1024;
+
+/// One framed input line.
+#[derive(Debug)]
+pub struct Line<'a> {
+    /// The line's bytes without the `\n` and without one trailing `\r`.
+    pub bytes: &'a [u8],
+    /// 1-based line number.
+    pub number: u64,
+    /// Byte length of the line as it was in the input, terminator included.
+    pub raw_len: u64,
+    /// False when the input ended before a `\n` (the line may be truncated).
+    pub terminated: bool,
+    /// When `max_line_bytes` cut the line: its real length (terminator excluded).
+    pub oversized: Option<u64>,
+}
+
+/// A `\n` line reader over any byte source.
+pub struct LineReader<R> {
+    src: R,
+    buf: Vec<u8>,
+    /// Start of unconsumed bytes in `buf`.
+    pos: usize,
+    /// End of valid bytes in `buf`.
+    end: usize,
+    eof: bool,
+    number: u64,
+    max_line: Option<usize>,
+}
+
+impl<R: Read> LineReader<R> {
+    /// A reader with no line-length limit.
+    pub fn new(src: R) -> Self {
+        LineReader {
+            src,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            end: 0,
+            eof: false,
+            number: 0,
+            max_line: None,
+        }
+    }
+
+    /// Cut lines longer than `max` bytes: only the first `max` bytes are kept and the rest is
+    /// skipped without being stored.
+    pub fn with_max_line(mut self, max: Option<usize>) -> Self {
+        self.max_line = max;
+        self
+    }
+
+    /// Number of lines returned so far.
+    pub fn lines_read(&self) -> u64 {
+        self.number
+    }
+
+    /// True when the next line can be returned without another `read` call, i.e. without
+    /// possibly blocking. The pipeline flushes its output when this is false.
+    pub fn has_buffered_line(&self) -> bool {
+        self.eof || memchr::memchr(b'\n', &self.buf[self.pos..self.end]).is_some()
+    }
+
+    fn fill(&mut self) -> io::Result<usize> {
+        if self.end == self.buf.len() {
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.end -= self.pos;
+                self.pos = 0;
+            } else {
+                let grow = self.buf.len().max(CHUNK);
+                self.buf.resize(self.buf.len() + grow, 0);
+            }
+        }
+        loop {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(n) => {
+                    self.end += n;
+                    if n == 0 {
+                        self.eof = true;
+                    }
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next line, or `None` at end of input.
+    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        // Where to resume the newline search, so long lines are scanned once.
+        let mut scanned = 0usize;
+        // Bytes of an oversized line that were dropped (not kept in the buffer).
+        let mut dropped: u64 = 0;
+        loop {
+            let avail = &self.buf[self.pos + scanned..self.end];
+            if let Some(i) = memchr::memchr(b'\n', avail) {
+                let start = self.pos;
+                let nl = self.pos + scanned + i;
+                self.pos = nl + 1;
+                let mut line_end = nl;
+                if let Some(max) = self.max_line {
+                    if nl - start > max {
+                        dropped += (nl - start - max) as u64;
+                        line_end = start + max;
+                    }
+                }
+                return Ok(Some(self.make_line(start, line_end, dropped, true)));
+            }
+            scanned = self.end - self.pos;
+            if let Some(max) = self.max_line {
+                if scanned > max {
+                    // Keep the first `max` bytes, drop the rest of what is buffered.
+                    let keep_end = self.pos + max;
+                    dropped += (self.end - keep_end) as u64;
+                    self.end = keep_end;
+                    scanned = max;
+                }
+            }
+            if self.eof {
+                if self.end == self.pos && dropped == 0 {
+                    return Ok(None);
+                }
+                let start = self.pos;
+                let end = self.end;
+                self.pos = self.end;
+                return Ok(Some(self.make_line(start, end, dropped, false)));
+            }
+            self.fill()?;
+        }
+    }
+
+    fn make_line(&mut self, start: usize, end: usize, dropped: u64, terminated: bool) -> Line<'_> {
+        self.number += 1;
+        let full_len = (end - start) as u64 + dropped;
+        let raw_len = full_len + u64::from(terminated);
+        let mut bytes = &self.buf[start..end];
+        let oversized = if dropped > 0 { Some(full_len) } else { None };
+        if oversized.is_none() {
+            if let [rest @ .., b'\r'] = bytes {
+                bytes = rest;
+            }
+        }
+        Line {
+            bytes,
+            number: self.number,
+            raw_len,
+            terminated,
+            oversized,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that returns at most `n` bytes per call, to exercise re-chunking.
+    struct Trickle<'a>(&'a [u8], usize);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(self.0.len()).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn lines(input: &[u8], chunk: usize, max: Option<usize>) -> Vec<(Vec<u8>, bool, Option<u64>)> {
+        let mut r = LineReader::new(Trickle(input, chunk)).with_max_line(max);
+        let mut v = Vec::new();
+        while let Some(l) = r.next_line().unwrap() {
+            v.push((l.bytes.to_vec(), l.terminated, l.oversized));
+        }
+        v
+    }
+
+    #[test]
+    fn framing_edge_cases() {
+        let got = lines(b"a\r\n\nb\r\r\nc", 1, None);
+        assert_eq!(
+            got,
+            vec![
+                (b"a".to_vec(), true, None),
+                (b"".to_vec(), true, None),
+                (b"b\r".to_vec(), true, None),
+                (b"c".to_vec(), false, None),
+            ]
+        );
+        assert!(lines(b"", 3, None).is_empty());
+        assert_eq!(lines(b"\n", 3, None).len(), 1);
+    }
+
+    #[test]
+    fn long_lines_are_cut_when_limited() {
+        let mut input = vec![b'x'; 1_000_000];
+        input.extend_from_slice(b"\nok\n");
+        let got = lines(&input, 70_000, Some(10));
+        assert_eq!(got[0].0, vec![b'x'; 10]);
+        assert_eq!(got[0].2, Some(1_000_000));
+        assert_eq!(got[1].0, b"ok".to_vec());
+        let got = lines(&input, 70_000, None);
+        assert_eq!(got[0].0.len(), 1_000_000);
+    }
+}

@@ -1,0 +1,357 @@
+//! The JSON Schema (draft 2020-12) of envelope v1, built from the same tables the normalizer uses.
+//!
+//! The published schema is open (unknown members and event types are allowed, so a consumer that
+//! validates with it keeps working when v1 grows). The strict variant, used by this crate's tests,
+//! rejects anything not documented here, so an undocumented field fails the build.
+
+use serde_json::{Map, Value, json};
+
+use crate::normalize::MAPPINGS;
+
+fn nullable(t: &str) -> Value {
+    json!({ "type": [t, "null"] })
+}
+
+fn any() -> Value {
+    json!({})
+}
+
+/// `(event type, description, [(field, schema)], required fields, ephemeral)`.
+type Def = (&'static str, &'static str, Vec<(&'static str, Value)>, bool);
+
+fn defs() -> Vec<Def> {
+    let s = || json!({"type": "string"});
+    let ns = || nullable("string");
+    let b = || json!({"type": "boolean"});
+    let ni = || nullable("integer");
+    let obj = || json!({"type": "object"});
+    let mut d: Vec<Def> = vec![
+        (
+            "session.init",
+            "From system/init: the run's configuration. Re-emitted per turn by multi-turn sessions.",
+            vec![
+                ("model", any()),
+                ("cwd", any()),
+                ("tools", any()),
+                ("mcp_servers", any()),
+                ("permission_mode", any()),
+                ("cli_version", ns()),
+                ("api_key_source", any()),
+                ("extra", obj()),
+            ],
+            false,
+        ),
+        (
+            "text",
+            "A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source \"deltas\").",
+            vec![
+                ("message_id", ns()),
+                ("model", ns()),
+                ("text", s()),
+                ("synthetic", b()),
+                ("error", ns()),
+                ("source", s()),
+            ],
+            false,
+        ),
+        (
+            "thinking",
+            "A complete thinking block; redacted_thinking gives redacted true and thinking null.",
+            vec![
+                ("message_id", ns()),
+                ("thinking", ns()),
+                ("redacted", b()),
+                ("source", s()),
+            ],
+            false,
+        ),
+        (
+            "text.delta",
+            "A text_delta fragment (--include-partial-messages).",
+            vec![("message_id", ns()), ("index", ni()), ("text", s())],
+            true,
+        ),
+        (
+            "thinking.delta",
+            "A thinking_delta fragment.",
+            vec![("message_id", ns()), ("index", ni()), ("thinking", s())],
+            true,
+        ),
+        (
+            "tool.input.delta",
+            "An input_json_delta fragment of a tool call's input.",
+            vec![
+                ("tool_use_id", ns()),
+                ("name", ns()),
+                ("index", ni()),
+                ("partial_json", s()),
+            ],
+            true,
+        ),
+        (
+            "tool.call",
+            "Exactly one per tool_use id. input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them).",
+            vec![
+                ("tool_use_id", s()),
+                ("name", s()),
+                ("input", any()),
+                ("input_error", ns()),
+                ("message_id", ns()),
+                ("subagent", b()),
+                ("server", b()),
+                ("source", json!({"enum": ["message", "deltas"]})),
+                ("partial_json", s()),
+            ],
+            false,
+        ),
+        (
+            "tool.result",
+            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs.",
+            vec![
+                ("tool_use_id", s()),
+                ("name", ns()),
+                ("is_error", b()),
+                ("server", b()),
+                ("content", any()),
+                ("structured", any()),
+            ],
+            false,
+        ),
+        (
+            "user.text",
+            "Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output).",
+            vec![("text", s()), ("replay", b())],
+            false,
+        ),
+        (
+            "user.block",
+            "An image or document block on a user line.",
+            vec![("block", any())],
+            false,
+        ),
+        (
+            "usage",
+            "Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included).",
+            vec![("message_id", s()), ("model", ns()), ("usage", obj())],
+            false,
+        ),
+        (
+            "turn.end",
+            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.",
+            vec![
+                ("outcome", s()),
+                ("subtype", ns()),
+                ("is_error", b()),
+                ("result", any()),
+                ("cost_usd", nullable("number")),
+                ("duration_ms", any()),
+                ("duration_api_ms", any()),
+                ("num_turns", any()),
+                ("usage", any()),
+                ("model_usage", any()),
+                ("permission_denials", any()),
+                ("stop_reason", any()),
+                ("terminal_reason", any()),
+                ("errors", any()),
+                ("extra", obj()),
+            ],
+            false,
+        ),
+        (
+            "message.start",
+            "Stream lifecycle: message_start.",
+            vec![("message_id", ns()), ("model", ns())],
+            true,
+        ),
+        (
+            "message.delta",
+            "Stream lifecycle: message_delta.",
+            vec![
+                ("message_id", ns()),
+                ("stop_reason", any()),
+                ("usage", any()),
+            ],
+            true,
+        ),
+        (
+            "message.stop",
+            "Stream lifecycle: message_stop.",
+            vec![("message_id", ns())],
+            true,
+        ),
+        (
+            "block.start",
+            "Stream lifecycle: content_block_start.",
+            vec![
+                ("index", ni()),
+                ("block_type", s()),
+                ("tool_use_id", ns()),
+                ("name", ns()),
+            ],
+            true,
+        ),
+        (
+            "block.delta",
+            "A delta of another kind (signature_delta, citations_delta, …), raw.",
+            vec![("index", ni()), ("delta", any())],
+            true,
+        ),
+        (
+            "block.stop",
+            "Stream lifecycle: content_block_stop.",
+            vec![("index", ni())],
+            true,
+        ),
+        (
+            "stream.ping",
+            "An API ping inside stream_event.",
+            vec![],
+            true,
+        ),
+        (
+            "stream.error",
+            "An API error event inside stream_event.",
+            vec![("error", any())],
+            false,
+        ),
+        (
+            "unknown",
+            "A type, subtype, block or stream event this version does not map, or a lookalike format; raw is the original object.",
+            vec![
+                (
+                    "kind",
+                    json!({"enum": ["type", "subtype", "block", "stream_event", "shape", "lookalike"]}),
+                ),
+                ("name", s()),
+                ("raw", any()),
+            ],
+            false,
+        ),
+        (
+            "diagnostic",
+            "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
+            vec![
+                ("kind", s()),
+                ("text", s()),
+                ("bytes", json!({"type": "integer"})),
+                ("truncated", b()),
+                ("detail", ns()),
+            ],
+            false,
+        ),
+        (
+            "skipped",
+            "A line consumed without other effect (e.g. a tool_use already emitted from deltas).",
+            vec![("reason", s())],
+            false,
+        ),
+        (
+            "run.end",
+            "Always the last event. cause: eof (normalize) or how a spawned child ended; stats.lines equals the number of input lines.",
+            vec![
+                ("cause", s()),
+                ("terminal_seen", b()),
+                ("turns", json!({"type": "integer"})),
+                ("cli_version", ns()),
+                ("exit_code", ni()),
+                ("signal", any()),
+                (
+                    "stats",
+                    json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "by_type"]}),
+                ),
+            ],
+            false,
+        ),
+    ];
+    for m in MAPPINGS {
+        if d.iter().any(|x| x.0 == m.event) {
+            continue;
+        }
+        let (t, st) = m.source;
+        let desc: &'static str = Box::leak(
+            if st.is_empty() {
+                format!("From {t} lines.")
+            } else {
+                format!("From {t}/{st} lines.")
+            }
+            .into_boxed_str(),
+        );
+        let mut fields: Vec<(&'static str, Value)> =
+            m.fields.iter().map(|(f, _)| (*f, any())).collect();
+        fields.push(("extra", obj()));
+        d.push((m.event, desc, fields, false));
+    }
+    d
+}
+
+/// Every event type envelope v1 defines.
+pub fn event_types() -> Vec<&'static str> {
+    defs().into_iter().map(|d| d.0).collect()
+}
+
+/// The schema document. `strict` forbids members and event types not listed here.
+pub fn schema(strict: bool) -> Value {
+    let defs = defs();
+    let types: Vec<&str> = defs.iter().map(|d| d.0).collect();
+    let mut all_of = vec![json!({"$ref": "#/$defs/common"})];
+    let mut defs_map = Map::new();
+    let mut type_schema = json!({"type": "string"});
+    if strict {
+        type_schema = json!({"enum": types});
+    }
+    defs_map.insert(
+        "common".into(),
+        json!({
+            "type": "object",
+            "required": ["v", "seq", "type", "session_id", "parent_tool_use_id", "line"],
+            "properties": {
+                "v": {"const": 1},
+                "seq": {"type": "integer", "minimum": 0},
+                "type": type_schema,
+                "session_id": nullable("string"),
+                "parent_tool_use_id": nullable("string"),
+                "line": {"type": ["integer", "null"], "minimum": 1},
+                "uuid": {"type": "string"},
+                "ephemeral": {"const": true}
+            }
+        }),
+    );
+    for (name, desc, fields, ephemeral) in &defs {
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for (f, s) in fields {
+            props.insert((*f).into(), s.clone());
+            // Optional members: written only in some situations.
+            if !matches!(
+                *f,
+                "synthetic" | "error" | "source" | "partial_json" | "exit_code" | "signal"
+            ) {
+                required.push(Value::from(*f));
+            }
+        }
+        if *ephemeral {
+            required.push("ephemeral".into());
+        }
+        defs_map.insert(
+            (*name).into(),
+            json!({"description": desc, "properties": props, "required": required}),
+        );
+        all_of.push(json!({
+            "if": {"properties": {"type": {"const": name}}, "required": ["type"]},
+            "then": {"$ref": format!("#/$defs/{name}")}
+        }));
+    }
+    let mut doc = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://boo-normalize.invalid/envelope/v1.json",
+        "title": "boo-normalize envelope v1",
+        "description": "One JSON object per line. Versioning: additive changes (new event types, new members) keep v = 1; renaming or removing a member or type bumps v. Consumers must ignore members and event types they do not know.",
+        "type": "object",
+        "allOf": all_of,
+        "$defs": defs_map
+    });
+    if strict {
+        doc["unevaluatedProperties"] = json!(false);
+    }
+    doc
+}

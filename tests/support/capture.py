@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Capture real `claude -p --output-format stream-json --verbose` output offline.
+
+Runs scenario scripts (tests/support/scenarios/*.json) against an installed
+CLI version (tests/support/install-claude.sh) and the loopback stand-in
+tests/support/fake_anthropic.py, and writes
+
+    fixtures/captured/<VERSION>/<variant>.ndjson        the CLI's stdout, verbatim
+    fixtures/captured/<VERSION>/<variant>.stderr.txt    the CLI's stderr
+    fixtures/captured/PROVENANCE.tsv                    one row per .ndjson (upserted)
+
+where <variant> is the scenario name, plus ".partial" when run with
+--include-partial-messages.  Stdlib only.
+
+    python3 tests/support/capture.py --cli-version 2.1.45                 # all variants
+    python3 tests/support/capture.py --cli-version 2.0.76 --scenario tools --scenario tools.partial
+    python3 tests/support/capture.py --cli-version 2.1.45 --scenario tools --run2   # + tools.run2.ndjson
+    python3 tests/support/capture.py --cli-version 2.1.45 --check-determinism tools # run twice, diff (writes nothing)
+    python3 tests/support/capture.py --list
+
+HOME and the working directory are fresh temp dirs under a fixed root
+(default /tmp/boo-capture, recreated for every run) so that paths in the
+output are the same from run to run; captures therefore run one at a time.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+SCEN_DIR = os.path.join(HERE, "scenarios")
+FAKE = os.path.join(HERE, "fake_anthropic.py")
+INSTALL = os.path.join(HERE, "install-claude.sh")
+DEFAULT_OUT = os.path.join(ROOT, "fixtures", "captured")
+NOTE = "generated offline against tests/support/fake_anthropic.py"
+
+# Flags common to every run.  bypassPermissions is refused for root unless
+# IS_SANDBOX=1 is set (all versions tried); it is needed so tools run in -p.
+BASE_ARGS = ["--output-format", "stream-json", "--verbose",
+             "--permission-mode", "bypassPermissions"]
+
+# Environment for the CLI: nothing from the caller's environment except PATH
+# (node must be found for JS releases).
+BASE_ENV = {
+    "ANTHROPIC_API_KEY": "sk-ant-dummy-key-for-offline-tests-000000",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "IS_SANDBOX": "1",
+    "LANG": "C.UTF-8",
+    "TZ": "UTC",
+}
+
+# name -> scenario.  "prompt" is the -p prompt; "args" extra claude flags;
+# "env" extra environment.  Every scenario is captured twice: "<name>" and
+# "<name>.partial" (with --include-partial-messages).
+SCENARIOS = {
+    "tools": {
+        "script": "tools.json",
+        "prompt": "Run `echo hello`, then read notes.txt and tell me what it says.",
+        "args": ["--max-turns", "5"],
+        "env": {},
+    },
+    "subagent": {
+        "script": "subagent.json",
+        "prompt": "Use a subagent to run the marker command and tell me what it printed.",
+        "args": ["--max-turns", "5"],
+        "env": {},
+    },
+    "subagent_bg": {
+        "script": "subagent_bg.json",
+        "prompt": "Use a background subagent to run the marker command and tell me what it printed.",
+        "args": ["--max-turns", "5"],
+        "env": {},
+        # 1.0.x has no run_in_background: it would just repeat `subagent`.
+        "min_version": "2.0.0",
+    },
+    "api_error": {
+        "script": "api_error.json",
+        "prompt": "Say hi.",
+        "args": ["--max-turns", "3"],
+        "env": {"CLAUDE_CODE_MAX_RETRIES": "1"},
+    },
+    "max_turns": {
+        "script": "max_turns.json",
+        "prompt": "Keep checking until it works.",
+        "args": ["--max-turns", "1"],
+        "env": {},
+    },
+}
+
+
+def variants():
+    out = []
+    for name in SCENARIOS:
+        out.append(name)
+        out.append(name + ".partial")
+    return out
+
+
+def vtuple(v):
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def applies(variant, version):
+    mv = SCENARIOS[split_variant(variant)[0]].get("min_version")
+    return mv is None or vtuple(version) >= vtuple(mv)
+
+
+def split_variant(v):
+    if v.endswith(".partial"):
+        return v[: -len(".partial")], True
+    return v, False
+
+
+def install(version):
+    p = subprocess.run(["bash", INSTALL, version], stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit("capture.py: install-claude.sh %s failed" % version)
+    return p.stdout.strip().splitlines()[-1]
+
+
+def start_fake(script_path, log_path, workdir, port=0):
+    port_file = os.path.join(workdir, "port")
+    proc = subprocess.Popen([sys.executable, FAKE, "--script", script_path, "--port", str(port),
+                             "--port-file", port_file, "--log", log_path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(port_file):
+            with open(port_file) as f:
+                return proc, int(f.read().strip())
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    sys.exit("capture.py: fake_anthropic.py did not start")
+
+
+def run_variant(entry, variant, tmp_root, timeout, port=0):
+    """Run one variant; return (stdout bytes, stderr bytes, rc, argv, env, log path)."""
+    name, partial = split_variant(variant)
+    sc = SCENARIOS[name]
+    if os.path.exists(tmp_root):
+        shutil.rmtree(tmp_root)
+    home = os.path.join(tmp_root, "home")
+    work = os.path.join(tmp_root, "work")
+    os.makedirs(home)
+    os.makedirs(work)
+    with open(os.path.join(work, "notes.txt"), "w") as f:
+        f.write("fixture notes\n")
+    with open(os.path.join(SCEN_DIR, sc["script"])) as f:
+        script_text = f.read().replace("@CWD@", work)
+    script_path = os.path.join(tmp_root, "script.json")
+    with open(script_path, "w") as f:
+        f.write(script_text)
+    log_path = os.path.join(tmp_root, "requests.jsonl")
+
+    fake, port = start_fake(script_path, log_path, tmp_root, port)
+    try:
+        args = ["-p", sc["prompt"]] + BASE_ARGS + sc["args"]
+        if partial:
+            args.append("--include-partial-messages")
+        env = dict(BASE_ENV)
+        env.update(sc["env"])
+        env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:%d" % port
+        env["HOME"] = home
+        env["PATH"] = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        cmd = [entry] + args
+        p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            rc = "timeout"
+    finally:
+        fake.terminate()
+        fake.wait()
+    shown_env = {k: v for k, v in env.items() if k not in ("PATH",)}
+    return out, err, rc, args, shown_env, log_path
+
+
+# ------------------------------------------------------------ determinism
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?")
+ID_RE = re.compile(r"\b(msg|toolu|req|srvtoolu)_[0-9A-Za-z]{10,}")
+VOLATILE_KEY = re.compile(r"(duration|_ms$|Ms$|ttft|elapsed|timestamp|_time$)", re.I)
+PID_RE = re.compile(r"(/cc-socks/)\d+")
+DUR_TEXT_RE = re.compile(r"((?:duration|_ms)[A-Za-z_]*\"?:\s*)\d+", re.I)
+# keys whose values are random per run (ids of background tasks / agents);
+# their values are also replaced wherever they occur inside other strings.
+ID_KEYS = ("task_id", "agent_id", "run_id", "agentId", "taskId")
+
+
+def collect_ids(obj, acc):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in ID_KEYS and isinstance(v, str) and len(v) >= 5:
+                acc.add(v)
+            collect_ids(v, acc)
+    elif isinstance(obj, list):
+        for v in obj:
+            collect_ids(v, acc)
+    return acc
+
+
+def mask(obj, key="", ids=()):
+    if isinstance(obj, dict):
+        return {k: mask(v, k, ids) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [mask(v, "", ids) for v in obj]
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool) and VOLATILE_KEY.search(key):
+        return "<N>"
+    if isinstance(obj, str):
+        s = UUID_RE.sub("<UUID>", obj)
+        s = TS_RE.sub("<TS>", s)
+        s = ID_RE.sub(lambda m: m.group(1) + "_<ID>", s)
+        s = PID_RE.sub(lambda m: m.group(1) + "<PID>", s)
+        s = DUR_TEXT_RE.sub(lambda m: m.group(1) + "<N>", s)
+        for i in ids:
+            s = s.replace(i, "<TASKID>")
+        return s
+    return obj
+
+
+def masked_lines(data):
+    """Lines of DATA with run-specific values (ids, uuids, timestamps,
+    durations, background-task ids, socket pids) replaced by placeholders."""
+    objs = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            objs.append(json.loads(line))
+        except ValueError:
+            objs.append(("NONJSON", line))
+    ids = set()
+    for o in objs:
+        collect_ids(o, ids)
+    ids = sorted(ids, key=len, reverse=True)
+    out = []
+    for o in objs:
+        if isinstance(o, tuple):
+            out.append("NONJSON " + o[1])
+        else:
+            out.append(json.dumps(mask(o, "", ids), sort_keys=True))
+    return out
+
+
+# -------------------------------------------------------------- outputs
+def summarize(data):
+    counts = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            k = "<non-json>"
+        else:
+            k = str(o.get("type"))
+            if o.get("subtype") is not None:
+                k += "/" + str(o.get("subtype"))
+            if o.get("type") == "stream_event":
+                k += "/" + str((o.get("event") or {}).get("type"))
+        counts[k] = counts.get(k, 0) + 1
+    return counts
+
+
+def upsert_provenance(out_dir, rows):
+    path = os.path.join(out_dir, "PROVENANCE.tsv")
+    header = ["file", "cli_version", "scenario", "flags", "env", "exit_code", "date", "note"]
+    existing = {}
+    order = []
+    if os.path.exists(path):
+        with open(path) as f:
+            lines = f.read().splitlines()
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            cols = line.split("\t")
+            existing[cols[0]] = cols
+            order.append(cols[0])
+    for r in rows:
+        if r[0] not in existing:
+            order.append(r[0])
+        existing[r[0]] = r
+    order = sorted(set(order), key=lambda f: (f.split("/")[0], f))
+    with open(path, "w") as f:
+        f.write("\t".join(header) + "\n")
+        for k in order:
+            f.write("\t".join(existing[k]) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="capture claude stream-json fixtures offline")
+    ap.add_argument("--cli-version", action="append", default=[],
+                    help="CLI version (repeatable)")
+    ap.add_argument("--scenario", action="append", default=[],
+                    help="variant, e.g. tools or tools.partial (repeatable; default all)")
+    ap.add_argument("--out", default=DEFAULT_OUT, help="output root (default fixtures/captured)")
+    ap.add_argument("--tmp-root", default="/tmp/boo-capture",
+                    help="fixed temp root for HOME/cwd (wiped per run)")
+    ap.add_argument("--timeout", type=float, default=180.0)
+    ap.add_argument("--port", type=int, default=47123,
+                    help="fixed loopback port for the fake API (newer CLIs print it in error "
+                         "texts, so a fixed one keeps fixtures stable; 0 = ephemeral)")
+    ap.add_argument("--run2", action="store_true",
+                    help="also run each selected variant a second time as <variant>.run2")
+    ap.add_argument("--check-determinism", metavar="VARIANT",
+                    help="run VARIANT twice and diff masked output; writes nothing")
+    ap.add_argument("--keep-request-log", action="store_true",
+                    help="also copy the fake API request log next to the fixture")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+
+    if a.list:
+        for v in variants():
+            name, partial = split_variant(v)
+            sc = SCENARIOS[name]
+            print("%-22s %s %s" % (v, " ".join(sc["args"] + (["--include-partial-messages"] if partial else [])),
+                                     " ".join("%s=%s" % kv for kv in sc["env"].items())))
+        return 0
+    if not a.cli_version:
+        ap.error("--cli-version is required")
+
+    if a.check_determinism:
+        bad = 0
+        for ver in a.cli_version:
+            entry = install(ver)
+            r1 = run_variant(entry, a.check_determinism, a.tmp_root, a.timeout, a.port)
+            r2 = run_variant(entry, a.check_determinism, a.tmp_root, a.timeout, a.port)
+            m1, m2 = masked_lines(r1[0]), masked_lines(r2[0])
+            if m1 == m2:
+                print("%s %s: deterministic (%d lines, masked ids/uuids/timestamps/durations)"
+                      % (ver, a.check_determinism, len(m1)))
+            else:
+                bad = 1
+                import difflib
+                print("%s %s: DIFFERENT" % (ver, a.check_determinism))
+                for d in difflib.unified_diff(m1, m2, "run1", "run2", lineterm="", n=0):
+                    print(d[:400])
+        return bad
+
+    sel = a.scenario or variants()
+    for v in sel:
+        if split_variant(v)[0] not in SCENARIOS:
+            ap.error("unknown scenario %r (see --list)" % v)
+
+    today = datetime.date.today().isoformat()
+    status = 0
+    for ver in a.cli_version:
+        entry = install(ver)
+        vdir = os.path.join(a.out, ver)
+        os.makedirs(vdir, exist_ok=True)
+        rows = []
+        vsel = [v for v in sel if applies(v, ver)]
+        jobs = [(v, v) for v in vsel] + ([(v, v + ".run2") for v in vsel] if a.run2 else [])
+        for v, fname in jobs:
+            out, err, rc, args, env, log_path = run_variant(entry, v, a.tmp_root, a.timeout, a.port)
+            base = os.path.join(vdir, fname)
+            with open(base + ".ndjson", "wb") as f:
+                f.write(out)
+            with open(base + ".stderr.txt", "wb") as f:
+                f.write(err)
+            if a.keep_request_log:
+                shutil.copy(log_path, base + ".requests.jsonl")
+            flags = "-p %s %s" % (json.dumps(args[1]), " ".join(args[2:]))
+            envs = " ".join("%s=%s" % (k, v2) for k, v2 in sorted(env.items())
+                            if k not in ("HOME", "ANTHROPIC_BASE_URL"))
+            rows.append(["%s/%s.ndjson" % (ver, fname), ver, fname, flags, envs, str(rc), today, NOTE])
+            n = out.count(b"\n")
+            print("%s/%s.ndjson: rc=%s lines=%d %s" % (ver, fname, rc, n,
+                                                        json.dumps(summarize(out), sort_keys=True)))
+            if rc == "timeout" or n == 0:
+                status = 1
+        upsert_provenance(a.out, rows)
+    if os.path.exists(a.tmp_root):
+        shutil.rmtree(a.tmp_root)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
