@@ -40,6 +40,21 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Audit log tools.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+/// `audit` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check an audit log's hash chain, seq continuity per run and last record; exit 1 naming
+    /// the first bad line.
+    Verify {
+        /// The audit log (`-`: stdin).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 /// `normalize` options.
@@ -63,6 +78,9 @@ pub struct NormalizeArgs {
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: crate::output::OutputArgs,
 }
 
 /// `schema` options.

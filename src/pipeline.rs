@@ -7,10 +7,11 @@
 
 use std::io::{self, Read};
 
+use crate::clock::{Clock, Stamp, SystemClock};
 use crate::envelope::Events;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::read::{Line, LineReader};
-use crate::sink::Sink;
+use crate::sink::{EventCtx, Sink};
 
 /// Normalizer plus sinks.
 pub struct Pipeline<'a> {
@@ -19,6 +20,7 @@ pub struct Pipeline<'a> {
     sinks: Vec<Box<dyn Sink + 'a>>,
     line_buffered: bool,
     lines: u64,
+    clock: Box<dyn Clock + 'a>,
 }
 
 impl<'a> Pipeline<'a> {
@@ -30,7 +32,14 @@ impl<'a> Pipeline<'a> {
             sinks,
             line_buffered: false,
             lines: 0,
+            clock: Box::new(SystemClock::new()),
         }
+    }
+
+    /// Read times from `clock` instead of the system clock (replays, tests).
+    pub fn with_clock(mut self, clock: Box<dyn Clock + 'a>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Flush after every input line.
@@ -73,21 +82,29 @@ impl<'a> Pipeline<'a> {
     /// Normalize one line and hand its events to every sink.
     pub fn push_line(&mut self, line: &Line<'_>) -> io::Result<()> {
         self.normalizer.push_line(line, &mut self.events);
-        self.drain(Some(line))?;
+        let stamp = self.clock.now();
+        self.drain(Some(line), stamp)?;
         if self.line_buffered {
             self.flush()?;
         }
         Ok(())
     }
 
-    fn drain(&mut self, line: Option<&Line<'_>>) -> io::Result<()> {
+    fn drain(&mut self, line: Option<&Line<'_>>, stamp: Stamp) -> io::Result<()> {
+        let cli_version = self.normalizer.cli_version();
         for m in &self.events.metas {
             let raw = match (line, m.line) {
                 (Some(l), Some(n)) if l.number == n => Some(l.bytes),
                 _ => None,
             };
+            let ctx = EventCtx {
+                raw,
+                line,
+                stamp,
+                cli_version,
+            };
             for s in &mut self.sinks {
-                s.event(&self.events, m, raw)?;
+                s.event_with(&self.events, m, &ctx)?;
             }
         }
         self.events.clear();
@@ -102,10 +119,19 @@ impl<'a> Pipeline<'a> {
         Ok(())
     }
 
+    /// The source is idle: let every sink write its keep-alive (SSE comments), and flush.
+    pub fn idle(&mut self) -> io::Result<()> {
+        for s in &mut self.sinks {
+            s.idle()?;
+        }
+        self.flush()
+    }
+
     /// Write `run.end` (and whatever was pending) and finish every sink.
     pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
         self.normalizer.finish(end, &mut self.events);
-        self.drain(None)?;
+        let stamp = self.clock.now();
+        self.drain(None, stamp)?;
         for s in &mut self.sinks {
             s.finish()?;
         }

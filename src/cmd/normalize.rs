@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
-use boo_normalize::sink::Ndjson;
 
 use crate::cli::NormalizeArgs;
+use crate::output::io_error;
 
 pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     let opts = Options {
@@ -16,9 +16,8 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         reference_parser: a.reference_parser,
     };
     let stdout = io::stdout();
-    let sink = Ndjson::new(stdout.lock());
-    let mut p =
-        Pipeline::new(Normalizer::new(opts), vec![Box::new(sink)]).line_buffered(a.line_buffered);
+    let sinks = a.output.sinks(stdout.lock(), &a.output.run_id())?;
+    let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.line_buffered);
     let files = if a.files.is_empty() {
         vec!["-".into()]
     } else {
@@ -36,16 +35,11 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         }
     }
     for (name, src) in inputs {
-        p.run(src, a.max_line_bytes).map_err(|e| {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                Error::io("stdout", e)
-            } else {
-                Error::io(&name, e)
-            }
-        })?;
+        p.run(src, a.max_line_bytes)
+            .map_err(|e| io_error(e, &name))?;
     }
     p.finish(&EndInfo::eof())
-        .map_err(|e| Error::io("stdout", e))?;
+        .map_err(|e| io_error(e, "stdout"))?;
     if a.strict {
         let s = p.stats();
         if s.diagnostics > 0 || s.unknown > 0 {

@@ -1,14 +1,49 @@
 //! Output sinks: where serialized envelope events go. Each sink owns its framing only; the
 //! pipeline decides when to flush.
 
+pub mod ai_sdk;
+pub mod audit;
+pub mod audit_verify;
+pub mod sse;
+
 use std::io::{self, Write};
 
+use crate::clock::Stamp;
 use crate::envelope::{EventMeta, Events};
+use crate::read::Line;
+
+/// Everything the pipeline knows about an event besides its bytes (see [`Sink::event_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EventCtx<'a> {
+    /// The input line the event came from (same rule as `raw` in [`Sink::event`]).
+    pub raw: Option<&'a [u8]>,
+    /// The input line being processed when the event was written (`None` while finishing).
+    pub line: Option<&'a Line<'a>>,
+    /// When the line was read (one reading per input line, and one for `run.end`).
+    pub stamp: Stamp,
+    /// The Claude Code version from `system/init`, once seen.
+    pub cli_version: Option<&'a str>,
+}
 
 /// A destination for envelope events.
 pub trait Sink {
     /// Write one event. `raw` is the input line the event came from, when it came from one.
     fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()>;
+    /// Write one event with the pipeline's context (time, CLI version, the input line). The
+    /// pipeline calls this; the default forwards to [`Sink::event`].
+    fn event_with(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        self.event(events, meta, ctx.raw)
+    }
+    /// The source has been idle for a while (spawn, timed replay): write a keep-alive if the
+    /// format has one, and flush it. The default does nothing.
+    fn idle(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Push buffered bytes to the underlying writer.
     fn flush(&mut self) -> io::Result<()>;
     /// The run is over (after the last event): write any trailer and flush.

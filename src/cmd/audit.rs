@@ -1,0 +1,46 @@
+//! `audit verify`: check an audit log and report the first bad line as `FILE:LINE: reason`.
+
+use std::fs::File;
+use std::io::{self, BufReader, Write};
+
+use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error, sanitize};
+use boo_normalize::sink::audit_verify::{Failure, verify};
+
+use crate::cli::AuditCommand;
+
+pub fn run(cmd: AuditCommand) -> Result<u8, Error> {
+    let AuditCommand::Verify { file } = cmd;
+    let name = file.display().to_string();
+    let result = if name == "-" {
+        verify(io::stdin().lock())
+    } else {
+        let f = File::open(&file).map_err(|e| Error::io(&name, e))?;
+        verify(BufReader::with_capacity(256 * 1024, f))
+    };
+    match result {
+        Ok(s) => {
+            let runs = if s.runs == 1 { "run" } else { "runs" };
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "{}: ok: {} records in {} {runs}, last hash {}",
+                sanitize(&name),
+                s.records,
+                s.runs,
+                s.head
+            )
+            .map_err(|e| Error::io("stdout", e))?;
+            Ok(EXIT_OK)
+        }
+        Err(Failure::Io(e)) => Err(Error::io(&name, e)),
+        Err(Failure::Bad { line, reason }) => {
+            let _ = writeln!(
+                io::stderr(),
+                "boo-normalize: {}:{line}: {}",
+                sanitize(&name),
+                sanitize(&reason)
+            );
+            Ok(EXIT_STRICT)
+        }
+    }
+}

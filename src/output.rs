@@ -1,0 +1,222 @@
+//! Output options shared by the subcommands that run the pipeline (normalize now; spawn and
+//! replay flatten the same [`OutputArgs`]): what stdout carries, extra sink files, SSE profile
+//! and resume point, audit run id and durability; and the one function that turns them into
+//! sinks.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use boo_normalize::error::Error;
+use boo_normalize::sink::Sink;
+use boo_normalize::sink::ai_sdk::AiSdk;
+use boo_normalize::sink::audit::{self, Audit, GENESIS};
+use boo_normalize::sink::sse::Sse;
+use boo_normalize::sink::{EventCtx, Ndjson};
+
+/// What a sink writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Envelope v1 NDJSON.
+    #[default]
+    Envelope,
+    /// The hash-chained audit log (JSONL).
+    Audit,
+    /// Server-sent events (profile: --sse-profile).
+    Sse,
+}
+
+/// Which SSE dialect the SSE sinks speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum SseProfile {
+    /// One SSE event per envelope event: `id: <seq>`, `event: <type>`, `data: <json>`.
+    #[default]
+    Default,
+    /// The Vercel AI SDK UI message stream v1 (`useChat`).
+    AiSdk,
+}
+
+/// Output options (flatten into a subcommand's arguments).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// What stdout carries.
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT")]
+    pub format: Format,
+    /// Also append the hash-chained audit log to FILE (created if missing; a new run chains
+    /// from the file's last record).
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Also write server-sent events to FILE (truncated first).
+    #[arg(long, value_name = "FILE")]
+    pub sse: Option<PathBuf>,
+    /// Also write envelope NDJSON to FILE (truncated first).
+    #[arg(long, value_name = "FILE")]
+    pub envelope: Option<PathBuf>,
+    /// SSE dialect of --format sse and --sse.
+    #[arg(long, value_enum, default_value_t, value_name = "PROFILE")]
+    pub sse_profile: SseProfile,
+    /// SSE sinks skip events with seq <= SEQ (a reconnecting EventSource's Last-Event-ID).
+    #[arg(long, env = "LAST_EVENT_ID", value_name = "SEQ")]
+    pub last_event_id: Option<u64>,
+    /// fdatasync the --audit file after every record.
+    #[arg(long, requires = "audit")]
+    pub fsync: bool,
+    /// Run id written into every audit record (default: a new UUIDv7).
+    #[arg(long, value_name = "ID", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
+}
+
+fn parse_run_id(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.chars().any(char::is_control) {
+        return Err("the run id must be non-empty and printable".into());
+    }
+    Ok(s.to_owned())
+}
+
+/// A sink writing to a named file: its write errors carry the file name (see [`io_error`]).
+struct Named<'a> {
+    name: String,
+    inner: Box<dyn Sink + 'a>,
+}
+
+/// An I/O error of a [`Named`] sink.
+#[derive(Debug)]
+struct SinkError {
+    name: String,
+    err: io::Error,
+}
+
+impl std::fmt::Display for SinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.err)
+    }
+}
+
+impl std::error::Error for SinkError {}
+
+impl Named<'_> {
+    fn wrap(&self, err: io::Error) -> io::Error {
+        io::Error::other(SinkError {
+            name: self.name.clone(),
+            err,
+        })
+    }
+}
+
+impl Sink for Named<'_> {
+    fn event(
+        &mut self,
+        events: &boo_normalize::envelope::Events,
+        meta: &boo_normalize::envelope::EventMeta,
+        raw: Option<&[u8]>,
+    ) -> io::Result<()> {
+        self.inner
+            .event(events, meta, raw)
+            .map_err(|e| self.wrap(e))
+    }
+
+    fn event_with(
+        &mut self,
+        events: &boo_normalize::envelope::Events,
+        meta: &boo_normalize::envelope::EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        self.inner
+            .event_with(events, meta, ctx)
+            .map_err(|e| self.wrap(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().map_err(|e| self.wrap(e))
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.inner.idle().map_err(|e| self.wrap(e))
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.inner.finish().map_err(|e| self.wrap(e))
+    }
+}
+
+/// Turn a pipeline I/O error into the CLI error: a file sink's error names that file, a closed
+/// stdout is `stdout` (a quiet exit), anything else happened reading `input`.
+pub fn io_error(e: io::Error, input: &str) -> Error {
+    if e.get_ref().is_some_and(|r| r.is::<SinkError>()) {
+        let inner = e.into_inner().expect("checked above");
+        let s = inner.downcast::<SinkError>().expect("checked above");
+        return Error::io(s.name, s.err);
+    }
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::io("stdout", e)
+    } else {
+        Error::io(input, e)
+    }
+}
+
+impl OutputArgs {
+    /// The run id to use: `--run-id`, or a new UUIDv7 (time-ordered, so runs sort by start).
+    pub fn run_id(&self) -> String {
+        self.run_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string())
+    }
+
+    fn sse_sink<'a, W: Write + 'a>(&self, w: W) -> Box<dyn Sink + 'a> {
+        match self.sse_profile {
+            SseProfile::Default => Box::new(Sse::new(w).last_event_id(self.last_event_id)),
+            SseProfile::AiSdk => Box::new(AiSdk::new(w).last_event_id(self.last_event_id)),
+        }
+    }
+
+    /// Open every output file (before any input is read, so a bad path fails early) and build
+    /// the sinks: stdout's first, then --envelope, --sse, --audit. `run_id` goes into audit
+    /// records (see [`OutputArgs::run_id`]).
+    pub fn sinks<'a, W: Write + 'a>(
+        &self,
+        stdout: W,
+        run_id: &str,
+    ) -> Result<Vec<Box<dyn Sink + 'a>>, Error> {
+        let mut sinks: Vec<Box<dyn Sink + 'a>> = vec![match self.format {
+            Format::Envelope => Box::new(Ndjson::new(stdout)),
+            Format::Sse => self.sse_sink(stdout),
+            Format::Audit => Box::new(Audit::new(stdout, run_id, GENESIS)),
+        }];
+        if let Some(p) = &self.envelope {
+            let f = create(p)?;
+            sinks.push(named(p, Ndjson::new(f)));
+        }
+        if let Some(p) = &self.sse {
+            let f = create(p)?;
+            let name = p.display().to_string();
+            sinks.push(Box::new(Named {
+                name,
+                inner: self.sse_sink(f),
+            }));
+        }
+        if let Some(p) = &self.audit {
+            let (f, prev) =
+                audit::open_append(p).map_err(|e| Error::io(p.display().to_string(), e))?;
+            let mut a = Audit::new(f, run_id, prev);
+            if self.fsync {
+                a = a.with_sync(|f| f.sync_data());
+            }
+            sinks.push(named(p, a));
+        }
+        Ok(sinks)
+    }
+}
+
+fn named<'a, S: Sink + 'a>(p: &Path, inner: S) -> Box<dyn Sink + 'a> {
+    Box::new(Named {
+        name: p.display().to_string(),
+        inner: Box::new(inner),
+    })
+}
+
+fn create(p: &Path) -> Result<File, Error> {
+    File::create(p).map_err(|e| Error::io(p.display().to_string(), e))
+}

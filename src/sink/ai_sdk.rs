@@ -1,0 +1,532 @@
+//! The `--sse-profile ai-sdk` sink: envelope events translated into the Vercel AI SDK "UI
+//! message stream" v1, the SSE format `useChat` and `readUIMessageStream` read.
+//!
+//! # AI SDK UI message stream (`--sse-profile ai-sdk`)
+//!
+//! Every chunk is `data: <JSON chunk>` plus a blank line, and the stream ends with
+//! `data: [DONE]`. The last chunk produced by envelope event `seq` also carries `id: <seq>`, so
+//! `--last-event-id` resumes here too (the translation state is rebuilt from the skipped events;
+//! only their output is dropped). A server sends the headers
+//! `x-vercel-ai-ui-message-stream: v1`, `content-type: text/event-stream`,
+//! `cache-control: no-cache`, `connection: keep-alive` and `x-accel-buffering: no` (see
+//! [`HEADERS`]).
+//!
+//! The whole run is one assistant message:
+//!
+//! | envelope | chunks |
+//! |---|---|
+//! | first event | `start` (with `messageMetadata: {session_id, model}` when it is `session.init`) |
+//! | new API message (`message_id` changes) | `finish-step` for the previous one, `start-step` |
+//! | `text.delta` / `thinking.delta` | `text-start`/`reasoning-start` once (id `<message_id>:<index>`), then `text-delta`/`reasoning-delta` |
+//! | `block.stop`, `message.stop` | `text-end` / `reasoning-end` for the open parts |
+//! | `text` / `thinking` not streamed as deltas | `*-start`, one `*-delta` with the whole text, `*-end` (id `t<seq>` / `r<seq>`) |
+//! | `tool.input.delta` | `tool-input-start` once, then `tool-input-delta` with `partial_json` |
+//! | `tool.call` | `tool-input-available` (`input`), or `tool-input-error` when its input did not parse |
+//! | `tool.result` | `tool-output-available` (`output` = `content`), or `tool-output-error` when `is_error` |
+//! | `turn.end` | `finish-step`; an `error` chunk when the outcome is not `success` |
+//! | `run.end` | `finish-step` if open, `error` if no result line was seen, `finish` (`finishReason`, `messageMetadata: {session_id, outcome, cost_usd, usage}`), then `[DONE]` |
+//!
+//! Tool parts are `dynamic: true` (the client has no schema for Claude Code's tools; they show up
+//! as `dynamic-tool` parts with `toolName`); server tools (web search, …) carry
+//! `providerExecuted: true`. Events inside a subagent (`parent_tool_use_id` set) are left out:
+//! the subagent appears as its `Task` tool call and result. Other envelope events (usage,
+//! diagnostics, hooks, …) have no UI message counterpart and are left out; use the default
+//! profile or the envelope for them.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, Write};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::envelope::{EventMeta, Events};
+use crate::json::Out;
+use crate::sink::Sink;
+
+/// The headers a server must send with this profile, as (name, value).
+pub const HEADERS: &[(&str, &str)] = &[
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+    ("connection", "keep-alive"),
+    ("x-vercel-ai-ui-message-stream", "v1"),
+    ("x-accel-buffering", "no"),
+];
+
+/// The fields of an envelope event this translation reads.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Ev<'a> {
+    #[serde(borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    parent_tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message_id: Option<Cow<'a, str>>,
+    index: Option<u64>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    redacted: Option<bool>,
+    #[serde(borrow)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    input_error: Option<Cow<'a, str>>,
+    server: Option<bool>,
+    is_error: Option<bool>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    outcome: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cost_usd: Option<&'a RawValue>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cause: Option<Cow<'a, str>>,
+    terminal_seen: Option<bool>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Text,
+    Reasoning,
+}
+
+impl Part {
+    fn prefix(self) -> &'static str {
+        match self {
+            Part::Text => "text",
+            Part::Reasoning => "reasoning",
+        }
+    }
+}
+
+/// What the last `turn.end` said, for `finish`.
+#[derive(Default)]
+struct LastTurn {
+    outcome: String,
+    session_id: Option<String>,
+    cost_usd: Option<String>,
+    usage: Option<String>,
+}
+
+/// AI SDK UI message stream v1 sink.
+pub struct AiSdk<W: Write> {
+    w: io::BufWriter<W>,
+    skip_through: Option<u64>,
+    /// Chunks of the current event, back to back; `ends` marks where each one ends.
+    out: Out,
+    ends: Vec<usize>,
+    started: bool,
+    step_open: bool,
+    step_msg: Option<String>,
+    /// Open streamed text/reasoning parts of the current message: block index → (id, kind).
+    open: BTreeMap<u64, (String, Part)>,
+    /// (message id, kind) pairs whose text arrived as deltas (their final event is skipped).
+    streamed: HashSet<(String, bool)>,
+    tools_started: HashSet<String>,
+    tools_known: HashSet<String>,
+    last_turn: Option<LastTurn>,
+}
+
+impl<W: Write> AiSdk<W> {
+    /// A sink over `w` (buffered here).
+    pub fn new(w: W) -> Self {
+        AiSdk {
+            w: io::BufWriter::with_capacity(128 * 1024, w),
+            skip_through: None,
+            out: Out::default(),
+            ends: Vec::new(),
+            started: false,
+            step_open: false,
+            step_msg: None,
+            open: BTreeMap::new(),
+            streamed: HashSet::new(),
+            tools_started: HashSet::new(),
+            tools_known: HashSet::new(),
+            last_turn: None,
+        }
+    }
+
+    /// Drop the output of events with `seq <= last_event_id` (their state is still tracked).
+    pub fn last_event_id(mut self, id: Option<u64>) -> Self {
+        self.skip_through = id;
+        self
+    }
+
+    fn chunk(&mut self, ty: &str) -> &mut Out {
+        self.out.raw(b"{\"type\":");
+        self.out.str(ty);
+        &mut self.out
+    }
+
+    fn end_chunk(&mut self) {
+        self.out.raw(b"}");
+        self.ends.push(self.out.buf.len());
+    }
+
+    fn simple(&mut self, ty: &str) {
+        self.chunk(ty);
+        self.end_chunk();
+    }
+
+    fn part_chunk(&mut self, part: Part, what: &str, id: &str, delta: Option<&str>) {
+        let ty = format!("{}-{what}", part.prefix());
+        let o = self.chunk(&ty);
+        o.key("id");
+        o.str(id);
+        if let Some(d) = delta {
+            o.key("delta");
+            o.str(d);
+        }
+        self.end_chunk();
+    }
+
+    fn close_parts(&mut self) {
+        for (_, (id, part)) in std::mem::take(&mut self.open) {
+            self.part_chunk(part, "end", &id, None);
+        }
+    }
+
+    fn finish_step(&mut self) {
+        self.close_parts();
+        if self.step_open {
+            self.simple("finish-step");
+            self.step_open = false;
+        }
+        self.step_msg = None;
+    }
+
+    /// Open a step for message `msg` (a new message id closes the current step).
+    fn step(&mut self, msg: Option<&str>) {
+        if self.step_open {
+            let Some(m) = msg else { return };
+            let same = match &self.step_msg {
+                Some(cur) => cur == m,
+                None => {
+                    self.step_msg = Some(m.to_owned());
+                    return;
+                }
+            };
+            if same {
+                return;
+            }
+            self.finish_step();
+        }
+        self.simple("start-step");
+        self.step_open = true;
+        self.step_msg = msg.map(str::to_owned);
+    }
+
+    fn whole_part(&mut self, part: Part, id: &str, text: &str) {
+        self.part_chunk(part, "start", id, None);
+        self.part_chunk(part, "delta", id, Some(text));
+        self.part_chunk(part, "end", id, None);
+    }
+
+    fn delta(&mut self, part: Part, e: &Ev<'_>, text: &str) {
+        let msg = e.message_id.as_deref();
+        self.step(msg);
+        if let Some(m) = msg {
+            self.streamed
+                .insert((m.to_owned(), part == Part::Reasoning));
+        }
+        let index = e.index.unwrap_or(0);
+        let id = match self.open.get(&index) {
+            Some((id, p)) if *p == part => id.clone(),
+            _ => {
+                if let Some((id, p)) = self.open.remove(&index) {
+                    self.part_chunk(p, "end", &id, None);
+                }
+                let id = format!("{}:{index}", msg.unwrap_or("message"));
+                self.part_chunk(part, "start", &id, None);
+                self.open.insert(index, (id.clone(), part));
+                id
+            }
+        };
+        if !text.is_empty() {
+            self.part_chunk(part, "delta", &id, Some(text));
+        }
+    }
+
+    fn tool_flags(&mut self, server: bool) {
+        self.out.raw(b",\"dynamic\":true");
+        if server {
+            self.out.raw(b",\"providerExecuted\":true");
+        }
+    }
+
+    fn translate(&mut self, meta: &EventMeta, e: &Ev<'_>) {
+        if !self.started {
+            self.started = true;
+            let o = self.chunk("start");
+            if meta.kind == "session.init" {
+                o.raw(b",\"messageMetadata\":{\"session_id\":");
+                o.opt_str(e.session_id.as_deref());
+                o.raw(b",\"model\":");
+                o.raw(e.model.map_or("null", |m| m.get()).as_bytes());
+                o.raw(b"}");
+            }
+            self.end_chunk();
+        }
+        if e.parent_tool_use_id.is_some() {
+            return;
+        }
+        let msg = e.message_id.as_deref();
+        match meta.kind {
+            "message.start" => self.step(msg),
+            "text.delta" => self.delta(Part::Text, e, e.text.as_deref().unwrap_or("")),
+            "thinking.delta" => self.delta(Part::Reasoning, e, e.thinking.as_deref().unwrap_or("")),
+            "block.stop" => {
+                if let Some((id, part)) = e.index.and_then(|i| self.open.remove(&i)) {
+                    self.part_chunk(part, "end", &id, None);
+                }
+            }
+            "message.stop" => self.close_parts(),
+            "text" | "thinking" => {
+                let part = if meta.kind == "text" {
+                    Part::Text
+                } else {
+                    Part::Reasoning
+                };
+                let key = msg.map(|m| (m.to_owned(), part == Part::Reasoning));
+                if key.is_some_and(|k| self.streamed.contains(&k)) || e.redacted == Some(true) {
+                    return;
+                }
+                let text = match part {
+                    Part::Text => e.text.as_deref(),
+                    Part::Reasoning => e.thinking.as_deref(),
+                };
+                self.step(msg);
+                let id = format!("{}{}", &part.prefix()[..1], meta.seq);
+                self.whole_part(part, &id, text.unwrap_or(""));
+            }
+            "tool.input.delta" => {
+                let id = e.tool_use_id.as_deref().unwrap_or("");
+                self.step(None);
+                if self.tools_started.insert(id.to_owned()) {
+                    let o = self.chunk("tool-input-start");
+                    o.key("toolCallId");
+                    o.str(id);
+                    o.key("toolName");
+                    o.str(e.name.as_deref().unwrap_or(""));
+                    self.tool_flags(false);
+                    self.end_chunk();
+                }
+                let delta = e.partial_json.as_deref().unwrap_or("");
+                if !delta.is_empty() {
+                    let o = self.chunk("tool-input-delta");
+                    o.key("toolCallId");
+                    o.str(id);
+                    o.key("inputTextDelta");
+                    o.str(delta);
+                    self.end_chunk();
+                }
+            }
+            "tool.call" => self.tool_call(msg, e),
+            "tool.result" => self.tool_result(e),
+            "turn.end" => {
+                self.finish_step();
+                let outcome = e.outcome.as_deref().unwrap_or("error");
+                if outcome != "success" {
+                    let text = match e.result.map(|r| serde_json::from_str::<String>(r.get())) {
+                        Some(Ok(s)) if !s.is_empty() => s,
+                        _ => format!("the turn ended with outcome {outcome}"),
+                    };
+                    let o = self.chunk("error");
+                    o.key("errorText");
+                    o.str(&text);
+                    self.end_chunk();
+                }
+                self.last_turn = Some(LastTurn {
+                    outcome: outcome.to_owned(),
+                    session_id: e.session_id.as_deref().map(str::to_owned),
+                    cost_usd: e.cost_usd.map(|r| r.get().to_owned()),
+                    usage: e.usage.map(|r| r.get().to_owned()),
+                });
+            }
+            "run.end" => self.run_end(e),
+            _ => {}
+        }
+    }
+
+    fn tool_call(&mut self, msg: Option<&str>, e: &Ev<'_>) {
+        let id = e.tool_use_id.as_deref().unwrap_or("");
+        let name = e.name.as_deref().unwrap_or("");
+        let server = e.server == Some(true);
+        self.step(msg);
+        self.tools_known.insert(id.to_owned());
+        let ty = if e.input_error.is_some() {
+            "tool-input-error"
+        } else {
+            "tool-input-available"
+        };
+        let o = self.chunk(ty);
+        o.key("toolCallId");
+        o.str(id);
+        o.key("toolName");
+        o.str(name);
+        o.key("input");
+        match (&e.input_error, e.input) {
+            (None, Some(input)) => o.raw(input.get().as_bytes()),
+            (None, None) => o.raw(b"{}"),
+            (Some(_), _) => o.opt_str(e.partial_json.as_deref()),
+        }
+        if let Some(err) = &e.input_error {
+            o.key("errorText");
+            o.str(err);
+        }
+        self.tool_flags(server);
+        self.end_chunk();
+    }
+
+    fn tool_result(&mut self, e: &Ev<'_>) {
+        let id = e.tool_use_id.as_deref().unwrap_or("");
+        if !self.tools_known.contains(id) {
+            return;
+        }
+        let server = e.server == Some(true);
+        if e.is_error == Some(true) {
+            let text = e.content.map_or_else(String::new, error_text);
+            let o = self.chunk("tool-output-error");
+            o.key("toolCallId");
+            o.str(id);
+            o.key("errorText");
+            o.str(&text);
+        } else {
+            let o = self.chunk("tool-output-available");
+            o.key("toolCallId");
+            o.str(id);
+            o.key("output");
+            o.raw(e.content.map_or("null", |c| c.get()).as_bytes());
+        }
+        self.tool_flags(server);
+        self.end_chunk();
+    }
+
+    fn run_end(&mut self, e: &Ev<'_>) {
+        self.finish_step();
+        if e.terminal_seen != Some(true) {
+            let o = self.chunk("error");
+            o.key("errorText");
+            o.str(&format!(
+                "the run ended ({}) before Claude Code reported a result",
+                e.cause.as_deref().unwrap_or("eof")
+            ));
+            self.end_chunk();
+        }
+        let reason = match self.last_turn.as_ref().map(|t| t.outcome.as_str()) {
+            Some("success") => "stop",
+            Some("max_turns" | "max_budget") => "length",
+            Some(_) => "error",
+            None if e.terminal_seen == Some(true) => "other",
+            None => "error",
+        };
+        let turn = self.last_turn.take();
+        let o = self.chunk("finish");
+        o.key("finishReason");
+        o.str(reason);
+        if let Some(t) = turn {
+            o.raw(b",\"messageMetadata\":{\"session_id\":");
+            o.opt_str(t.session_id.as_deref());
+            o.raw(b",\"outcome\":");
+            o.str(&t.outcome);
+            o.raw(b",\"cost_usd\":");
+            o.raw(t.cost_usd.as_deref().unwrap_or("null").as_bytes());
+            o.raw(b",\"usage\":");
+            o.raw(t.usage.as_deref().unwrap_or("null").as_bytes());
+            o.raw(b"}");
+        }
+        self.end_chunk();
+    }
+
+    fn write_chunks(&mut self, seq: u64) -> io::Result<()> {
+        let mut start = 0;
+        let last = self.ends.len().saturating_sub(1);
+        for (i, &end) in self.ends.iter().enumerate() {
+            if i == last {
+                let mut b = itoa::Buffer::new();
+                self.w.write_all(b"id: ")?;
+                self.w.write_all(b.format(seq).as_bytes())?;
+                self.w.write_all(b"\n")?;
+            }
+            crate::sink::sse::write_data(&mut self.w, &self.out.buf[start..end])?;
+            self.w.write_all(b"\n")?;
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+/// `errorText` of a failed tool: the content string, the text blocks of a content array, or
+/// the JSON itself.
+fn error_text(content: &RawValue) -> String {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Content {
+        Text(String),
+        Blocks(Vec<Block>),
+    }
+    #[derive(Deserialize)]
+    struct Block {
+        text: Option<String>,
+    }
+    match serde_json::from_str::<Content>(content.get()) {
+        Ok(Content::Text(s)) => s,
+        Ok(Content::Blocks(b)) if b.iter().any(|b| b.text.is_some()) => b
+            .into_iter()
+            .filter_map(|b| b.text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => content.get().to_owned(),
+    }
+}
+
+impl<W: Write> Sink for AiSdk<W> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
+        self.out.buf.clear();
+        self.ends.clear();
+        match serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
+            Ok(e) => self.translate(meta, &e),
+            Err(err) => {
+                let o = self.chunk("error");
+                o.key("errorText");
+                o.str(&format!(
+                    "boo-normalize: event {} ({}) could not be translated: {err}",
+                    meta.seq, meta.kind
+                ));
+                self.end_chunk();
+            }
+        }
+        if self.skip_through.is_some_and(|n| meta.seq <= n) {
+            return Ok(());
+        }
+        self.write_chunks(meta.seq)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.w.write_all(crate::sink::sse::KEEP_ALIVE)?;
+        self.w.flush()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.w.write_all(b"data: [DONE]\n\n")?;
+        self.w.flush()
+    }
+}

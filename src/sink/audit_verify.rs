@@ -1,0 +1,192 @@
+//! `audit verify`: walk an audit log and report the first record that breaks the hash chain,
+//! the `seq` continuity of its run, or the record format (see [`crate::sink::audit`]).
+//!
+//! Checks, per line in order: it ends with a newline (else: torn last record); it ends with the
+//! literal `,"hash":"<64 lowercase hex>"}`; the SHA-256 of everything before `"hash"` equals
+//! that hash; it is a JSON object with the record keys; `prev` equals the previous line's hash
+//! (64 `0`s on line 1); `event.seq` equals `seq`; within a run (consecutive records with the
+//! same `run_id`) `seq` goes up by exactly 1 and `mono_us` never decreases; a `run_id` does not
+//! come back after another run; `ts` is RFC 3339; `raw_b64` is base64. Any single changed,
+//! removed, inserted or reordered byte or record fails one of these.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+use std::io::{self, BufRead};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::sink::audit::{GENESIS, TAIL_LEN, parse_tail};
+
+/// A verified log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Records (lines).
+    pub records: u64,
+    /// Runs (maximal groups of consecutive records with one `run_id`).
+    pub runs: u64,
+    /// The last record's hash (64 `0`s for an empty file): a new run appended to the file
+    /// chains from it.
+    pub head: String,
+}
+
+/// The first problem found.
+#[derive(Debug)]
+pub enum Failure {
+    /// The log could not be read.
+    Io(io::Error),
+    /// Line `line` (1-based) is bad for `reason`.
+    Bad {
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong, in a few words.
+        reason: String,
+    },
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Io(e) => write!(f, "{e}"),
+            Failure::Bad { line, reason } => write!(f, "line {line}: {reason}"),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Record<'a> {
+    seq: u64,
+    #[serde(borrow)]
+    run_id: Cow<'a, str>,
+    #[serde(borrow)]
+    ts: Cow<'a, str>,
+    mono_us: u64,
+    #[allow(dead_code)]
+    #[serde(borrow)]
+    cli_version: Option<Cow<'a, str>>,
+    event: EventHead,
+    #[serde(borrow)]
+    raw_b64: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    prev: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct EventHead {
+    seq: u64,
+}
+
+struct Run {
+    id: String,
+    seq: u64,
+    mono_us: u64,
+}
+
+/// Verify the audit log read from `r`.
+pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
+    let mut buf = Vec::new();
+    let mut prev = GENESIS;
+    let mut n = 0u64;
+    let mut runs = 0u64;
+    let mut run: Option<Run> = None;
+    let mut seen: HashSet<String> = HashSet::new();
+    loop {
+        buf.clear();
+        if r.read_until(b'\n', &mut buf).map_err(Failure::Io)? == 0 {
+            break;
+        }
+        n += 1;
+        let bad = |reason: String| Failure::Bad { line: n, reason };
+        if buf.last() != Some(&b'\n') {
+            return Err(bad(
+                "torn last record: the file does not end with a newline".into(),
+            ));
+        }
+        let Some(hash) = parse_tail(&buf) else {
+            return Err(bad(
+                "not an audit record: it does not end with ,\"hash\":\"<64 lowercase hex>\"}"
+                    .into(),
+            ));
+        };
+        let body = &buf[..buf.len() - TAIL_LEN + 1];
+        let mut want = [0u8; 64];
+        hex::encode_to_slice(Sha256::digest(body), &mut want).expect("64 hex digits");
+        if want != hash {
+            return Err(bad(
+                "hash mismatch: the record was altered after it was written".into(),
+            ));
+        }
+        let rec: Record<'_> = serde_json::from_slice(&buf[..buf.len() - 1])
+            .map_err(|e| bad(format!("not a valid record: {e}")))?;
+        if rec.prev.as_bytes() != prev {
+            let reason = if n == 1 {
+                "prev is not the genesis value: records before this one are missing".to_owned()
+            } else {
+                format!(
+                    "prev is not the hash of line {}: a record was removed, inserted or reordered",
+                    n - 1
+                )
+            };
+            return Err(bad(reason));
+        }
+        if rec.event.seq != rec.seq {
+            return Err(bad(format!(
+                "event.seq {} differs from the record's seq {}",
+                rec.event.seq, rec.seq
+            )));
+        }
+        if humantime::parse_rfc3339(&rec.ts).is_err() {
+            return Err(bad(format!("ts {:?} is not RFC 3339 UTC", rec.ts)));
+        }
+        if let Some(b) = &rec.raw_b64
+            && base64::engine::general_purpose::STANDARD
+                .decode(b.as_bytes())
+                .is_err()
+        {
+            return Err(bad("raw_b64 is not base64".into()));
+        }
+        match &mut run {
+            Some(cur) if cur.id == rec.run_id => {
+                if rec.seq != cur.seq + 1 {
+                    return Err(bad(format!(
+                        "seq {} follows seq {} in run {}: expected {}",
+                        rec.seq,
+                        cur.seq,
+                        rec.run_id,
+                        cur.seq + 1
+                    )));
+                }
+                if rec.mono_us < cur.mono_us {
+                    return Err(bad(format!(
+                        "mono_us {} is before the previous record's {} in the same run",
+                        rec.mono_us, cur.mono_us
+                    )));
+                }
+                cur.seq = rec.seq;
+                cur.mono_us = rec.mono_us;
+            }
+            _ => {
+                if !seen.insert(rec.run_id.clone().into_owned()) {
+                    return Err(bad(format!(
+                        "run {} appears again after another run",
+                        rec.run_id
+                    )));
+                }
+                runs += 1;
+                run = Some(Run {
+                    id: rec.run_id.into_owned(),
+                    seq: rec.seq,
+                    mono_us: rec.mono_us,
+                });
+            }
+        }
+        prev = hash;
+    }
+    Ok(Summary {
+        records: n,
+        runs,
+        head: String::from_utf8(prev.to_vec()).expect("hex is ASCII"),
+    })
+}
