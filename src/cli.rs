@@ -40,6 +40,17 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: Shell,
+    },
+    /// Write the man pages into DIR (used to keep man/ in sync).
+    #[command(hide = true)]
+    GenerateMan {
+        /// Output directory.
+        dir: PathBuf,
+    },
     /// Audit log tools.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -55,6 +66,17 @@ pub enum AuditCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+}
+
+/// Shells with completion scripts.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Shell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
 }
 
 /// `normalize` options.
