@@ -43,7 +43,7 @@
 //! calls `fdatasync` after each record, so a crash loses at most the record being written,
 //! which `audit verify` reports as a torn last record.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -202,15 +202,15 @@ pub fn open_append(path: &Path) -> io::Result<(File, [u8; 64])> {
         .append(true)
         .create(true)
         .open(path)?;
-    match f.try_lock() {
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
+        Err(rustix::io::Errno::WOULDBLOCK) => {
             return Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
                 "another process is writing this audit log (it holds the lock)",
             ));
         }
-        Err(TryLockError::Error(e)) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     let prev = last_hash(&mut f)?;
     Ok((f, prev))
