@@ -58,8 +58,9 @@ pub struct OutputArgs {
     /// SSE dialect of --format sse and --sse.
     #[arg(long, value_enum, default_value_t, value_name = "PROFILE")]
     pub sse_profile: SseProfile,
-    /// SSE sinks skip events with seq <= SEQ (a reconnecting EventSource's Last-Event-ID).
-    #[arg(long, env = "LAST_EVENT_ID", value_name = "SEQ")]
+    /// SSE sinks skip events with seq <= SEQ (a reconnecting EventSource's Last-Event-ID);
+    /// default: $LAST_EVENT_ID when set and not empty.
+    #[arg(long, value_name = "SEQ")]
     pub last_event_id: Option<u64>,
     /// fdatasync the --audit file after every record.
     #[arg(long, requires = "audit")]
@@ -165,10 +166,31 @@ impl OutputArgs {
             .unwrap_or_else(|| uuid::Uuid::now_v7().to_string())
     }
 
-    fn sse_sink<'a, W: Write + 'a>(&self, w: W) -> Box<dyn Sink + 'a> {
+    /// `--last-event-id`, else `$LAST_EVENT_ID` (empty = unset; anything else must be a seq).
+    pub fn last_event_id(&self) -> Result<Option<u64>, Error> {
+        if self.last_event_id.is_some() {
+            return Ok(self.last_event_id);
+        }
+        match std::env::var("LAST_EVENT_ID") {
+            Ok(v) if v.trim().is_empty() => Ok(None),
+            Ok(v) => v.trim().parse().map(Some).map_err(|_| {
+                Error::msg(
+                    "LAST_EVENT_ID",
+                    format!("not an event id (a seq number): {v:?}"),
+                )
+            }),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::msg(
+                "LAST_EVENT_ID",
+                "not an event id (a seq number): not UTF-8",
+            )),
+        }
+    }
+
+    fn sse_sink<'a, W: Write + 'a>(&self, w: W, resume: Option<u64>) -> Box<dyn Sink + 'a> {
         match self.sse_profile {
-            SseProfile::Default => Box::new(Sse::new(w).last_event_id(self.last_event_id)),
-            SseProfile::AiSdk => Box::new(AiSdk::new(w).last_event_id(self.last_event_id)),
+            SseProfile::Default => Box::new(Sse::new(w).last_event_id(resume)),
+            SseProfile::AiSdk => Box::new(AiSdk::new(w).last_event_id(resume)),
         }
     }
 
@@ -180,9 +202,10 @@ impl OutputArgs {
         stdout: W,
         run_id: &str,
     ) -> Result<Vec<Box<dyn Sink + 'a>>, Error> {
+        let resume = self.last_event_id()?;
         let mut sinks: Vec<Box<dyn Sink + 'a>> = vec![match self.format {
             Format::Envelope => Box::new(Ndjson::new(stdout)),
-            Format::Sse => self.sse_sink(stdout),
+            Format::Sse => self.sse_sink(stdout, resume),
             Format::Audit => Box::new(Audit::new(stdout, run_id, GENESIS)),
         }];
         if let Some(p) = &self.envelope {
@@ -194,7 +217,7 @@ impl OutputArgs {
             let name = p.display().to_string();
             sinks.push(Box::new(Named {
                 name,
-                inner: self.sse_sink(f),
+                inner: self.sse_sink(f, resume),
             }));
         }
         if let Some(p) = &self.audit {

@@ -1,0 +1,624 @@
+//! The audit, SSE and envelope sinks from one run of the real binary: same seqs everywhere, a
+//! lossless audit log whose chain `audit verify` checks (every single-byte change, truncation,
+//! reordering, deletion), appending runs, resume ids, and deterministic output under a manual
+//! clock.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{bin, events, fixtures, root, run};
+use serde_json::Value;
+
+fn fixture(rel: &str) -> PathBuf {
+    root().join(rel)
+}
+
+const TOOLS_PARTIAL: &str = "fixtures/captured/1.0.128/tools.partial.ndjson";
+
+/// Run the binary with `args`; assert success; return stdout.
+fn ok(args: &[&str]) -> Vec<u8> {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn records(bytes: &[u8]) -> Vec<Value> {
+    events(bytes)
+}
+
+/// SSE blocks as (fields) lists, comments and the retry block included.
+fn sse_blocks(text: &str) -> Vec<Vec<(String, String)>> {
+    text.split("\n\n")
+        .filter(|b| !b.is_empty())
+        .map(|b| {
+            b.lines()
+                .map(|l| {
+                    let (k, v) = l.split_once(": ").unwrap_or((l, ""));
+                    (k.to_owned(), v.to_owned())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn verify(path: &Path) -> (bool, String, String) {
+    let out = bin().args(["audit", "verify"]).arg(path).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn all_sinks_from_one_pass_carry_the_same_seq() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, s, e) = (
+        dir.path().join("a.jsonl"),
+        dir.path().join("s.sse"),
+        dir.path().join("e.ndjson"),
+    );
+    for f in [TOOLS_PARTIAL, "fixtures/real/terragon__websearch.ndjson"] {
+        let input = fixture(f);
+        let plain = ok(&[input.to_str().unwrap()]);
+        let stdout = ok(&[
+            "--format",
+            "sse",
+            "--audit",
+            a.to_str().unwrap(),
+            "--sse",
+            s.to_str().unwrap(),
+            "--envelope",
+            e.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ]);
+        // --envelope FILE is the plain envelope; --sse FILE equals stdout's SSE.
+        assert_eq!(std::fs::read(&e).unwrap(), plain, "{f}");
+        assert_eq!(std::fs::read(&s).unwrap(), stdout, "{f}");
+        let env = events(&plain);
+        let blocks = sse_blocks(std::str::from_utf8(&stdout).unwrap());
+        assert_eq!(blocks[0], vec![("retry".to_owned(), "3000".to_owned())]);
+        assert_eq!(blocks.len() - 1, env.len());
+        for (b, ev) in blocks[1..].iter().zip(&env) {
+            assert_eq!(b[0], ("id".into(), ev["seq"].to_string()));
+            assert_eq!(b[1], ("event".into(), ev["type"].as_str().unwrap().into()));
+            assert_eq!(b[2].0, "data");
+            assert_eq!(&serde_json::from_str::<Value>(&b[2].1).unwrap(), ev);
+        }
+        // The audit file gets appended to: its last run's events are the envelope, byte for byte.
+        let text = std::fs::read(&a).unwrap();
+        let recs = records(&text);
+        let last = &recs[recs.len() - env.len()..];
+        let plain_lines: Vec<&str> = std::str::from_utf8(&plain).unwrap().lines().collect();
+        let audit_lines: Vec<&str> = std::str::from_utf8(&text).unwrap().lines().collect();
+        for (i, (r, ev)) in last.iter().zip(&env).enumerate() {
+            assert_eq!(r["seq"], ev["seq"]);
+            assert_eq!(&r["event"], ev);
+            let line = audit_lines[audit_lines.len() - env.len() + i];
+            assert!(line.contains(&format!(",\"event\":{},", plain_lines[i])));
+        }
+    }
+    let (good, stdout, stderr) = verify(&a);
+    assert!(good, "{stderr}");
+    assert!(stdout.contains("in 2 runs"), "{stdout}");
+}
+
+/// Rebuild the input from an audit log: each `raw`/`raw_b64` followed by its `raw_eol`.
+fn rebuild(audit: &[u8]) -> Vec<u8> {
+    use base64::Engine as _;
+    let mut out = Vec::new();
+    for r in records(audit) {
+        if let Some(s) = r["raw"].as_str() {
+            out.extend_from_slice(s.as_bytes());
+        } else if let Some(b) = r["raw_b64"].as_str() {
+            out.extend(base64::engine::general_purpose::STANDARD.decode(b).unwrap());
+        } else {
+            assert!(r.get("raw_eol").is_none());
+            continue;
+        }
+        out.extend_from_slice(r["raw_eol"].as_str().unwrap_or("\n").as_bytes());
+    }
+    out
+}
+
+#[test]
+fn audit_is_lossless_for_every_capture() {
+    for f in fixtures() {
+        let input = std::fs::read(&f).unwrap();
+        let audit = ok(&["--format", "audit", f.to_str().unwrap()]);
+        assert_eq!(rebuild(&audit), input, "{}", f.display());
+        let n = records(&audit).len();
+        let env = events(&ok(&[f.to_str().unwrap()]));
+        assert_eq!(n, env.len(), "{}", f.display());
+    }
+}
+
+#[test]
+fn audit_keeps_invalid_utf8_crlf_and_unterminated_lines() {
+    let input: &[u8] = b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\r\nnot json \xff\xfe\n\n{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\"}";
+    let out = run(&["--format", "audit"], input);
+    assert!(out.status.success());
+    assert_eq!(rebuild(&out.stdout), input);
+    let recs = records(&out.stdout);
+    assert!(recs.iter().any(|r| r["raw_b64"].is_string()));
+    assert!(recs.iter().any(|r| r["raw_eol"] == "\r\n"));
+    assert!(recs.iter().any(|r| r["raw_eol"] == ""));
+    // Cut lines say how long they really were.
+    let out = run(&["--format", "audit", "--max-line-bytes", "20"], input);
+    let recs = records(&out.stdout);
+    // The real length runs up to the newline (the CR of a cut line counts).
+    let first_len = input.iter().position(|&b| b == b'\n').unwrap();
+    assert!(recs.iter().any(|r| r["raw_cut_from"] == first_len));
+}
+
+#[test]
+fn appended_runs_chain_and_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("audit.jsonl");
+    let input = fixture(TOOLS_PARTIAL);
+    for id in ["run-one", "run-two", "run-three"] {
+        ok(&[
+            "--audit",
+            a.to_str().unwrap(),
+            "--fsync",
+            "--run-id",
+            id,
+            input.to_str().unwrap(),
+        ]);
+    }
+    let recs = records(&std::fs::read(&a).unwrap());
+    let per_run = recs.len() / 3;
+    for k in 1..3 {
+        let first = &recs[k * per_run];
+        assert_eq!(first["seq"], 0);
+        assert_eq!(first["prev"], recs[k * per_run - 1]["hash"]);
+    }
+    assert_eq!(recs[0]["prev"], "0".repeat(64));
+    let (good, stdout, stderr) = verify(&a);
+    assert!(good, "{stderr}");
+    assert!(
+        stdout.contains(&format!("{} records in 3 runs", recs.len())),
+        "{stdout}"
+    );
+    assert!(stdout.contains(recs.last().unwrap()["hash"].as_str().unwrap()));
+}
+
+/// A small real audit log (the first lines of a capture), as bytes.
+fn small_audit() -> Vec<u8> {
+    let input = std::fs::read(fixture(TOOLS_PARTIAL)).unwrap();
+    let head: Vec<u8> = input
+        .split_inclusive(|&b| b == b'\n')
+        .take(4)
+        .flatten()
+        .copied()
+        .collect();
+    let out = run(&["--format", "audit", "--run-id", "flip"], &head);
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// 1-based line of byte `pos`.
+fn line_of(bytes: &[u8], pos: usize) -> u64 {
+    1 + bytes[..pos].iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+#[test]
+fn every_single_byte_change_is_detected_on_its_line() {
+    use boo_normalize::sink::audit_verify::{Failure, verify};
+    let audit = small_audit();
+    assert!(verify(&audit[..]).is_ok());
+    let mut checked = 0;
+    for pos in 0..audit.len() {
+        for new in [audit[pos] ^ 0x01, audit[pos] ^ 0x20, b'\n', b' '] {
+            if new == audit[pos] {
+                continue;
+            }
+            let mut t = audit.clone();
+            t[pos] = new;
+            match verify(&t[..]) {
+                Ok(_) => panic!("byte {pos} changed to {new:#x} went undetected"),
+                Err(Failure::Bad { line, .. }) => {
+                    assert_eq!(line, line_of(&audit, pos), "byte {pos} → {new:#x}")
+                }
+                Err(Failure::Io(e)) => panic!("{e}"),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 3 * audit.len());
+}
+
+#[test]
+fn cli_names_file_line_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = small_audit();
+    let lines: Vec<&[u8]> = audit.split_inclusive(|&b| b == b'\n').collect();
+    assert!(lines.len() >= 4);
+    let cases: Vec<(&str, Vec<u8>, u64, &str)> = vec![
+        (
+            "flip",
+            {
+                let mut t = audit.clone();
+                let p = lines[0].len() + 30;
+                t[p] ^= 1;
+                t
+            },
+            2,
+            "hash mismatch",
+        ),
+        (
+            "truncated",
+            audit[..audit.len() - 10].to_vec(),
+            lines.len() as u64,
+            "torn last record",
+        ),
+        (
+            "deleted",
+            [lines[0], lines[2], lines[3]].concat(),
+            2,
+            "prev is not the hash of line 1",
+        ),
+        (
+            "reordered",
+            [lines[0], lines[2], lines[1], lines[3]].concat(),
+            2,
+            "prev is not the hash",
+        ),
+        ("first-missing", lines[1..].concat(), 1, "genesis"),
+        (
+            "duplicated",
+            [lines[0], lines[1], lines[1]].concat(),
+            3,
+            "prev is not the hash of line 2",
+        ),
+    ];
+    for (name, bytes, line, reason) in cases {
+        let p = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&p, &bytes).unwrap();
+        let out = bin().args(["audit", "verify"]).arg(&p).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("boo-normalize: {}:{line}: ", p.display());
+        assert!(err.starts_with(&want), "{name}: {err}");
+        assert!(err.contains(reason), "{name}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    // Truncating at any point inside a record is a torn last record.
+    use boo_normalize::sink::audit_verify::{Failure, verify};
+    for cut in 1..audit.len() {
+        if audit[cut - 1] == b'\n' {
+            continue;
+        }
+        match verify(&audit[..cut]) {
+            Err(Failure::Bad { line, reason }) => {
+                assert_eq!(line, line_of(&audit, cut - 1));
+                assert!(reason.starts_with("torn last record"), "{reason}");
+            }
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    // A missing file is an I/O error (exit 2), not a verdict.
+    let out = bin()
+        .args(["audit", "verify"])
+        .arg(dir.path().join("nope"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn seq_gaps_and_interleaved_runs_are_reported() {
+    use boo_normalize::sink::audit_verify::{Failure, verify};
+    // Re-chain records after editing them, so only the run/seq rules can catch it.
+    fn rechain(recs: &[Vec<u8>]) -> Vec<u8> {
+        use sha2::Digest;
+        let mut prev = "0".repeat(64);
+        let mut out = Vec::new();
+        for r in recs {
+            let body = &r[..r.len() - boo_normalize::sink::audit::TAIL_LEN];
+            let s = std::str::from_utf8(body).unwrap();
+            let i = s.rfind(",\"prev\":\"").unwrap();
+            let rec = format!("{},\"prev\":\"{prev}\",", &s[..i]);
+            let hash = hex::encode(sha2::Sha256::digest(rec.as_bytes()));
+            out.extend_from_slice(format!("{rec}\"hash\":\"{hash}\"}}\n").as_bytes());
+            prev = hash;
+        }
+        out
+    }
+    let audit = small_audit();
+    let lines: Vec<Vec<u8>> = audit
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert!(verify(&rechain(&lines)[..]).is_ok());
+    let gap = [lines[0].clone(), lines[2].clone()];
+    match verify(&rechain(&gap)[..]) {
+        Err(Failure::Bad { line: 2, reason }) => assert!(reason.contains("expected 1"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    let other_run = |l: &Vec<u8>| {
+        String::from_utf8(l.clone())
+            .unwrap()
+            .replace("\"run_id\":\"flip\"", "\"run_id\":\"other\"")
+            .into_bytes()
+    };
+    let interleaved = [lines[0].clone(), other_run(&lines[0]), lines[1].clone()];
+    match verify(&rechain(&interleaved)[..]) {
+        Err(Failure::Bad { line: 3, reason }) => {
+            assert!(reason.contains("appears again"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn append_refuses_torn_logs_and_second_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    let input = fixture(TOOLS_PARTIAL);
+    ok(&["--audit", a.to_str().unwrap(), input.to_str().unwrap()]);
+    let good = std::fs::read(&a).unwrap();
+    std::fs::write(&a, &good[..good.len() - 5]).unwrap();
+    let out = bin()
+        .args(["--audit", a.to_str().unwrap(), input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("boo-normalize: {}: ", a.display())),
+        "{err}"
+    );
+    assert!(err.contains("torn"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "no output before the audit file is usable"
+    );
+
+    // A writer holds the lock while its input is open; a second writer is refused.
+    std::fs::write(&a, &good).unwrap();
+    let mut first = bin()
+        .args(["--audit", a.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut refused = None;
+    for _ in 0..100 {
+        let out = bin()
+            .args(["--audit", a.to_str().unwrap(), input.to_str().unwrap()])
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            refused = Some(String::from_utf8_lossy(&out.stderr).into_owned());
+            break;
+        }
+        // The first writer had not taken the lock yet: undo this run and retry.
+        std::fs::write(&a, &good).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(first.stdin.take());
+    assert!(first.wait().unwrap().success());
+    let err = refused.expect("second writer was never refused");
+    assert!(err.contains("another process is writing"), "{err}");
+    let (good, _, stderr) = verify(&a);
+    assert!(good, "{stderr}");
+}
+
+#[test]
+fn last_event_id_skips_sse_events_but_not_other_sinks() {
+    let input = fixture(TOOLS_PARTIAL);
+    let dir = tempfile::tempdir().unwrap();
+    let e = dir.path().join("e.ndjson");
+    let full = ok(&["--format", "sse", input.to_str().unwrap()]);
+    let resumed = ok(&[
+        "--format",
+        "sse",
+        "--last-event-id",
+        "20",
+        "--envelope",
+        e.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(full).unwrap();
+    let cut = text.find("id: 21\n").unwrap();
+    assert_eq!(
+        String::from_utf8(resumed.clone()).unwrap(),
+        format!("retry: 3000\n\n{}", &text[cut..])
+    );
+    assert_eq!(
+        events(&std::fs::read(&e).unwrap()).len(),
+        sse_blocks(&text).len() - 1
+    );
+    // The environment variable does the same; an empty one is ignored.
+    let out = bin()
+        .args(["--format", "sse", input.to_str().unwrap()])
+        .env("LAST_EVENT_ID", "20")
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, resumed);
+    let out = bin()
+        .args(["--format", "sse", input.to_str().unwrap()])
+        .env("LAST_EVENT_ID", "")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), text);
+    let out = bin()
+        .args([
+            "--format",
+            "sse",
+            "--last-event-id",
+            "x",
+            input.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn ai_sdk_profile_resumes_after_the_last_id() {
+    let input = fixture(TOOLS_PARTIAL);
+    let full = String::from_utf8(ok(&[
+        "--format",
+        "sse",
+        "--sse-profile",
+        "ai-sdk",
+        input.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert!(full.ends_with("data: [DONE]\n\n"));
+    assert!(!full.contains("retry:"));
+    // Every block is `data:` with at most one `id:`; ids increase.
+    let mut last = -1i64;
+    for b in sse_blocks(&full) {
+        let ids: Vec<i64> = b
+            .iter()
+            .filter(|(k, _)| k == "id")
+            .map(|(_, v)| v.parse().unwrap())
+            .collect();
+        assert!(ids.len() <= 1);
+        if let Some(&id) = ids.first() {
+            assert!(id > last);
+            last = id;
+        }
+        assert_eq!(b.last().unwrap().0, "data");
+    }
+    let resumed = String::from_utf8(ok(&[
+        "--format",
+        "sse",
+        "--sse-profile",
+        "ai-sdk",
+        "--last-event-id",
+        "22",
+        input.to_str().unwrap(),
+    ]))
+    .unwrap();
+    // Resuming after 22 = everything after the block that carries `id: 22`.
+    let at = full.find("id: 22\n").unwrap();
+    let next = at + full[at..].find("\n\n").unwrap() + 2;
+    assert_eq!(resumed, full[next..]);
+}
+
+#[test]
+fn manual_clock_makes_audit_output_reproducible() {
+    use boo_normalize::clock::{ManualClock, Stamp};
+    use boo_normalize::normalize::{EndInfo, Normalizer};
+    use boo_normalize::pipeline::Pipeline;
+    use boo_normalize::read::Line;
+    use boo_normalize::sink::audit::{Audit, GENESIS};
+
+    let input = std::fs::read(fixture(TOOLS_PARTIAL)).unwrap();
+    let produce = || {
+        let mut out = Vec::new();
+        {
+            let clock = ManualClock::default();
+            let sink = Audit::new(&mut out, "replayed", GENESIS);
+            let mut p = Pipeline::new(Normalizer::default(), vec![Box::new(sink)])
+                .with_clock(Box::new(clock.clone()));
+            for (i, l) in input
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .enumerate()
+            {
+                clock.set(Stamp {
+                    unix_us: 1_763_825_520_000_000 + i as i64 * 1500,
+                    mono_us: i as u64 * 1500,
+                });
+                let line = Line {
+                    bytes: l,
+                    number: i as u64 + 1,
+                    raw_len: l.len() as u64 + 1,
+                    terminated: true,
+                    oversized: None,
+                };
+                p.push_line(&line).unwrap();
+            }
+            p.finish(&EndInfo::eof()).unwrap();
+        }
+        out
+    };
+    let a = produce();
+    assert_eq!(a, produce());
+    let recs = records(&a);
+    assert_eq!(recs[0]["ts"], "2025-11-22T15:32:00.000000Z");
+    assert_eq!(recs[1]["ts"], "2025-11-22T15:32:00.001500Z");
+    assert_eq!(recs[1]["mono_us"], 1500);
+    assert!(boo_normalize::sink::audit_verify::verify(&a[..]).is_ok());
+    // And the audit log from the binary carries the same events.
+    let cli = records(&ok(&[
+        "--format",
+        "audit",
+        fixture(TOOLS_PARTIAL).to_str().unwrap(),
+    ]));
+    assert_eq!(cli.len(), recs.len());
+    for (x, y) in cli.iter().zip(&recs) {
+        assert_eq!(x["raw"], y["raw"]);
+        if x["event"]["type"] != "run.end" {
+            assert_eq!(x["event"], y["event"]);
+        }
+    }
+}
+
+#[test]
+fn keep_alive_is_a_comment_for_both_profiles() {
+    use boo_normalize::normalize::{EndInfo, Normalizer};
+    use boo_normalize::pipeline::Pipeline;
+    use boo_normalize::sink::ai_sdk::AiSdk;
+    use boo_normalize::sink::sse::Sse;
+    for ai in [false, true] {
+        let mut out = Vec::new();
+        {
+            let sink: Box<dyn boo_normalize::sink::Sink> = if ai {
+                Box::new(AiSdk::new(&mut out))
+            } else {
+                Box::new(Sse::new(&mut out))
+            };
+            let mut p = Pipeline::new(Normalizer::default(), vec![sink]);
+            p.idle().unwrap();
+            p.run(
+                &b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\n"[..],
+                None,
+            )
+            .unwrap();
+            p.idle().unwrap();
+            p.finish(&EndInfo::eof()).unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches(": keep-alive\n\n").count(), 2, "{text}");
+        if !ai {
+            assert!(
+                text.starts_with("retry: 3000\n\n: keep-alive\n\n"),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_output_paths_fail_before_any_output() {
+    let input = fixture(TOOLS_PARTIAL);
+    for opt in ["--audit", "--sse", "--envelope"] {
+        let out = bin()
+            .args([opt, "/nonexistent-dir/x", input.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{opt}");
+        assert!(out.stdout.is_empty(), "{opt}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("boo-normalize: /nonexistent-dir/x: "),
+            "{opt}: {err}"
+        );
+    }
+    let out = bin()
+        .args(["--fsync", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--fsync needs --audit");
+}
