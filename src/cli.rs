@@ -10,6 +10,8 @@ Examples:
   boo-normalize capture.ndjson | jq -c 'select(.type == \"tool.call\") | {name, input}'
   boo-normalize --strict old-run.ndjson > /dev/null   # exit 1 on unusable lines or unknown types
   boo-normalize schema > envelope-v1.schema.json
+  boo-normalize --format sse --audit run.audit.jsonl capture.ndjson   # SSE out, audit appended
+  boo-normalize audit verify run.audit.jsonl                          # exit 1: FILE:LINE: reason
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
 diagnostics or unknown events, 2 usage or I/O error.";
