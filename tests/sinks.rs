@@ -388,23 +388,29 @@ fn append_refuses_torn_logs_and_second_writers() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut refused = None;
-    for _ in 0..100 {
-        let out = bin()
-            .args(["--audit", a.to_str().unwrap(), input.to_str().unwrap()])
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            refused = Some(String::from_utf8_lossy(&out.stderr).into_owned());
-            break;
-        }
-        // The first writer had not taken the lock yet: undo this run and retry.
-        std::fs::write(&a, &good).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    // Once the first writer has written a record it holds the lock (taken before any input).
+    use std::io::Write as _;
+    let mut stdin = first.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let start = std::time::Instant::now();
+    while std::fs::metadata(&a).unwrap().len() == good.len() as u64 {
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "the first writer wrote nothing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    drop(first.stdin.take());
+    let out = bin()
+        .args(["--audit", a.to_str().unwrap(), input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    drop(stdin);
     assert!(first.wait().unwrap().success());
-    let err = refused.expect("second writer was never refused");
     assert!(err.contains("another process is writing"), "{err}");
     let (good, _, stderr) = verify(&a);
     assert!(good, "{stderr}");
