@@ -1,6 +1,8 @@
 //! Command-line surface (clap derive). Validation only: no files are opened here.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -40,6 +42,9 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Run `claude -p` as a supervised child and normalize its output live (Linux).
+    #[command(after_help = SPAWN_AFTER_HELP)]
+    Spawn(Box<SpawnArgs>),
 }
 
 /// `normalize` options.
@@ -63,6 +68,120 @@ pub struct NormalizeArgs {
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
+}
+
+const SPAWN_AFTER_HELP: &str = "\
+Environment: only PATH HOME USER LOGNAME SHELL TERM LANG LC_* TZ TMPDIR, http(s)_proxy and
+no_proxy (any case), CLAUDE_* and what --env names reach the child (--inherit-env: all).
+ANTHROPIC_* credentials (API_KEY, AUTH_TOKEN, CUSTOM_HEADERS, any *KEY*/*TOKEN*/*SECRET*) are
+removed unless --keep-env-key. ANTHROPIC_BASE_URL is not a credential but needs --env.
+
+Stopping (timeouts, SIGINT/SIGTERM/SIGHUP, --enforce): SIGINT to the child's process group,
+SIGTERM after --grace, SIGKILL after another --grace; then every remaining descendant
+(background processes included, found as a child subreaper) is killed unless
+--keep-background.
+
+Exit status: the child's exit code; 128+N when a signal killed it; 124 timeout or idle
+timeout; 128+N when boo-normalize got signal N (130 for Ctrl-C); 125 a guard stopped it
+(--enforce); 0/1 (the last result's success) when it hung after closing stdout; 127 binary
+not found, 126 not executable, 2 usage error.
+
+Examples:
+  boo-normalize spawn --prompt 'fix the tests' -- --max-turns 20
+  boo-normalize spawn --prompt-file task.md --idle-timeout 5m --allow-tools Read,Grep --enforce";
+
+/// `spawn` options.
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    /// The prompt: in argv, or on stdin when long (see --prompt-argv-max), starting with `-` or
+    /// a single word.
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// Read the prompt from FILE (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// Prompts longer than this many bytes go to the child's stdin (closed right after).
+    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024)]
+    pub prompt_argv_max: usize,
+    /// The claude binary; a name without `/` is looked up on PATH. [default: claude]
+    #[arg(long, value_name = "PATH", env = "CLAUDE_BIN")]
+    pub claude_bin: Option<OsString>,
+    /// Do not add --include-partial-messages.
+    #[arg(long)]
+    pub no_partial: bool,
+    /// Pass variable KEY (KEY* for a prefix) to the child, or set it to VALUE. Repeatable.
+    #[arg(long = "env", value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
+    /// Pass boo-normalize's whole environment (credentials are still removed).
+    #[arg(long)]
+    pub inherit_env: bool,
+    /// Keep ANTHROPIC_API_KEY and the other ANTHROPIC_* credentials.
+    #[arg(long, conflicts_with = "refuse_api_key")]
+    pub keep_env_key: bool,
+    /// Exit with an error (status 2) if an ANTHROPIC_* credential is set.
+    #[arg(long)]
+    pub refuse_api_key: bool,
+    /// Stop the child after this long (30s, 5m, 1500ms).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Stop the child when no stdout line came for this long.
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Time between SIGINT, SIGTERM and SIGKILL when stopping.
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5s")]
+    pub grace: Duration,
+    /// Leave processes the run started in the background running after the child ended.
+    #[arg(long)]
+    pub keep_background: bool,
+    /// Emit the child's stderr as `child.stderr` events instead of copying it to stderr.
+    #[arg(long)]
+    pub stderr_events: bool,
+    /// Allowed tools, comma-separated (`mcp__srv__*` for a prefix); other calls are violations.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub allow_tools: Option<Vec<String>>,
+    /// More than N tool calls is a violation.
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u64>,
+    /// More than N identical consecutive calls (same tool and input) is a violation.
+    #[arg(long, value_name = "N")]
+    pub max_repeat_calls: Option<u64>,
+    /// More than N bytes of child stdout is a violation.
+    #[arg(long, value_name = "N")]
+    pub max_output_bytes: Option<u64>,
+    /// Stop the child on the first policy violation (exit 125).
+    #[arg(long)]
+    pub enforce: bool,
+    /// Envelope options.
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// Arguments for claude, after `--`.
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    pub claude_args: Vec<OsString>,
+}
+
+/// Envelope options of `spawn` (the same meaning as `normalize`'s). Output sinks added later
+/// (audit log, SSE) belong next to these.
+#[derive(Debug, Args, Default, Clone)]
+pub struct StreamArgs {
+    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
+    #[arg(long)]
+    pub keep_blobs: bool,
+    /// Exit 1 (when the run otherwise succeeded) if any line was unusable or unknown.
+    #[arg(long)]
+    pub strict: bool,
+    /// Flush after every event batch (default: whenever the child has nothing pending).
+    #[arg(long)]
+    pub line_buffered: bool,
+    /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
+    #[arg(long, value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
+    /// Parse with serde_json only (the reference parser) instead of simd-json.
+    #[arg(long, hide = true)]
+    pub reference_parser: bool,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    boo_normalize::spawn::parse_duration(s)
 }
 
 /// `schema` options.

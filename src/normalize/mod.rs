@@ -187,6 +187,17 @@ impl Normalizer {
         self.st.terminal_seen
     }
 
+    /// The current session id (from the last line that carried one).
+    pub fn session_id(&self) -> Option<&str> {
+        self.st.session.as_deref()
+    }
+
+    /// Count events appended by someone else (from index `first` of `ev`) in the run's
+    /// statistics, as if the normalizer had written them.
+    pub fn count_events(&mut self, ev: &Events, first: usize) {
+        self.st.count(ev, first);
+    }
+
     /// Normalize one framed line, appending its events to `ev`.
     pub fn push_line(&mut self, line: &Line<'_>, ev: &mut Events) {
         let first = ev.len();
@@ -398,10 +409,10 @@ impl State {
             return;
         }
         let own_sid = get_str(v, "session_id");
-        if let Some(sid) = own_sid {
-            if self.session.as_deref() != Some(sid) {
-                self.session = Some(sid.to_owned());
-            }
+        if let Some(sid) = own_sid
+            && self.session.as_deref() != Some(sid)
+        {
+            self.session = Some(sid.to_owned());
         }
         // Lines without a session id (wrapper markers, foreign objects) belong to the current one.
         let fallback = if own_sid.is_none() {
