@@ -115,7 +115,7 @@ pub struct SpawnArgs {
     /// Pass boo-normalize's whole environment (credentials are still removed).
     #[arg(long)]
     pub inherit_env: bool,
-    /// Keep ANTHROPIC_API_KEY and the other ANTHROPIC_* credentials.
+    /// Pass ANTHROPIC_API_KEY and the other ANTHROPIC_* credentials to the child.
     #[arg(long, conflicts_with = "refuse_api_key")]
     pub keep_env_key: bool,
     /// Exit with an error (status 2) if an ANTHROPIC_* credential is set.

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use spawn_common::*;
 
 const INIT: &str = r#"{"type":"system","subtype":"init","session_id":"s1","model":"m","cwd":"/","tools":["Bash","Read"]}"#;
-const RESULT_OK: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s1"}"#;
+const RESULT_OK: &str =
+    r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s1"}"#;
 const BASH_CALL: &str = r#"{"type":"assistant","session_id":"s1","message":{"id":"msg_1","role":"assistant","model":"m","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}}"#;
 
 /// A fake claude: `body` is shell code; `$HERE` is its directory.
@@ -41,7 +42,11 @@ fn spawn_cmd(d: &Dirs, bin: &PathBuf, mark: &str, args: &[&str]) -> Command {
     c
 }
 
-fn run(d: &Dirs, body: &str, args: &[&str]) -> (std::process::Output, Vec<serde_json::Value>, String) {
+fn run(
+    d: &Dirs,
+    body: &str,
+    args: &[&str],
+) -> (std::process::Output, Vec<serde_json::Value>, String) {
     let mark = marker("hyg");
     let bin = fake(d, body);
     let out = output_within(spawn_cmd(d, &bin, &mark, args), Duration::from_secs(30));
@@ -95,7 +100,10 @@ fn hang_after_result_with_stdout_open_ends_by_idle_timeout() {
     let end = run_end(&ev);
     assert_eq!(end["cause"], "idle_timeout");
     assert_eq!(end["terminal_seen"], true);
-    assert_eq!(end["signals_sent"], serde_json::json!(["SIGINT", "SIGTERM"]));
+    assert_eq!(
+        end["signals_sent"],
+        serde_json::json!(["SIGINT", "SIGTERM"])
+    );
     assert_eq!(end["signal"], "SIGTERM");
     assert_eq!(out.status.code(), Some(124));
     assert!(t0.elapsed() < Duration::from_secs(10));
@@ -118,7 +126,10 @@ fn stdout_closed_but_alive_is_ended_after_grace() {
     assert_eq!(end["signals_sent"][0], "SIGINT");
     // The result was a success: exit 0, as the child would have returned.
     assert_eq!(out.status.code(), Some(0));
-    assert!(el >= Duration::from_millis(500), "ended before the grace: {el:?}");
+    assert!(
+        el >= Duration::from_millis(500),
+        "ended before the grace: {el:?}"
+    );
     assert!(el < Duration::from_secs(10), "{el:?}");
     assert_no_procs(&mark, Duration::from_secs(2));
 }
@@ -198,7 +209,14 @@ fn wall_clock_timeout_while_output_flows() {
     let (out, ev, mark) = run(
         &d,
         "echo \"$INIT\"; while :; do echo '{\"type\":\"keep_alive\"}'; sleep 0.05; done",
-        &["--timeout", "600ms", "--idle-timeout", "5s", "--grace", "1s"],
+        &[
+            "--timeout",
+            "600ms",
+            "--idle-timeout",
+            "5s",
+            "--grace",
+            "1s",
+        ],
     );
     let end = run_end(&ev);
     assert_eq!(end["cause"], "timeout");
@@ -237,7 +255,10 @@ fn sigint_and_sigterm_are_forwarded() {
 fn repeated_interrupts_escalate_at_once() {
     let d = Dirs::new();
     let mark = marker("sig3");
-    let bin = fake(&d, "trap '' INT TERM; echo \"$INIT\"; while :; do sleep 0.05; done");
+    let bin = fake(
+        &d,
+        "trap '' INT TERM; echo \"$INIT\"; while :; do sleep 0.05; done",
+    );
     let mut c = spawn_cmd(&d, &bin, &mark, &["--grace", "60s"]);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
@@ -309,7 +330,11 @@ fn closed_output_stops_the_child_quietly() {
     drop(r);
     let out = wait_within(child, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_no_procs(&mark, Duration::from_secs(2));
 }
 
@@ -348,21 +373,39 @@ fn environment_allowlist() {
     names.sort();
     assert_eq!(
         names,
-        ["BOO_TEST_MARK", "CLAUDE_CODE_X", "HOME", "LANG", "LC_ALL", "PATH", "https_proxy"]
+        [
+            "BOO_TEST_MARK",
+            "CLAUDE_CODE_X",
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "PATH",
+            "https_proxy"
+        ]
     );
 
     let mut c = spawn_cmd(
         &d,
         &bin,
         &mark,
-        &["--env", "ANTHROPIC_BASE_URL", "--env", "FOO=baz", "--env", "ANTHROPIC_API_KEY"],
+        &[
+            "--env",
+            "ANTHROPIC_BASE_URL",
+            "--env",
+            "FOO=baz",
+            "--env",
+            "ANTHROPIC_API_KEY",
+        ],
     );
     parent_env(&mut c);
     output_within(c, Duration::from_secs(20));
     let text = fs::read_to_string(d.path().join("env.txt")).unwrap();
     assert!(text.contains("ANTHROPIC_BASE_URL=http://127.0.0.1:9\n"));
     assert!(text.contains("FOO=baz\n"));
-    assert!(!text.contains("sk-ant-secret-123"), "credential passed: {text}");
+    assert!(
+        !text.contains("sk-ant-secret-123"),
+        "credential passed: {text}"
+    );
 
     let mut c = spawn_cmd(&d, &bin, &mark, &["--inherit-env"]);
     parent_env(&mut c);
@@ -388,10 +431,19 @@ fn api_key_refusal_and_explicit_credentials() {
     let out = output_within(c, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("boo-normalize: --refuse-api-key: "), "{err}");
-    assert!(err.contains("ANTHROPIC_API_KEY") && !err.contains("sk-ant-secret"), "{err}");
+    assert!(
+        err.starts_with("boo-normalize: --refuse-api-key: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("ANTHROPIC_API_KEY") && !err.contains("sk-ant-secret"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
-    assert!(!d.path().join("env.txt").exists(), "the child must not have run");
+    assert!(
+        !d.path().join("env.txt").exists(),
+        "the child must not have run"
+    );
 
     let c = spawn_cmd(&d, &bin, &mark, &["--env", "ANTHROPIC_API_KEY=sk-x"]);
     let out = output_within(c, Duration::from_secs(20));
@@ -417,24 +469,49 @@ fn prompt_placement_argv_or_stdin() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(fs::read_to_string(d.path().join("stdin.txt")).unwrap(), big);
     let args = fs::read_to_string(d.path().join("args.txt")).unwrap();
-    assert!(!args.contains("line 1999"), "the long prompt is not in argv");
+    assert!(
+        !args.contains("line 1999"),
+        "the long prompt is not in argv"
+    );
     assert_eq!(
         args.lines().collect::<Vec<_>>(),
-        ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+        [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages"
+        ]
     );
 
     let c = spawn_cmd(
         &d,
         &bin,
         &mark,
-        &["--prompt", "two words", "--no-partial", "--", "--max-turns", "2"],
+        &[
+            "--prompt",
+            "two words",
+            "--no-partial",
+            "--",
+            "--max-turns",
+            "2",
+        ],
     );
     output_within(c, Duration::from_secs(20));
     assert_eq!(fs::read_to_string(d.path().join("stdin.txt")).unwrap(), "");
     let args = fs::read_to_string(d.path().join("args.txt")).unwrap();
     assert_eq!(
         args.lines().collect::<Vec<_>>(),
-        ["-p", "--output-format", "stream-json", "--verbose", "--max-turns", "2", "--", "two words"]
+        [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--max-turns",
+            "2",
+            "--",
+            "two words"
+        ]
     );
 }
 
@@ -470,7 +547,14 @@ fn guards_report_without_enforce() {
     let (out, ev, _) = run(
         &d,
         "echo \"$INIT\"; echo \"$BASH_CALL\"; echo \"$BASH_CALL\" | sed s/toolu_1/toolu_2/; echo \"$RESULT\"",
-        &["--allow-tools", "Bash", "--max-repeat-calls", "1", "--max-output-bytes", &cap],
+        &[
+            "--allow-tools",
+            "Bash",
+            "--max-repeat-calls",
+            "1",
+            "--max-output-bytes",
+            &cap,
+        ],
     );
     let v = of_type(&ev, "policy.violation");
     let rules: Vec<_> = v.iter().map(|x| x["rule"].as_str().unwrap()).collect();
@@ -503,13 +587,20 @@ fn missing_binary_and_bad_usage() {
     let d = Dirs::new();
     let mark = marker("usage");
     let mut c = command(&d.home, &mark);
-    c.env("PATH", "/nonexistent").args(["spawn", "--prompt", "x y"]);
+    c.env("PATH", "/nonexistent")
+        .args(["spawn", "--prompt", "x y"]);
     let out = output_within(c, Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not found on PATH"));
     let bin = fake(&d, RECORD);
     let c = spawn_cmd(&d, &bin, &mark, &["--enforce"]);
-    assert_eq!(output_within(c, Duration::from_secs(10)).status.code(), Some(2));
+    assert_eq!(
+        output_within(c, Duration::from_secs(10)).status.code(),
+        Some(2)
+    );
     let c = spawn_cmd(&d, &bin, &mark, &["--timeout", "soon"]);
-    assert_eq!(output_within(c, Duration::from_secs(10)).status.code(), Some(2));
+    assert_eq!(
+        output_within(c, Duration::from_secs(10)).status.code(),
+        Some(2)
+    );
 }

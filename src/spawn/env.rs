@@ -12,7 +12,8 @@
 //! | what `--env KEY` names (`KEY*` for a prefix) or `--env KEY=VALUE` sets | everything else, explicitly |
 //!
 //! `--inherit-env` passes the whole environment instead. Either way, **API credentials** are
-//! removed unless `--keep-env-key`: `ANTHROPIC_*` variables whose name contains `KEY`, `TOKEN`,
+//! removed unless `--keep-env-key` (which passes them all): `ANTHROPIC_*` variables whose name
+//! contains `KEY`, `TOKEN`,
 //! `SECRET`, `PASSWORD` or `CREDENTIAL` (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, …) and
 //! `ANTHROPIC_CUSTOM_HEADERS` (it can carry an `Authorization` header). An API key in the
 //! environment silently switches a subscription login to per-token billing.
@@ -116,10 +117,8 @@ impl EnvPolicy {
         let mut out: Vec<(OsString, OsString)> = Vec::new();
         for (k, v) in vars {
             let keep = match k.to_str() {
-                Some(name) => {
-                    (self.inherit || is_allowed(name) || self.named(name))
-                        && (self.keep_credentials || !is_credential(name))
-                }
+                Some(name) if is_credential(name) => self.keep_credentials,
+                Some(name) => self.inherit || is_allowed(name) || self.named(name),
                 None => self.inherit,
             };
             if keep {
@@ -240,6 +239,17 @@ mod tests {
         }
         .build(vars(PARENT));
         assert_eq!(env.len(), PARENT.len());
+        let env = EnvPolicy {
+            keep_credentials: true,
+            ..Default::default()
+        }
+        .build(vars(PARENT));
+        let n = names(&env);
+        assert!(
+            n.contains(&"ANTHROPIC_API_KEY".into()),
+            "--keep-env-key alone passes keys"
+        );
+        assert!(!n.contains(&"ANTHROPIC_BASE_URL".into()) && !n.contains(&"MY_APP_A".into()));
     }
 
     #[test]
