@@ -87,7 +87,7 @@ impl Fake {
         fs::write(&sp, text).unwrap();
         let pf = d.path().join("port");
         let log = d.path().join("requests.jsonl");
-        let child = Command::new("python3")
+        let mut child = Command::new("python3")
             .arg(root().join("tests/support/fake_anthropic.py"))
             .arg("--script")
             .arg(&sp)
@@ -101,12 +101,16 @@ impl Fake {
             .expect("python3 fake_anthropic.py");
         let until = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(s) = fs::read_to_string(&pf) {
-                if let Ok(port) = s.trim().parse() {
-                    return Fake { child, port, log };
-                }
+            if let Ok(s) = fs::read_to_string(&pf)
+                && let Ok(port) = s.trim().parse()
+            {
+                return Fake { child, port, log };
             }
-            assert!(Instant::now() < until, "fake_anthropic.py did not start");
+            if Instant::now() >= until {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("fake_anthropic.py did not start");
+            }
             std::thread::sleep(Duration::from_millis(30));
         }
     }
