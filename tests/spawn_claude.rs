@@ -79,6 +79,8 @@ struct Fake {
 }
 
 impl Fake {
+    // The child is waited for in `Drop`.
+    #[allow(clippy::zombie_processes)]
     fn start(d: &Dirs, script: &Value) -> Fake {
         let text = script
             .to_string()
