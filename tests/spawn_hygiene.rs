@@ -46,7 +46,7 @@ fn run(
     d: &Dirs,
     body: &str,
     args: &[&str],
-) -> (std::process::Output, Vec<serde_json::Value>, String) {
+) -> (std::process::Output, Vec<serde_json::Value>, Mark) {
     let mark = marker("hyg");
     let bin = fake(d, body);
     let out = output_within(spawn_cmd(d, &bin, &mark, args), Duration::from_secs(30));

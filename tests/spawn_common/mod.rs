@@ -14,16 +14,39 @@ use serde_json::Value;
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
 
-/// A unique marker per call (pid + counter + time), put in argv and in the environment of
-/// everything a run starts, so leftovers can be found in `/proc`.
-pub fn marker(tag: &str) -> String {
+/// A unique marker (pid + counter + time), put in argv and in the environment of everything a
+/// run starts, so leftovers can be found in `/proc`. Dropping it (also when a test fails)
+/// kills whatever still carries it, so a failing test does not leak processes.
+pub struct Mark(String);
+
+impl std::ops::Deref for Mark {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Mark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Drop for Mark {
+    fn drop(&mut self) {
+        kill_marked(&self.0);
+    }
+}
+
+/// A new [`Mark`].
+pub fn marker(tag: &str) -> Mark {
     static N: AtomicU32 = AtomicU32::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
-    format!("BOOMARK_{tag}_{}_{n}_{t}", std::process::id())
+    Mark(format!("BOOMARK_{tag}_{}_{n}_{t}", std::process::id()))
 }
 
 /// A `boo-normalize` command with a clean environment: PATH, HOME and `BOO_TEST_MARK` only.
