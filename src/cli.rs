@@ -45,6 +45,28 @@ pub enum Command {
     /// Run `claude -p` as a supervised child and normalize its output live (Linux).
     #[command(after_help = SPAWN_AFTER_HELP)]
     Spawn(Box<SpawnArgs>),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: Shell,
+    },
+    /// Write the man pages into DIR (used to keep man/ in sync).
+    #[command(hide = true)]
+    GenerateMan {
+        /// Output directory.
+        dir: PathBuf,
+    },
+}
+
+/// Shells with completion scripts.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Shell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
 }
 
 /// `normalize` options.

@@ -1,5 +1,6 @@
 //! Subcommand dispatch: each subcommand file only wires the library together.
 
+mod generate;
 mod normalize;
 mod spawn;
 
@@ -13,6 +14,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
         Some(Command::Spawn(a)) => spawn::run(*a),
+        Some(Command::Completions { shell }) => generate::completions(shell),
+        Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Schema(a)) => {
             let doc = boo_normalize::schema::schema(a.strict);
             let text = serde_json::to_string_pretty(&doc).expect("schema serializes");
