@@ -330,7 +330,7 @@ fn idle_timeout_after_background_process_cleans_up() {
             "--prompt",
             "Start the job.",
             "--idle-timeout",
-            "4s",
+            "6s",
             "--grace",
             "2s",
         ],
