@@ -202,8 +202,17 @@ pub struct StreamArgs {
     pub reference_parser: bool,
 }
 
+/// Parse a duration: `30s`, `5m`, `1500ms`, `1h 30m` (humantime syntax) or bare seconds (`30`,
+/// `0.5`).
 fn duration(s: &str) -> Result<Duration, String> {
-    boo_normalize::spawn::parse_duration(s)
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(format!("{s:?}: not a duration"));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("{s:?}: {e} (e.g. 30s, 5m, 1500ms)"))
 }
 
 /// `schema` options.
@@ -226,5 +235,19 @@ mod tests {
     #[test]
     fn verify_cli() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        let p = super::duration;
+        assert_eq!(p("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(p("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(p("1500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(p("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(p("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(p("0.25"), Ok(Duration::from_millis(250)));
+        assert!(p("-1").is_err());
+        assert!(p("soon").is_err());
     }
 }

@@ -30,4 +30,5 @@ pub mod pipeline;
 pub mod read;
 pub mod schema;
 pub mod sink;
+#[cfg(unix)]
 pub mod spawn;

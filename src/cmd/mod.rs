@@ -2,6 +2,7 @@
 
 mod generate;
 mod normalize;
+#[cfg(unix)]
 mod spawn;
 
 use boo_normalize::error::{EXIT_OK, Error};
@@ -13,7 +14,10 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
+        #[cfg(unix)]
         Some(Command::Spawn(a)) => spawn::run(*a),
+        #[cfg(not(unix))]
+        Some(Command::Spawn(_)) => Err(Error::msg("spawn", "only supported on Linux")),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Schema(a)) => {
