@@ -364,6 +364,7 @@ fn sigint_is_forwarded_and_everything_cleaned_up() {
     );
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
+    let _dog = Watchdog::new(child.id(), Duration::from_secs(120));
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let first = read_until(&mut r, |e| e["type"] == "tool.result");
     assert_eq!(first.last().unwrap()["type"], "tool.result", "{first:?}");

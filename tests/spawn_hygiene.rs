@@ -234,6 +234,7 @@ fn sigint_and_sigterm_are_forwarded() {
         let mut c = spawn_cmd(&d, &bin, &mark, &["--grace", "2s"]);
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
+        let _dog = Watchdog::new(child.id(), Duration::from_secs(30));
         let mut r = BufReader::new(child.stdout.take().unwrap());
         let first = read_until(&mut r, |e| e["type"] == "session.init");
         assert_eq!(first.last().unwrap()["type"], "session.init");
@@ -262,6 +263,7 @@ fn repeated_interrupts_escalate_at_once() {
     let mut c = spawn_cmd(&d, &bin, &mark, &["--grace", "60s"]);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
+    let _dog = Watchdog::new(child.id(), Duration::from_secs(30));
     let t0 = Instant::now();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut r, |e| e["type"] == "session.init");
@@ -292,6 +294,7 @@ fn orphans_are_reaped_while_the_child_runs() {
     let mut c = spawn_cmd(&d, &bin, &mark, &[]);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
+    let _dog = Watchdog::new(child.id(), Duration::from_secs(30));
     let mut r = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut r, |e| e["type"] == "session.init");
     std::thread::sleep(Duration::from_millis(600));
@@ -325,6 +328,7 @@ fn closed_output_stops_the_child_quietly() {
     let mut c = spawn_cmd(&d, &bin, &mark, &["--grace", "1s", "--line-buffered"]);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
+    let _dog = Watchdog::new(child.id(), Duration::from_secs(30));
     let mut r = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut r, |e| e["type"] == "session.init");
     drop(r);

@@ -227,3 +227,28 @@ pub fn send_signal(pid: u32, sig: &str) {
         .expect("kill");
     assert!(st.success());
 }
+
+/// Kills `pid` (SIGKILL) if still alive after `max`, so a test that blocks reading a child's
+/// stdout fails instead of hanging. Disarmed on drop.
+pub struct Watchdog(Option<std::sync::mpsc::Sender<()>>);
+
+impl Watchdog {
+    pub fn new(pid: u32, max: Duration) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(max) {
+                eprintln!("watchdog: killing {pid} after {max:?}");
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            }
+        });
+        Watchdog(Some(tx))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
