@@ -13,7 +13,7 @@
 //! A second interrupt during a stop moves to the next step at once.
 
 use std::io;
-use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -171,8 +171,9 @@ impl Sup<'_> {
                     return;
                 }
                 if !self.limits.keep_background && self.cleaned.is_none() {
-                    // Then wait (at most `grace` after the end) for EOF.
+                    // Then wait (at most `grace` from now) for EOF and the last lines.
                     self.cleaned = Some(cleanup(self.limits.grace));
+                    self.ended_at = Some(Instant::now());
                 }
             } else {
                 self.check_deadlines(now);
@@ -180,8 +181,7 @@ impl Sup<'_> {
             let wait = self.next_deadline(now).saturating_duration_since(now);
             let msg = match self.run.rx.try_recv() {
                 Ok(m) => Some(m),
-                Err(TryRecvError::Disconnected) => None,
-                Err(TryRecvError::Empty) => {
+                Err(_) => {
                     self.idle();
                     match self.run.rx.recv_timeout(wait) {
                         Ok(m) => Some(m),
