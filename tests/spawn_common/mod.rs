@@ -2,6 +2,8 @@
 //! and checking `/proc` for processes a run left behind.
 #![allow(dead_code)]
 
+pub mod fake;
+
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
