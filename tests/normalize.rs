@@ -420,3 +420,15 @@ fn schema_command_prints_draft_2020_12() {
     assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert!(jsonschema::draft202012::meta::is_valid(&v));
 }
+
+#[test]
+fn the_same_capture_twice_is_two_runs() {
+    let once = std::fs::read("fixtures/captured/2.1.45/tools.ndjson").unwrap();
+    let twice = [once.clone(), once.clone()].concat();
+    let a = events(&run(&[], &once).stdout);
+    let b = events(&run(&[], &twice).stdout);
+    let calls = |ev: &[Value]| ev.iter().filter(|e| e["type"] == "tool.call").count();
+    assert_eq!(calls(&b), 2 * calls(&a));
+    assert!(b.iter().all(|e| e["type"] != "skipped"));
+    assert_eq!(b.last().unwrap()["turns"], 2);
+}

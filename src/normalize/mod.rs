@@ -134,6 +134,8 @@ struct State {
     /// Message ids seen on assistant lines.
     assistant_seen: HashSet<String>,
     init_seen: bool,
+    /// Session id of the last `system/init`.
+    init_session: Option<String>,
     terminal_seen: bool,
     turns: u64,
     stats: Stats,

@@ -168,6 +168,12 @@ impl State {
         );
         self.init_seen = true;
         self.terminal_seen = false;
+        // Tool use ids are unique within a session; a new session (an appended run, a replayed
+        // capture) starts a fresh id space, so its calls are never taken for duplicates.
+        if self.init_session.as_deref() != ctx.session_id {
+            self.tools.clear();
+            self.init_session = ctx.session_id.map(str::to_owned);
+        }
         if let Some(ver) = get_str(v, "claude_code_version") {
             self.cli_version = Some(ver.to_owned());
         }
