@@ -116,6 +116,8 @@ enum StreamBlock {
 struct ToolInfo {
     name: String,
     call_emitted: bool,
+    /// The init scope the call was emitted in.
+    scope: u64,
 }
 
 /// Cross-line state.
@@ -134,8 +136,8 @@ struct State {
     /// Message ids seen on assistant lines.
     assistant_seen: HashSet<String>,
     init_seen: bool,
-    /// Session id of the last `system/init`.
-    init_session: Option<String>,
+    /// Number of `system/init` lines so far: the scope of the one-call-per-id rule.
+    scope: u64,
     terminal_seen: bool,
     turns: u64,
     stats: Stats,

@@ -168,12 +168,10 @@ impl State {
         );
         self.init_seen = true;
         self.terminal_seen = false;
-        // Tool use ids are unique within a session; a new session (an appended run, a replayed
-        // capture) starts a fresh id space, so its calls are never taken for duplicates.
-        if self.init_session.as_deref() != ctx.session_id {
-            self.tools.clear();
-            self.init_session = ctx.session_id.map(str::to_owned);
-        }
+        // Each init opens a new scope for the one-call-per-id rule: a replayed or appended copy of
+        // a run repeats its tool use ids, and those calls are new. Names stay known, so a result
+        // that arrives after the next init (a background subagent) still names its call.
+        self.scope += 1;
         if let Some(ver) = get_str(v, "claude_code_version") {
             self.cli_version = Some(ver.to_owned());
         }
