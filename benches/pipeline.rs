@@ -13,17 +13,23 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Every real capture, concatenated (about 9.8 MB).
 fn corpus() -> Vec<u8> {
-    let mut names: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
-        .collect();
+    let mut names: Vec<_> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+            .collect();
     names.sort();
-    names.iter().flat_map(|p| std::fs::read(p).unwrap()).collect()
+    names
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect()
 }
 
 fn lines(data: &[u8]) -> Vec<&[u8]> {
-    data.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect()
+    data.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
@@ -44,7 +50,10 @@ fn bench(c: &mut Criterion) {
     });
 
     let ls = lines(&data);
-    for (name, engine) in [("parse_simd_json", Engine::Simd), ("parse_serde_json", Engine::Serde)] {
+    for (name, engine) in [
+        ("parse_simd_json", Engine::Simd),
+        ("parse_serde_json", Engine::Serde),
+    ] {
         g.bench_function(name, |b| {
             let mut p = Parser::new(engine);
             b.iter(|| {
