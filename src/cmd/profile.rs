@@ -12,9 +12,7 @@ pub fn run(a: ProfileArgs) -> Result<u8, Error> {
     let p = input::load(&a.inputs, a.by_version)?;
     let doc = p.to_json();
     match &a.output {
-        Some(path) => {
-            fs::write(path, doc).map_err(|e| Error::io(path.display().to_string(), e))?
-        }
+        Some(path) => fs::write(path, doc).map_err(|e| Error::io(path.display().to_string(), e))?,
         None => io::stdout()
             .lock()
             .write_all(doc.as_bytes())

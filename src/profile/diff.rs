@@ -2,7 +2,7 @@
 //!
 //! Policy (what a consumer of the old format would notice):
 //! * breaking: a kind disappears; a field that was in every parent object disappears; a field
-//!   takes a JSON type it never had; a required field becomes optional; an enum value is no
+//!   takes a JSON type it never had (unless it was always `null`); a required field becomes optional; an enum value is no
 //!   longer produced; a tool name disappears or is renamed.
 //! * additive: a new kind, field, enum value or tool name.
 //! * info: an optional field no longer seen, a type no longer seen, optional → required, an
@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Field, Kind, Presence, Profile, UsedTool, parent_path};
+use super::{Field, JType, Kind, Presence, Profile, UsedTool, parent_path};
 
 /// How much a change matters to a consumer of the old format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -166,7 +166,10 @@ pub fn diff(old: &Profile, new: &Profile) -> Vec<Change> {
     // tool_use_result kinds of renamed tools are compared with each other.
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (from, to) in &renames {
-        let (ko, kn) = (format!("tool_use_result/{from}"), format!("tool_use_result/{to}"));
+        let (ko, kn) = (
+            format!("tool_use_result/{from}"),
+            format!("tool_use_result/{to}"),
+        );
         if old.kinds.contains_key(&ko)
             && new.kinds.contains_key(&kn)
             && !new.kinds.contains_key(&ko)
@@ -212,9 +215,8 @@ pub fn diff(old: &Profile, new: &Profile) -> Vec<Change> {
 /// Sort changes: severity, kind, path, change, value.
 pub fn sort(changes: &mut [Change]) {
     changes.sort_by(|a, b| {
-        (a.severity, &a.kind, &a.path, a.change, &a.value, &a.from).cmp(&(
-            b.severity, &b.kind, &b.path, b.change, &b.value, &b.from,
-        ))
+        (a.severity, &a.kind, &a.path, a.change, &a.value, &a.from)
+            .cmp(&(b.severity, &b.kind, &b.path, b.change, &b.value, &b.from))
     });
 }
 
@@ -242,8 +244,16 @@ fn is_below(p: &str, ancestor: &str) -> bool {
 }
 
 fn kind_diff(name: &str, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
-    let added: Vec<&String> = n.fields.keys().filter(|p| !o.fields.contains_key(*p)).collect();
-    let removed: Vec<&String> = o.fields.keys().filter(|p| !n.fields.contains_key(*p)).collect();
+    let added: Vec<&String> = n
+        .fields
+        .keys()
+        .filter(|p| !o.fields.contains_key(*p))
+        .collect();
+    let removed: Vec<&String> = o
+        .fields
+        .keys()
+        .filter(|p| !n.fields.contains_key(*p))
+        .collect();
     let top = |set: &[&String], p: &str| !set.iter().any(|a| is_below(p, a));
     for p in &added {
         if !top(&added, p) {
@@ -253,10 +263,13 @@ fn kind_diff(name: &str, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
         let detail = if p.ends_with("[]") {
             format!("array elements now seen: {}", types_text(f))
         } else {
-            format!("new field: {}, {}", types_text(f), presence_text(f.presence))
+            format!(
+                "new field: {}, {}",
+                types_text(f),
+                presence_text(f.presence)
+            )
         };
-        let mut c = Change::new(Severity::Additive, ChangeKind::PathAdded, name, detail)
-        .path(p);
+        let mut c = Change::new(Severity::Additive, ChangeKind::PathAdded, name, detail).path(p);
         c.nested = added.iter().filter(|a| is_below(a, p)).count() as u64;
         out.push(c);
     }
@@ -297,11 +310,26 @@ fn kind_diff(name: &str, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
     }
 }
 
-fn field_diff(name: &str, p: &str, fo: &Field, fnew: &Field, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
+fn field_diff(
+    name: &str,
+    p: &str,
+    fo: &Field,
+    fnew: &Field,
+    o: &Kind,
+    n: &Kind,
+    out: &mut Vec<Change>,
+) {
+    // A field that was always null carried nothing a consumer could depend on: a real type
+    // there is additive. Any other new type (null included) can break a consumer.
+    let was_null = fo.types.keys().all(|t| *t == JType::Null);
     for t in fnew.types.keys().filter(|t| !fo.types.contains_key(t)) {
         out.push(
             Change::new(
-                Severity::Breaking,
+                if was_null {
+                    Severity::Additive
+                } else {
+                    Severity::Breaking
+                },
                 ChangeKind::TypeAdded,
                 name,
                 format!("can now be {} (was {})", t.name(), types_text(fo)),
@@ -348,7 +376,12 @@ fn field_diff(name: &str, p: &str, fo: &Field, fnew: &Field, o: &Kind, n: &Kind,
         ),
         _ => {}
     }
-    match (&fo.values, &fnew.values, fo.values_overflow, fnew.values_overflow) {
+    match (
+        &fo.values,
+        &fnew.values,
+        fo.values_overflow,
+        fnew.values_overflow,
+    ) {
         (Some(vo), Some(vn), false, false) => {
             for v in vn.keys().filter(|v| !vo.contains_key(*v)) {
                 out.push(
@@ -399,7 +432,10 @@ fn keys_text(m: &BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-fn jaccard<'a>(a: impl IntoIterator<Item = &'a String>, b: impl IntoIterator<Item = &'a String>) -> f64 {
+fn jaccard<'a>(
+    a: impl IntoIterator<Item = &'a String>,
+    b: impl IntoIterator<Item = &'a String>,
+) -> f64 {
     let a: BTreeSet<&String> = a.into_iter().collect();
     let b: BTreeSet<&String> = b.into_iter().collect();
     let union = a.union(&b).count();
@@ -439,8 +475,18 @@ fn rename_score(old: &Profile, new: &Profile, from: &str, to: &str) -> f64 {
 
 /// Tool name changes (added/removed/renamed) into `out`; returns the renames (old, new).
 fn tool_renames(old: &Profile, new: &Profile, out: &mut Vec<Change>) -> Vec<(String, String)> {
-    let gone: Vec<&String> = old.tools.used.keys().filter(|t| !new.tools.used.contains_key(*t)).collect();
-    let came: Vec<&String> = new.tools.used.keys().filter(|t| !old.tools.used.contains_key(*t)).collect();
+    let gone: Vec<&String> = old
+        .tools
+        .used
+        .keys()
+        .filter(|t| !new.tools.used.contains_key(*t))
+        .collect();
+    let came: Vec<&String> = new
+        .tools
+        .used
+        .keys()
+        .filter(|t| !old.tools.used.contains_key(*t))
+        .collect();
     let mut cands: Vec<(f64, &String, &String)> = Vec::new();
     // A new name the old CLI already listed in init `tools` is another tool, not a rename.
     // (The old name may still be listed by the new CLI: 2.1.7x lists `Task` but calls `Agent`.)
@@ -493,7 +539,11 @@ fn names_diff(
 ) {
     let mut renamed: Vec<&(String, String)> = Vec::new();
     for rn in renames {
-        if old.contains(&rn.0) && !new.contains(&rn.0) && new.contains(&rn.1) && !old.contains(&rn.1) {
+        if old.contains(&rn.0)
+            && !new.contains(&rn.0)
+            && new.contains(&rn.1)
+            && !old.contains(&rn.1)
+        {
             renamed.push(rn);
             let mut c = Change::new(
                 Severity::Breaking,
@@ -507,22 +557,38 @@ fn names_diff(
             out.push(c);
         }
     }
-    let sev = |t: &str, s: Severity| if t.starts_with("mcp__") { Severity::Info } else { s };
+    let sev = |t: &str, s: Severity| {
+        if t.starts_with("mcp__") {
+            Severity::Info
+        } else {
+            s
+        }
+    };
     for t in old.difference(new) {
         if !renamed.iter().any(|r| &r.0 == t) {
             out.push(
-                Change::new(sev(t, Severity::Breaking), ChangeKind::ToolRemoved, kind, format!("{what} {t:?} no longer seen"))
-                    .path(path)
-                    .value(t),
+                Change::new(
+                    sev(t, Severity::Breaking),
+                    ChangeKind::ToolRemoved,
+                    kind,
+                    format!("{what} {t:?} no longer seen"),
+                )
+                .path(path)
+                .value(t),
             );
         }
     }
     for t in new.difference(old) {
         if !renamed.iter().any(|r| &r.1 == t) {
             out.push(
-                Change::new(sev(t, Severity::Additive), ChangeKind::ToolAdded, kind, format!("new {what} {t:?}"))
-                    .path(path)
-                    .value(t),
+                Change::new(
+                    sev(t, Severity::Additive),
+                    ChangeKind::ToolAdded,
+                    kind,
+                    format!("new {what} {t:?}"),
+                )
+                .path(path)
+                .value(t),
             );
         }
     }

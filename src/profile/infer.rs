@@ -16,6 +16,10 @@ use super::{Field, JType, Kind, Profile};
 use crate::json::{Parser, Val, get_str, str_of};
 use crate::read::LineReader;
 
+/// Nesting below this depth (per kind) is not profiled: stream-json is shallow, and recursion
+/// must stay bounded on hostile input.
+pub const MAX_DEPTH: usize = 48;
+
 /// Version label for objects whose CLI version is not known.
 pub const UNKNOWN_VERSION: &str = "unknown";
 
@@ -167,7 +171,10 @@ fn flush_pending(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, versio
         if st.pending_objects > 0 {
             *pending.cli_versions.entry(version.to_owned()).or_insert(0) += st.pending_objects;
         }
-        groups.entry(version.to_owned()).or_default().merge(&pending);
+        groups
+            .entry(version.to_owned())
+            .or_default()
+            .merge(&pending);
     }
     st.pending_objects = 0;
 }
@@ -210,18 +217,23 @@ fn object(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, kind: &str, v
         None
     };
     let mut work: Vec<(String, Val<'_, '_>)> = vec![(kind.to_owned(), v)];
-    let mut path = String::new();
     while let Some((name, val)) = work.pop() {
         let k = g.kinds.entry(name.clone()).or_default();
         k.count += 1;
-        path.clear();
         if name.starts_with("tool_use_result") {
             record(k, "$", None, val);
             if rules::rule(&name, "$") == Rule::Opaque {
                 continue;
             }
         }
-        walk(&name, k, &mut path, val, &mut work, tur_kind.as_deref());
+        let mut w = Walker {
+            kind: &name,
+            k,
+            path: String::new(),
+            work: &mut work,
+            tur_kind: tur_kind.as_deref(),
+        };
+        w.walk(val, 0);
     }
 }
 
@@ -233,13 +245,13 @@ fn tools(
     kind: &str,
     v: Val<'_, '_>,
 ) {
-    if kind == "system/init" {
-        if let Some(list) = v.get("tools").and_then(|t| t.as_array()) {
-            let mut seen = HashSet::new();
-            for t in list.iter().filter_map(str_of).filter(|t| rules::token(t)) {
-                if seen.insert(t) {
-                    *g.tools.available.entry(t.to_owned()).or_insert(0) += 1;
-                }
+    if kind == "system/init"
+        && let Some(list) = v.get("tools").and_then(|t| t.as_array())
+    {
+        let mut seen = HashSet::new();
+        for t in list.iter().filter_map(str_of).filter(|t| rules::token(t)) {
+            if seen.insert(t) {
+                *g.tools.available.entry(t.to_owned()).or_insert(0) += 1;
             }
         }
     }
@@ -273,21 +285,18 @@ fn tools(
             }
         }
     }
-    if kind == "stream_event/content_block_start" {
-        if let Some(cb) = v.get("event").and_then(|e| e.get("content_block")) {
-            if let (Some(id), Some(name)) = (get_str(cb, "id"), get_str(cb, "name")) {
-                if rules::token(name) {
-                    by_id.insert(id.to_owned(), name.to_owned());
-                }
-            }
-        }
+    if kind == "stream_event/content_block_start"
+        && let Some(cb) = v.get("event").and_then(|e| e.get("content_block"))
+        && let (Some(id), Some(name)) = (get_str(cb, "id"), get_str(cb, "name"))
+        && rules::token(name)
+    {
+        by_id.insert(id.to_owned(), name.to_owned());
     }
-    if let Some(parent) = get_str(v, "parent_tool_use_id") {
-        if let Some(name) = by_id.get(parent) {
-            if subagent_ids.insert(parent.to_owned()) {
-                g.tools.used.entry(name.clone()).or_default().subagent += 1;
-            }
-        }
+    if let Some(parent) = get_str(v, "parent_tool_use_id")
+        && let Some(name) = by_id.get(parent)
+        && subagent_ids.insert(parent.to_owned())
+    {
+        g.tools.used.entry(name.clone()).or_default().subagent += 1;
     }
 }
 
@@ -326,49 +335,92 @@ fn record(k: &mut Kind, path: &str, key: Option<&str>, x: Val<'_, '_>) {
     };
     f.present += 1;
     *f.types.entry(jtype(x)).or_insert(0) += 1;
-    if let (Some(key), Some(s)) = (key, str_of(x)) {
-        if rules::enum_field(key) && rules::enum_value(s) {
-            f.add_value(s);
-        }
+    if let (Some(key), Some(s)) = (key, str_of(x))
+        && rules::enum_field(path, key)
+        && rules::enum_value(s)
+    {
+        f.add_value(s);
     }
 }
 
-/// Walk the value at `path` (already recorded) under the rules of kind `kind`.
-fn walk<'t, 'i>(
-    kind: &str,
-    k: &mut Kind,
-    path: &mut String,
-    v: Val<'t, 'i>,
-    work: &mut Vec<(String, Val<'t, 'i>)>,
-    tur_kind: Option<&str>,
-) {
-    let rule = if path.is_empty() {
-        Rule::Walk
-    } else {
-        rules::rule(kind, path)
-    };
-    match rule {
-        Rule::Opaque => {}
-        Rule::ToolUseResult => work.push((tur_kind.unwrap_or("tool_use_result/?").to_owned(), v)),
-        Rule::Typed(prefix) => match typed(v) {
-            Some(t) => work.push((format!("{prefix}/{t}"), v)),
-            None => walk_plain(kind, k, path, v, work, tur_kind, false),
-        },
-        Rule::Blocks(prefix) => {
-            let Some(arr) = v.as_array() else { return };
-            let len = path.len();
-            path.push_str("[]");
-            for el in arr.iter() {
-                record(k, path, None, el);
-                match typed(el) {
-                    Some(t) => work.push((format!("{prefix}/{t}"), el)),
-                    None => walk(kind, k, path, el, work, tur_kind),
-                }
-            }
-            path.truncate(len);
+/// Walks one kind's value, recording its field paths; nested kinds go to `work`.
+struct Walker<'a, 't, 'i> {
+    kind: &'a str,
+    k: &'a mut Kind,
+    path: String,
+    work: &'a mut Vec<(String, Val<'t, 'i>)>,
+    /// The kind for a `tool_use_result` on this line.
+    tur_kind: Option<&'a str>,
+}
+
+impl<'t, 'i> Walker<'_, 't, 'i> {
+    /// Walk the value at `self.path` (already recorded) under the rules of the kind.
+    fn walk(&mut self, v: Val<'t, 'i>, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
         }
-        Rule::Map => walk_plain(kind, k, path, v, work, tur_kind, true),
-        Rule::Walk => walk_plain(kind, k, path, v, work, tur_kind, false),
+        let rule = if self.path.is_empty() {
+            Rule::Walk
+        } else {
+            rules::rule(self.kind, &self.path)
+        };
+        match rule {
+            Rule::Opaque => {}
+            Rule::ToolUseResult => {
+                let kind = self.tur_kind.unwrap_or("tool_use_result/?");
+                self.work.push((kind.to_owned(), v));
+            }
+            Rule::Typed(prefix) => match typed(v) {
+                Some(t) => self.work.push((format!("{prefix}/{t}"), v)),
+                None => self.walk_plain(v, false, depth),
+            },
+            Rule::Blocks(prefix) => {
+                let Some(arr) = v.as_array() else { return };
+                let len = self.path.len();
+                self.path.push_str("[]");
+                for el in arr.iter() {
+                    record(self.k, &self.path, None, el);
+                    match typed(el) {
+                        Some(t) => self.work.push((format!("{prefix}/{t}"), el)),
+                        None => self.walk(el, depth + 1),
+                    }
+                }
+                self.path.truncate(len);
+            }
+            Rule::Map => self.walk_plain(v, true, depth),
+            Rule::Walk => self.walk_plain(v, false, depth),
+        }
+    }
+
+    /// Record and walk the members or elements of `v`; with `map`, keys collapse to `{*}`.
+    fn walk_plain(&mut self, v: Val<'t, 'i>, map: bool, depth: usize) {
+        let len = self.path.len();
+        if let Some(obj) = v.as_object() {
+            let mut seen: Vec<&str> = Vec::new();
+            for (key, x) in obj.iter() {
+                let collapsed = map || rules::data_key(key);
+                if !collapsed {
+                    if seen.contains(&key) {
+                        continue; // duplicate key: the first one counts, as with `get`
+                    }
+                    seen.push(key);
+                }
+                if !self.path.is_empty() {
+                    self.path.push('.');
+                }
+                self.path.push_str(if collapsed { "{*}" } else { key });
+                record(self.k, &self.path, (!collapsed).then_some(key), x);
+                self.walk(x, depth + 1);
+                self.path.truncate(len);
+            }
+        } else if let Some(arr) = v.as_array() {
+            self.path.push_str("[]");
+            for el in arr.iter() {
+                record(self.k, &self.path, None, el);
+                self.walk(el, depth + 1);
+            }
+            self.path.truncate(len);
+        }
     }
 }
 
@@ -376,44 +428,6 @@ fn walk<'t, 'i>(
 fn typed<'i>(v: Val<'_, 'i>) -> Option<&'i str> {
     v.as_object()?;
     get_str(v, "type").filter(|t| rules::token(t))
-}
-
-fn walk_plain<'t, 'i>(
-    kind: &str,
-    k: &mut Kind,
-    path: &mut String,
-    v: Val<'t, 'i>,
-    work: &mut Vec<(String, Val<'t, 'i>)>,
-    tur_kind: Option<&str>,
-    map: bool,
-) {
-    let len = path.len();
-    if let Some(obj) = v.as_object() {
-        let mut seen: Vec<&str> = Vec::new();
-        for (key, x) in obj.iter() {
-            let collapsed = map || rules::data_key(key);
-            if !collapsed {
-                if seen.contains(&key) {
-                    continue; // duplicate key: the first one counts, as with `get`
-                }
-                seen.push(key);
-            }
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(if collapsed { "{*}" } else { key });
-            record(k, path, (!collapsed).then_some(key), x);
-            walk(kind, k, path, x, work, tur_kind);
-            path.truncate(len);
-        }
-    } else if let Some(arr) = v.as_array() {
-        path.push_str("[]");
-        for el in arr.iter() {
-            record(k, path, None, el);
-            walk(kind, k, path, el, work, tur_kind);
-        }
-        path.truncate(len);
-    }
 }
 
 #[cfg(test)]
@@ -449,6 +463,9 @@ mod tests {
             (1, 1, 1, 1)
         );
         assert_eq!((p.input.objects, p.input.unterminated), (1, 1));
-        assert_eq!(p.kinds["user"].fields["message.content"].presence, super::super::Presence::Required);
+        assert_eq!(
+            p.kinds["user"].fields["message.content"].presence,
+            super::super::Presence::Required
+        );
     }
 }

@@ -74,8 +74,8 @@ pub fn load(paths: &[PathBuf], by_version: bool) -> Result<Profile, Error> {
             .read_to_end(&mut head)
             .map_err(|e| Error::io(&name, e))?;
         if Profile::looks_like_profile(&head) {
-            let mut text = String::from_utf8(head)
-                .map_err(|_| Error::msg(&name, "profile is not UTF-8"))?;
+            let mut text =
+                String::from_utf8(head).map_err(|_| Error::msg(&name, "profile is not UTF-8"))?;
             file.read_to_string(&mut text)
                 .map_err(|e| Error::io(&name, e))?;
             let p = Profile::from_json(&text)

@@ -10,8 +10,8 @@
 
 pub mod allow;
 pub mod diff;
-pub mod input;
 pub mod infer;
+pub mod input;
 pub mod render;
 pub mod rules;
 

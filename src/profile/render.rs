@@ -99,9 +99,7 @@ impl Report {
                 Severity::Info => summary.info += 1,
             }
         }
-        let failed = changes
-            .iter()
-            .any(|c| !c.allowed && c.severity <= fail_on);
+        let failed = changes.iter().any(|c| !c.allowed && c.severity <= fail_on);
         Report {
             diff_version: DIFF_VERSION,
             old,
@@ -132,7 +130,11 @@ impl Report {
         if self.failed {
             let _ = write!(t, ": drift at or above --fail-on {}", self.fail_on.name());
         } else {
-            let _ = write!(t, ": no drift at or above --fail-on {}", self.fail_on.name());
+            let _ = write!(
+                t,
+                ": no drift at or above --fail-on {}",
+                self.fail_on.name()
+            );
         }
         t
     }

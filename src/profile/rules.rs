@@ -15,6 +15,7 @@ const MAX_VALUE_LEN: usize = 40;
 /// Free text, ids, paths, model names and numbers are never in this list.
 pub const ENUM_FIELDS: &[&str] = &[
     "apiKeySource",
+    "api_error_type",
     "decision",
     "decision_reason_type",
     "direction",
@@ -48,17 +49,21 @@ pub const ENUM_FIELDS: &[&str] = &[
     "subtype",
     "task_type",
     "terminal_reason",
+    "thinking_display",
     "trigger",
     "type",
     "view_mode",
 ];
 
-/// Object keys whose values are maps keyed by data (model names, …): keys become `{*}`.
-const MAP_FIELDS: &[&str] = &["modelUsage"];
+/// Paths whose last segment is in [`ENUM_FIELDS`] but whose values are names, not enums.
+const NOT_ENUM_PATHS: &[&str] = &["plugins[].source"];
 
-/// True if `key` names an enum-like string field.
-pub fn enum_field(key: &str) -> bool {
-    ENUM_FIELDS.binary_search(&key).is_ok()
+/// Object keys whose values are maps keyed by data (model names, agent types): keys become `{*}`.
+const MAP_FIELDS: &[&str] = &["by_type", "modelUsage", "model_usage_since_last_result"];
+
+/// True if the string field `key` at `path` is enum-like.
+pub fn enum_field(path: &str, key: &str) -> bool {
+    ENUM_FIELDS.binary_search(&key).is_ok() && !NOT_ENUM_PATHS.contains(&path)
 }
 
 /// True if `s` can be an enum value: short, one line, not an id, a path, a number or prose.
@@ -76,7 +81,10 @@ pub fn enum_value(s: &str) -> bool {
     if s.matches(' ').count() > 3 {
         return false;
     }
-    !looks_like_id(s) && !s.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+    !looks_like_id(s)
+        && !s
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
         || s.is_empty()
 }
 
@@ -131,7 +139,8 @@ pub fn data_key(key: &str) -> bool {
 pub fn token(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:*".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.:*".contains(c))
 }
 
 /// How a value at some path of a kind is profiled.
@@ -238,10 +247,20 @@ mod tests {
 
     #[test]
     fn data_keys() {
-        for k in ["claude-sonnet-4-20250514", "/tmp/x", "a b", "", "toolu_01ABCDEF12"] {
+        for k in [
+            "claude-sonnet-4-20250514",
+            "/tmp/x",
+            "a b",
+            "",
+            "toolu_01ABCDEF12",
+        ] {
             assert!(data_key(k), "{k}");
         }
-        for k in ["inputTokens", "ephemeral_5m_input_tokens", "claude_code_version"] {
+        for k in [
+            "inputTokens",
+            "ephemeral_5m_input_tokens",
+            "claude_code_version",
+        ] {
             assert!(!data_key(k), "{k}");
         }
     }
