@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Field, JType, Kind, Presence, Profile, UsedTool, parent_path};
+use super::{Field, JType, Kind, Presence, Profile, parent_path};
 
 /// How much a change matters to a consumer of the old format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -131,7 +131,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Change {
-    fn new(severity: Severity, change: ChangeKind, kind: &str, detail: String) -> Self {
+    pub(super) fn new(severity: Severity, change: ChangeKind, kind: &str, detail: String) -> Self {
         Change {
             severity,
             change,
@@ -144,11 +144,11 @@ impl Change {
             allowed: false,
         }
     }
-    fn path(mut self, p: &str) -> Self {
+    pub(super) fn path(mut self, p: &str) -> Self {
         self.path = Some(p.to_owned());
         self
     }
-    fn value(mut self, v: &str) -> Self {
+    pub(super) fn value(mut self, v: &str) -> Self {
         self.value = Some(v.to_owned());
         self
     }
@@ -162,7 +162,7 @@ pub const TOOLS_USED: (&str, &str) = ("assistant.content/tool_use", "name");
 /// All changes from `old` to `new`, most severe first, then by kind, path, change and value.
 pub fn diff(old: &Profile, new: &Profile) -> Vec<Change> {
     let mut out = Vec::new();
-    let renames = tool_renames(old, new, &mut out);
+    let renames = super::renames::tool_renames(old, new, &mut out);
     // tool_use_result kinds of renamed tools are compared with each other.
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (from, to) in &renames {
@@ -432,164 +432,101 @@ fn keys_text(m: &BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-fn jaccard<'a>(
-    a: impl IntoIterator<Item = &'a String>,
-    b: impl IntoIterator<Item = &'a String>,
-) -> f64 {
-    let a: BTreeSet<&String> = a.into_iter().collect();
-    let b: BTreeSet<&String> = b.into_iter().collect();
-    let union = a.union(&b).count();
-    if union == 0 {
-        return 0.0;
-    }
-    a.intersection(&b).count() as f64 / union as f64
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profiler;
 
-/// How alike tool `from` in OLD and tool `to` in NEW are (0 = no evidence).
-fn rename_score(old: &Profile, new: &Profile, from: &str, to: &str) -> f64 {
-    let (uo, un) = (old.tools.used.get(from), new.tools.used.get(to));
-    let inputs = match (uo, un) {
-        (Some(a), Some(b)) => jaccard(a.input_keys.keys(), b.input_keys.keys()),
-        _ => 0.0,
-    };
-    let both_subagent = matches!((uo, un), (Some(a), Some(b)) if a.subagent > 0 && b.subagent > 0);
-    let results = match (
-        old.kinds.get(&format!("tool_use_result/{from}")),
-        new.kinds.get(&format!("tool_use_result/{to}")),
-    ) {
-        (Some(a), Some(b)) => jaccard(a.fields.keys(), b.fields.keys()),
-        _ => 0.0,
-    };
-    let mut score = 0.0;
-    if inputs >= 0.5 {
-        score += inputs;
+    fn profile(lines: &[&str]) -> Profile {
+        let mut p = Profiler::new();
+        p.add_bytes(lines.join("\n").as_bytes(), None);
+        p.finish()
     }
-    if results >= 0.6 {
-        score += results;
-    }
-    if both_subagent && (inputs >= 0.25 || results >= 0.3) {
-        score += 1.0;
-    }
-    score
-}
 
-/// Tool name changes (added/removed/renamed) into `out`; returns the renames (old, new).
-fn tool_renames(old: &Profile, new: &Profile, out: &mut Vec<Change>) -> Vec<(String, String)> {
-    let gone: Vec<&String> = old
-        .tools
-        .used
-        .keys()
-        .filter(|t| !new.tools.used.contains_key(*t))
-        .collect();
-    let came: Vec<&String> = new
-        .tools
-        .used
-        .keys()
-        .filter(|t| !old.tools.used.contains_key(*t))
-        .collect();
-    let mut cands: Vec<(f64, &String, &String)> = Vec::new();
-    // A new name the old CLI already listed in init `tools` is another tool, not a rename.
-    // (The old name may still be listed by the new CLI: 2.1.7x lists `Task` but calls `Agent`.)
-    for r in gone.iter().filter(|t| !t.starts_with("mcp__")) {
-        for a in came
+    fn init(tools: &str) -> String {
+        format!(r#"{{"type":"system","subtype":"init","session_id":"s","tools":[{tools}]}}"#)
+    }
+
+    fn call(id: &str, name: &str, input: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn renames_need_a_new_name_and_a_matching_shape() {
+        let old = profile(&[
+            &init(r#""KillBash","Grep","Glob""#),
+            &call("a", "KillBash", r#"{"shell_id":"x"}"#),
+            &call("b", "Grep", r#"{"pattern":"p","path":"."}"#),
+        ]);
+        let new = profile(&[
+            &init(r#""KillShell","Grep","Glob""#),
+            &call("a", "KillShell", r#"{"shell_id":"x"}"#),
+            &call("b", "Glob", r#"{"pattern":"p","path":"."}"#),
+        ]);
+        let d = diff(&old, &new);
+        let renames: Vec<(&str, &str, &str)> = d
             .iter()
-            .filter(|t| !t.starts_with("mcp__") && !old.tools.available.contains_key(**t))
-        {
-            let s = rename_score(old, new, r, a);
-            if s > 0.0 {
-                cands.push((s, r, a));
-            }
-        }
+            .filter(|c| c.change == ChangeKind::ToolRenamed)
+            .map(|c| {
+                (
+                    c.kind.as_str(),
+                    c.from.as_deref().unwrap(),
+                    c.value.as_deref().unwrap(),
+                )
+            })
+            .collect();
+        // Glob was already listed by the old CLI: Grep → Glob is not a rename.
+        assert_eq!(
+            renames,
+            vec![
+                ("assistant.content/tool_use", "KillBash", "KillShell"),
+                ("system/init", "KillBash", "KillShell")
+            ]
+        );
+        assert!(d.iter().any(|c| c.change == ChangeKind::ToolRemoved
+            && c.value.as_deref() == Some("Grep")
+            && c.severity == Severity::Breaking));
     }
-    cands.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(y.1)).then(x.2.cmp(y.2)));
-    let mut renames: Vec<(String, String)> = Vec::new();
-    for (_, r, a) in cands {
-        if !renames.iter().any(|(x, y)| x == r || y == a) {
-            renames.push((r.clone(), a.clone()));
-        }
-    }
-    let used = |m: &BTreeMap<String, UsedTool>| m.keys().cloned().collect::<BTreeSet<String>>();
-    let avail = |m: &BTreeMap<String, u64>| m.keys().cloned().collect::<BTreeSet<String>>();
-    names_diff(
-        TOOLS_USED,
-        &used(&old.tools.used),
-        &used(&new.tools.used),
-        &renames,
-        "tool_use name",
-        out,
-    );
-    names_diff(
-        TOOLS_AVAILABLE,
-        &avail(&old.tools.available),
-        &avail(&new.tools.available),
-        &renames,
-        "tool listed in init",
-        out,
-    );
-    renames
-}
 
-fn names_diff(
-    (kind, path): (&str, &str),
-    old: &BTreeSet<String>,
-    new: &BTreeSet<String>,
-    renames: &[(String, String)],
-    what: &str,
-    out: &mut Vec<Change>,
-) {
-    let mut renamed: Vec<&(String, String)> = Vec::new();
-    for rn in renames {
-        if old.contains(&rn.0)
-            && !new.contains(&rn.0)
-            && new.contains(&rn.1)
-            && !old.contains(&rn.1)
-        {
-            renamed.push(rn);
-            let mut c = Change::new(
-                Severity::Breaking,
-                ChangeKind::ToolRenamed,
-                kind,
-                format!("{what} {:?} is now {:?} (same role/shape)", rn.0, rn.1),
-            )
-            .path(path)
-            .value(&rn.1);
-            c.from = Some(rn.0.clone());
-            out.push(c);
-        }
-    }
-    let sev = |t: &str, s: Severity| {
-        if t.starts_with("mcp__") {
-            Severity::Info
-        } else {
-            s
-        }
-    };
-    for t in old.difference(new) {
-        if !renamed.iter().any(|r| &r.0 == t) {
-            out.push(
-                Change::new(
-                    sev(t, Severity::Breaking),
-                    ChangeKind::ToolRemoved,
-                    kind,
-                    format!("{what} {t:?} no longer seen"),
-                )
-                .path(path)
-                .value(t),
-            );
-        }
-    }
-    for t in new.difference(old) {
-        if !renamed.iter().any(|r| &r.1 == t) {
-            out.push(
-                Change::new(
-                    sev(t, Severity::Additive),
-                    ChangeKind::ToolAdded,
-                    kind,
-                    format!("new {what} {t:?}"),
-                )
-                .path(path)
-                .value(t),
-            );
-        }
+    #[test]
+    fn severities_of_field_changes() {
+        let old = profile(&[
+            r#"{"type":"result","subtype":"success","a":null,"b":1,"c":"x","gone":1,"opt":1,"stop_reason":"end_turn"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":2,"c":"x","gone":2,"stop_reason":"end_turn"}"#,
+        ]);
+        let new = profile(&[
+            r#"{"type":"result","subtype":"success","a":"now","b":null,"new":{"x":1},"stop_reason":"max_tokens"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":3,"c":"x","new":{"x":2},"stop_reason":"end_turn"}"#,
+        ]);
+        let d = diff(&old, &new);
+        let find = |ch: ChangeKind, p: &str| {
+            d.iter()
+                .find(|c| c.change == ch && c.path.as_deref() == Some(p))
+                .map(|c| c.severity)
+        };
+        assert_eq!(find(ChangeKind::TypeAdded, "a"), Some(Severity::Additive));
+        assert_eq!(find(ChangeKind::TypeAdded, "b"), Some(Severity::Breaking));
+        assert_eq!(
+            find(ChangeKind::BecameOptional, "c"),
+            Some(Severity::Breaking)
+        );
+        assert_eq!(
+            find(ChangeKind::PathRemoved, "gone"),
+            Some(Severity::Breaking)
+        );
+        assert_eq!(find(ChangeKind::PathRemoved, "opt"), Some(Severity::Info));
+        assert_eq!(find(ChangeKind::PathAdded, "new"), Some(Severity::Additive));
+        assert_eq!(
+            find(ChangeKind::PathAdded, "new.x"),
+            None,
+            "nested under new"
+        );
+        assert_eq!(
+            find(ChangeKind::ValueAdded, "stop_reason"),
+            Some(Severity::Additive)
+        );
+        assert_eq!(d.len(), 7, "{d:#?}");
     }
 }

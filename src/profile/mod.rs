@@ -12,6 +12,7 @@ pub mod allow;
 pub mod diff;
 pub mod infer;
 pub mod input;
+mod renames;
 pub mod render;
 pub mod rules;
 
