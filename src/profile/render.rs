@@ -8,6 +8,9 @@ use super::Profile;
 use super::diff::{Change, ChangeKind, Severity};
 use crate::error::sanitize;
 
+/// Markdown sections (other than breaking) longer than this are folded in `<details>`.
+const FOLD_ROWS: usize = 20;
+
 /// Version of the diff JSON document.
 pub const DIFF_VERSION: u32 = 1;
 
@@ -191,7 +194,16 @@ impl Report {
             if list.is_empty() {
                 continue;
             }
+            // Long non-breaking sections fold away, so a PR comment leads with what fails.
+            let fold = sev != Some(Severity::Breaking) && list.len() > FOLD_ROWS;
             let _ = writeln!(o, "\n#### {title} ({})\n", list.len());
+            if fold {
+                let _ = writeln!(
+                    o,
+                    "<details><summary>show {} changes</summary>\n",
+                    list.len()
+                );
+            }
             let _ = writeln!(o, "| change | where | detail |\n|---|---|---|");
             for c in list {
                 let _ = writeln!(
@@ -201,6 +213,9 @@ impl Report {
                     subject(c, true),
                     md(&c.detail)
                 );
+            }
+            if fold {
+                let _ = writeln!(o, "\n</details>");
             }
         }
         o
