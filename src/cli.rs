@@ -40,12 +40,34 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: Shell,
+    },
+    /// Write the man pages into DIR (used to keep man/ in sync).
+    #[command(hide = true)]
+    GenerateMan {
+        /// Output directory.
+        dir: PathBuf,
+    },
     /// Infer a shape profile of raw stream-json (a baseline for `diff`).
     #[command(after_help = PROFILE_HELP)]
     Profile(ProfileArgs),
     /// Compare two captures, capture directories or profiles and report format drift.
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
+}
+
+/// Shells with completion scripts.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Shell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
 }
 
 /// `normalize` options.

@@ -34,7 +34,7 @@ pub struct Parser {
     scratch: Vec<u8>,
     buffers: Buffers,
     tape: Option<Tape<'static>>,
-    reference: Option<serde_json::Value>,
+    reference: Option<RefValue>,
 }
 
 impl Default for Parser {
@@ -102,12 +102,12 @@ impl Parser {
             // Fall through to the reference parser: it decides what is JSON.
         }
         let _ = tape;
-        match serde_json::from_slice::<serde_json::Value>(line) {
+        match serde_json::from_slice::<RefValue>(line) {
             Ok(v) => {
                 self.reference = Some(v);
                 let v = self.reference.as_ref().expect("just set");
                 let mut nodes = Vec::new();
-                build_tape(v, &mut nodes);
+                build_ref_tape(v, &mut nodes);
                 Ok(Parsed {
                     tape: Tape(nodes),
                     engine: Engine::Serde,
@@ -132,35 +132,102 @@ fn serde_error_text(e: &serde_json::Error) -> String {
     e.to_string()
 }
 
-/// Append the tape nodes of a serde_json value (used by the reference path).
-pub fn build_tape<'a>(v: &'a serde_json::Value, out: &mut Vec<Node<'a>>) {
-    use serde_json::Value as J;
-    match v {
-        J::Null => out.push(Node::Static(StaticNode::Null)),
-        J::Bool(b) => out.push(Node::Static(StaticNode::Bool(*b))),
-        J::Number(n) => {
-            let node = if let Some(u) = n.as_u64() {
-                if let Ok(i) = i64::try_from(u) {
-                    StaticNode::I64(i)
-                } else {
-                    StaticNode::U64(u)
+/// A JSON document as serde_json parsed it, keeping object members in order and duplicates
+/// (serde_json's own `Value` merges duplicate keys, which would make the engines disagree).
+#[derive(Debug)]
+pub enum RefValue {
+    /// `null`
+    Null,
+    /// `true`/`false`
+    Bool(bool),
+    /// A negative or small integer.
+    I64(i64),
+    /// An integer above `i64::MAX`.
+    U64(u64),
+    /// Any other number.
+    F64(f64),
+    /// A string.
+    Str(String),
+    /// An array.
+    Arr(Vec<RefValue>),
+    /// An object, members in input order.
+    Obj(Vec<(String, RefValue)>),
+}
+
+impl<'de> serde::Deserialize<'de> for RefValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RefValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<RefValue, E> {
+                Ok(RefValue::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<RefValue, E> {
+                Ok(RefValue::Bool(b))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<RefValue, E> {
+                Ok(RefValue::I64(n))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<RefValue, E> {
+                Ok(match i64::try_from(n) {
+                    Ok(i) => RefValue::I64(i),
+                    Err(_) => RefValue::U64(n),
+                })
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<RefValue, E> {
+                Ok(RefValue::F64(n))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<RefValue, E> {
+                Ok(RefValue::Str(s.to_owned()))
+            }
+            fn visit_string<E>(self, s: String) -> Result<RefValue, E> {
+                Ok(RefValue::Str(s))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<RefValue, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    v.push(x);
                 }
-            } else if let Some(i) = n.as_i64() {
-                StaticNode::I64(i)
-            } else {
-                StaticNode::F64(n.as_f64().unwrap_or(0.0))
-            };
-            out.push(Node::Static(node));
+                Ok(RefValue::Arr(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<RefValue, A::Error> {
+                let mut v = Vec::new();
+                while let Some((k, x)) = a.next_entry::<String, RefValue>()? {
+                    v.push((k, x));
+                }
+                Ok(RefValue::Obj(v))
+            }
         }
-        J::String(s) => out.push(Node::String(s.as_str())),
-        J::Array(a) => {
+        d.deserialize_any(V)
+    }
+}
+
+/// Append the tape nodes of a reference value.
+pub fn build_ref_tape<'a>(v: &'a RefValue, out: &mut Vec<Node<'a>>) {
+    match v {
+        RefValue::Null => out.push(Node::Static(StaticNode::Null)),
+        RefValue::Bool(b) => out.push(Node::Static(StaticNode::Bool(*b))),
+        RefValue::I64(n) => out.push(Node::Static(StaticNode::I64(*n))),
+        RefValue::U64(n) => out.push(Node::Static(StaticNode::U64(*n))),
+        RefValue::F64(n) => out.push(Node::Static(StaticNode::F64(*n))),
+        RefValue::Str(s) => out.push(Node::String(s.as_str())),
+        RefValue::Arr(a) => {
             let at = out.len();
             out.push(Node::Array {
                 len: a.len(),
                 count: 0,
             });
             for x in a {
-                build_tape(x, out);
+                build_ref_tape(x, out);
             }
             let count = out.len() - at - 1;
             out[at] = Node::Array {
@@ -168,7 +235,7 @@ pub fn build_tape<'a>(v: &'a serde_json::Value, out: &mut Vec<Node<'a>>) {
                 count,
             };
         }
-        J::Object(m) => {
+        RefValue::Obj(m) => {
             let at = out.len();
             out.push(Node::Object {
                 len: m.len(),
@@ -176,7 +243,7 @@ pub fn build_tape<'a>(v: &'a serde_json::Value, out: &mut Vec<Node<'a>>) {
             });
             for (k, x) in m {
                 out.push(Node::String(k.as_str()));
-                build_tape(x, out);
+                build_ref_tape(x, out);
             }
             let count = out.len() - at - 1;
             out[at] = Node::Object {
@@ -192,14 +259,27 @@ pub fn str_of<'i>(v: Val<'_, 'i>) -> Option<&'i str> {
     v.into_string()
 }
 
+/// Member `key` of object `v`. With duplicate keys the last one wins, as in JavaScript's
+/// `JSON.parse` and Python's `json`.
+pub fn get<'t, 'i>(v: Val<'t, 'i>, key: &str) -> Option<Val<'t, 'i>> {
+    let obj = v.as_object()?;
+    let mut found = None;
+    for (k, x) in obj.iter() {
+        if k == key {
+            found = Some(x);
+        }
+    }
+    found
+}
+
 /// `v[key]` as a string.
 pub fn get_str<'t, 'i>(v: Val<'t, 'i>, key: &str) -> Option<&'i str> {
-    v.get(key).and_then(str_of)
+    get(v, key).and_then(str_of)
 }
 
 /// `v[key]` if present and not null.
 pub fn get_some<'t, 'i>(v: Val<'t, 'i>, key: &str) -> Option<Val<'t, 'i>> {
-    v.get(key).filter(|x| !x.is_null())
+    get(v, key).filter(|x| !x.is_null())
 }
 
 /// A growable output buffer with JSON writing helpers. Nothing here allocates per value once the

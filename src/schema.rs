@@ -284,6 +284,17 @@ fn defs() -> Vec<Def> {
     d
 }
 
+/// One event type, for documentation: `(type, description, field names, ephemeral)`.
+pub type EventDoc = (&'static str, &'static str, Vec<&'static str>, bool);
+
+/// Every event type with its description and fields (the man page and README are built from it).
+pub fn event_docs() -> Vec<EventDoc> {
+    defs()
+        .into_iter()
+        .map(|(n, d, f, e)| (n, d, f.into_iter().map(|x| x.0).collect(), e))
+        .collect()
+}
+
 /// Every event type envelope v1 defines.
 pub fn event_types() -> Vec<&'static str> {
     defs().into_iter().map(|d| d.0).collect()

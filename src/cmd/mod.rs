@@ -1,6 +1,7 @@
 //! Subcommand dispatch: each subcommand file only wires the library together.
 
 mod diff;
+mod generate;
 mod normalize;
 mod profile;
 
@@ -13,6 +14,8 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
+        Some(Command::Completions { shell }) => generate::completions(shell),
+        Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Schema(a)) => {
             let doc = boo_normalize::schema::schema(a.strict);
             let text = serde_json::to_string_pretty(&doc).expect("schema serializes");

@@ -3,7 +3,7 @@
 
 use super::{State, ToolInfo};
 use crate::envelope::{Ctx, Events};
-use crate::json::{Val, get_some, get_str, str_of};
+use crate::json::{Val, get, get_some, get_str, str_of};
 use simd_json::prelude::*;
 
 /// Tool names that start a subagent (renamed between releases).
@@ -13,7 +13,7 @@ fn is_subagent_tool(name: &str) -> bool {
 
 impl State {
     pub(super) fn assistant(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
-        let Some(msg) = v.get("message").filter(|m| m.as_object().is_some()) else {
+        let Some(msg) = get(v, "message").filter(|m| m.as_object().is_some()) else {
             return self.unknown(v, ctx, ev, "shape", "assistant");
         };
         let message_id = get_str(msg, "id");
@@ -27,7 +27,7 @@ impl State {
             self.assistant_seen.insert(id.to_owned());
         }
         let skip_text = message_id.is_some_and(|id| self.text_from_deltas.contains(id));
-        let Some(content) = msg.get("content") else {
+        let Some(content) = get(msg, "content") else {
             return;
         };
         if let Some(text) = str_of(content) {
@@ -81,7 +81,7 @@ impl State {
                     o.key("name");
                     o.str(name);
                     o.key("input");
-                    o.opt_value(b.get("input"));
+                    o.opt_value(get(b, "input"));
                     o.key("input_error");
                     o.raw(b"null");
                     o.key("message_id");
@@ -134,15 +134,17 @@ impl State {
     }
 
     pub(super) fn user(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
-        let Some(msg) = v.get("message").filter(|m| m.as_object().is_some()) else {
+        let Some(msg) = get(v, "message").filter(|m| m.as_object().is_some()) else {
             return self.unknown(v, ctx, ev, "shape", "user");
         };
         // A user line closes the assistant message that ran before it on this stream.
         let key = ctx.parent.map(str::to_owned);
         self.flush_usage(&key, ev);
-        let replay = v.get("isReplay").and_then(|x| x.as_bool()).unwrap_or(false);
-        let structured = v.get("tool_use_result");
-        let Some(content) = msg.get("content") else {
+        let replay = get(v, "isReplay")
+            .and_then(|x| x.as_bool())
+            .unwrap_or(false);
+        let structured = get(v, "tool_use_result");
+        let Some(content) = get(msg, "content") else {
             return;
         };
         if let Some(text) = str_of(content) {
@@ -197,7 +199,9 @@ impl State {
             self.flush_call_by_id(id, ev);
         }
         let name = self.tools.get(id).map(|t| t.name.clone());
-        let is_error = b.get("is_error").and_then(|x| x.as_bool()).unwrap_or(false);
+        let is_error = get(b, "is_error")
+            .and_then(|x| x.as_bool())
+            .unwrap_or(false);
         let o = ev.begin("tool.result", ctx);
         o.key("tool_use_id");
         o.str(id);
@@ -208,7 +212,7 @@ impl State {
         o.key("server");
         o.bool(server);
         o.key("content");
-        match b.get("content") {
+        match get(b, "content") {
             Some(c) => self.write_blobbed(c, o_buf(ev)),
             None => o_buf(ev).raw(b"null"),
         }

@@ -18,7 +18,7 @@ use simd_json::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::envelope::{Ctx, Events};
-use crate::json::{Engine, Out, Parser, Val, get_str, str_of};
+use crate::json::{Engine, Out, Parser, Val, get, get_str, str_of};
 use crate::read::Line;
 
 /// Normalizer options.
@@ -358,7 +358,7 @@ impl State {
 
     /// A JSON object line: dispatch on `type`.
     fn object_line(&mut self, v: Val<'_, '_>, line: u64, ev: &mut Events) {
-        let Some(kind) = v.get("type") else {
+        let Some(kind) = get(v, "type") else {
             let ctx = self.ctx_line(line);
             let o = ev.begin("diagnostic", &ctx);
             o.key("kind");
@@ -380,7 +380,7 @@ impl State {
         let kind = str_of(kind).unwrap_or("");
         // Claude Code session transcripts (~/.claude/projects/*.jsonl) share type names with
         // stream-json but use camelCase ids: never read them as CLI output.
-        let lookalike = v.get("session_id").is_none() && v.get("sessionId").is_some();
+        let lookalike = get(v, "session_id").is_none() && get(v, "sessionId").is_some();
         if lookalike {
             let ctx = Ctx {
                 session_id: self.session.as_deref(),
@@ -398,10 +398,10 @@ impl State {
             return;
         }
         let own_sid = get_str(v, "session_id");
-        if let Some(sid) = own_sid {
-            if self.session.as_deref() != Some(sid) {
-                self.session = Some(sid.to_owned());
-            }
+        if let Some(sid) = own_sid
+            && self.session.as_deref() != Some(sid)
+        {
+            self.session = Some(sid.to_owned());
         }
         // Lines without a session id (wrapper markers, foreign objects) belong to the current one.
         let fallback = if own_sid.is_none() {
@@ -439,12 +439,19 @@ impl State {
 
     /// Emit every pending delta-assembled call and usage (end of a turn, a run or the input).
     fn flush_all(&mut self, ev: &mut Events, why: &str) {
-        let keys: Vec<Option<String>> = self.streams.keys().cloned().collect();
+        // Hash maps iterate in random order: sort, so output is the same on every run.
+        let mut keys: Vec<Option<String>> = self.streams.keys().cloned().collect();
+        keys.sort();
         for k in keys {
             self.flush_stream(&k, ev, None, why);
         }
-        let keys: Vec<Option<String>> = self.usage.keys().cloned().collect();
-        for k in keys {
+        let mut keys: Vec<(Option<u64>, Option<String>)> = self
+            .usage
+            .iter()
+            .map(|(k, p)| (p.line, k.clone()))
+            .collect();
+        keys.sort();
+        for (_, k) in keys {
             self.flush_usage(&k, ev);
         }
     }

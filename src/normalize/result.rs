@@ -4,7 +4,7 @@
 use super::State;
 use super::system::write_extra;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Val, get_str};
+use crate::json::{Val, get, get_str};
 use simd_json::prelude::*;
 
 /// The `outcome` of a result: from the subtype, except that `is_error: true` never reads as
@@ -44,10 +44,12 @@ impl State {
         self.text_from_deltas.clear();
         self.usage_done.clear();
         let subtype = get_str(v, "subtype");
-        let is_error = v.get("is_error").and_then(|x| x.as_bool()).unwrap_or(false);
+        let is_error = get(v, "is_error")
+            .and_then(|x| x.as_bool())
+            .unwrap_or(false);
         let cost = ["total_cost_usd", "cost_usd", "total_cost"]
             .iter()
-            .find_map(|k| v.get(*k).filter(|x| x.is_f64() || x.is_i64() || x.is_u64()));
+            .find_map(|k| get(v, k).filter(|x| x.is_f64() || x.is_i64() || x.is_u64()));
         let o = ev.begin("turn.end", ctx);
         o.key("outcome");
         o.str(outcome(subtype, is_error));
@@ -56,7 +58,7 @@ impl State {
         o.key("is_error");
         o.bool(is_error);
         o.key("result");
-        o.opt_value(v.get("result"));
+        o.opt_value(get(v, "result"));
         o.key("cost_usd");
         o.opt_value(cost);
         for (field, src) in [
@@ -71,7 +73,7 @@ impl State {
             ("errors", "errors"),
         ] {
             o.key(field);
-            o.opt_value(v.get(src));
+            o.opt_value(get(v, src));
         }
         write_extra(
             o,

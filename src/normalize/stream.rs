@@ -10,19 +10,19 @@
 
 use super::{PendingCall, State, StreamBlock, ToolInfo};
 use crate::envelope::{Ctx, Events};
-use crate::json::{Out, Parser, Val, get_some, get_str};
+use crate::json::{Out, Parser, Val, get, get_some, get_str};
 use simd_json::prelude::*;
 
 impl State {
     pub(super) fn stream_event(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
-        let Some(e) = v.get("event").filter(|e| e.as_object().is_some()) else {
+        let Some(e) = get(v, "event").filter(|e| e.as_object().is_some()) else {
             return self.unknown(v, ctx, ev, "shape", "stream_event");
         };
         let key = ctx.parent.map(str::to_owned);
-        let index = e.get("index").and_then(|i| i.as_u64());
+        let index = get(e, "index").and_then(|i| i.as_u64());
         match get_str(e, "type").unwrap_or("") {
             "message_start" => {
-                let m = e.get("message");
+                let m = get(e, "message");
                 let id = m.and_then(|m| get_str(m, "id"));
                 let model = m.and_then(|m| get_str(m, "model"));
                 // A new message on this stream: anything left of the previous one is flushed.
@@ -41,7 +41,7 @@ impl State {
                 ev.end();
             }
             "content_block_start" => {
-                let cb = e.get("content_block");
+                let cb = get(e, "content_block");
                 let bt = cb.and_then(|c| get_str(c, "type")).unwrap_or("");
                 let s = self.streams.entry(key.clone()).or_default();
                 let block = match bt {
@@ -81,10 +81,10 @@ impl State {
             }
             "content_block_delta" => self.delta(e, index, key, ctx, ev),
             "content_block_stop" => {
-                if let Some(s) = self.streams.get_mut(&key) {
-                    if let Some(StreamBlock::Tool(c)) = index.and_then(|i| s.blocks.get_mut(&i)) {
-                        c.complete = true;
-                    }
+                if let Some(s) = self.streams.get_mut(&key)
+                    && let Some(StreamBlock::Tool(c)) = index.and_then(|i| s.blocks.get_mut(&i))
+                {
+                    c.complete = true;
                 }
                 let o = ev.begin_ephemeral("block.stop", ctx);
                 o.key("index");
@@ -92,7 +92,7 @@ impl State {
                 ev.end();
             }
             "message_delta" => {
-                let d = e.get("delta");
+                let d = get(e, "delta");
                 let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
                 if let (Some(id), Some(u)) = (id.as_deref(), get_some(e, "usage")) {
                     self.note_usage(ev, ctx, id, None, u);
@@ -101,9 +101,9 @@ impl State {
                 o.key("message_id");
                 o.opt_str(id.as_deref());
                 o.key("stop_reason");
-                o.opt_value(d.and_then(|d| d.get("stop_reason")));
+                o.opt_value(d.and_then(|d| get(d, "stop_reason")));
                 o.key("usage");
-                o.opt_value(e.get("usage"));
+                o.opt_value(get(e, "usage"));
                 ev.end();
             }
             "message_stop" => {
@@ -127,7 +127,7 @@ impl State {
             "error" => {
                 let o = ev.begin("stream.error", ctx);
                 o.key("error");
-                o.opt_value(e.get("error"));
+                o.opt_value(get(e, "error"));
                 ev.end();
             }
             t => {
@@ -145,7 +145,7 @@ impl State {
         ctx: &Ctx<'_>,
         ev: &mut Events,
     ) {
-        let d = e.get("delta");
+        let d = get(e, "delta");
         let dt = d.and_then(|d| get_str(d, "type")).unwrap_or("");
         let s = self.streams.entry(key).or_default();
         let block = index.and_then(|i| s.blocks.get_mut(&i));

@@ -3,7 +3,7 @@
 
 use super::State;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Out, Val, get_str};
+use crate::json::{Out, Val, get, get_str};
 
 /// A typed event: its envelope `type`, and `(field, source path)` pairs promoted to the top of the
 /// event (dotted paths reach into objects). Every other member of the line goes under `extra`.
@@ -79,7 +79,7 @@ const COMMON: &[&str] = &[
 pub fn at_path<'t, 'i>(v: Val<'t, 'i>, path: &str) -> Option<Val<'t, 'i>> {
     let mut cur = v;
     for part in path.split('.') {
-        cur = cur.get(part)?;
+        cur = get(cur, part)?;
     }
     Some(cur)
 }
@@ -122,11 +122,11 @@ impl State {
         ctx: &Ctx<'_>,
         ev: &mut Events,
     ) {
-        if kind == "conversation_reset" {
-            if let Some(new) = get_str(v, "new_conversation_id") {
-                self.flush_all(ev, "the conversation was reset");
-                self.session = Some(new.to_owned());
-            }
+        if kind == "conversation_reset"
+            && let Some(new) = get_str(v, "new_conversation_id")
+        {
+            self.flush_all(ev, "the conversation was reset");
+            self.session = Some(new.to_owned());
         }
         self.mapped_or_unknown(v, kind, "", ctx, ev);
     }
@@ -173,19 +173,19 @@ impl State {
         }
         let o = ev.begin("session.init", ctx);
         o.key("model");
-        o.opt_value(v.get("model"));
+        o.opt_value(get(v, "model"));
         o.key("cwd");
-        o.opt_value(v.get("cwd"));
+        o.opt_value(get(v, "cwd"));
         o.key("tools");
-        o.opt_value(v.get("tools"));
+        o.opt_value(get(v, "tools"));
         o.key("mcp_servers");
-        o.opt_value(v.get("mcp_servers"));
+        o.opt_value(get(v, "mcp_servers"));
         o.key("permission_mode");
-        o.opt_value(v.get("permissionMode"));
+        o.opt_value(get(v, "permissionMode"));
         o.key("cli_version");
         o.opt_str(get_str(v, "claude_code_version"));
         o.key("api_key_source");
-        o.opt_value(v.get("apiKeySource"));
+        o.opt_value(get(v, "apiKeySource"));
         write_extra(
             o,
             v,

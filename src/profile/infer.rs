@@ -13,7 +13,7 @@ use simd_json::prelude::*;
 
 use super::rules::{self, Rule};
 use super::{Field, JType, Kind, Profile};
-use crate::json::{Parser, Val, get_str, str_of};
+use crate::json::{Parser, Val, get, get_str, str_of};
 use crate::read::LineReader;
 
 /// Nesting below this depth (per kind) is not profiled: stream-json is shallow, and recursion
@@ -130,8 +130,7 @@ impl Profiler {
 pub fn kind_of(v: Val<'_, '_>) -> Option<String> {
     let ty = get_str(v, "type").filter(|t| rules::token(t))?;
     if ty == "stream_event" {
-        let et = v
-            .get("event")
+        let et = get(v, "event")
             .and_then(|e| get_str(e, "type"))
             .filter(|t| rules::token(t));
         return Some(match et {
@@ -246,7 +245,7 @@ fn tools(
     v: Val<'_, '_>,
 ) {
     if kind == "system/init"
-        && let Some(list) = v.get("tools").and_then(|t| t.as_array())
+        && let Some(list) = get(v, "tools").and_then(|t| t.as_array())
     {
         let mut seen = HashSet::new();
         for t in list.iter().filter_map(str_of).filter(|t| rules::token(t)) {
@@ -256,9 +255,8 @@ fn tools(
         }
     }
     let blocks = match kind {
-        "assistant" => v
-            .get("message")
-            .and_then(|m| m.get("content"))
+        "assistant" => get(v, "message")
+            .and_then(|m| get(m, "content"))
             .and_then(|c| c.as_array()),
         _ => None,
     };
@@ -275,7 +273,7 @@ fn tools(
         by_id.insert(id.to_owned(), name.to_owned());
         let u = g.tools.used.entry(name.to_owned()).or_default();
         u.count += 1;
-        if let Some(input) = b.get("input").and_then(|i| i.as_object()) {
+        if let Some(input) = get(b, "input").and_then(|i| i.as_object()) {
             let mut seen = HashSet::new();
             for (key, _) in input.iter() {
                 let key = if rules::data_key(key) { "{*}" } else { key };
@@ -286,7 +284,7 @@ fn tools(
         }
     }
     if kind == "stream_event/content_block_start"
-        && let Some(cb) = v.get("event").and_then(|e| e.get("content_block"))
+        && let Some(cb) = get(v, "event").and_then(|e| get(e, "content_block"))
         && let (Some(id), Some(name)) = (get_str(cb, "id"), get_str(cb, "name"))
         && rules::token(name)
     {
@@ -302,12 +300,12 @@ fn tools(
 
 /// The first `tool_result` block of a user line: its `tool_use_id` and `is_error`.
 fn first_tool_result<'i>(v: Val<'_, 'i>) -> Option<(&'i str, bool)> {
-    let content = v.get("message")?.get("content")?;
+    let content = get(get(v, "message")?, "content")?;
     let b = content
         .as_array()?
         .iter()
         .find(|b| get_str(*b, "type") == Some("tool_result"))?;
-    let is_error = b.get("is_error").and_then(|e| e.as_bool()) == Some(true);
+    let is_error = get(b, "is_error").and_then(|e| e.as_bool()) == Some(true);
     Some((get_str(b, "tool_use_id").unwrap_or(""), is_error))
 }
 
@@ -396,14 +394,15 @@ impl<'t, 'i> Walker<'_, 't, 'i> {
     fn walk_plain(&mut self, v: Val<'t, 'i>, map: bool, depth: usize) {
         let len = self.path.len();
         if let Some(obj) = v.as_object() {
-            let mut seen: Vec<&str> = Vec::new();
-            for (key, x) in obj.iter() {
+            // Duplicate keys: the last one counts, as with `json::get` (members are visited
+            // last to first; the order they are recorded in does not matter).
+            let members: Vec<(&str, Val<'t, 'i>)> = obj.iter().collect();
+            let many = members.len() > 1;
+            let mut seen: HashSet<&str> = HashSet::new();
+            for (key, x) in IntoIterator::into_iter(members).rev() {
                 let collapsed = map || rules::data_key(key);
-                if !collapsed {
-                    if seen.contains(&key) {
-                        continue; // duplicate key: the first one counts, as with `get`
-                    }
-                    seen.push(key);
+                if !collapsed && many && !seen.insert(key) {
+                    continue;
                 }
                 if !self.path.is_empty() {
                     self.path.push('.');

@@ -62,7 +62,8 @@ BASE_ENV = {
 
 # name -> scenario.  "prompt" is the -p prompt; "args" extra claude flags;
 # "env" extra environment.  Every scenario is captured twice: "<name>" and
-# "<name>.partial" (with --include-partial-messages).
+# "<name>.partial" (with --include-partial-messages), unless
+# "partial_variant" is False; "min_version" skips older CLIs.
 SCENARIOS = {
     "tools": {
         "script": "tools.json",
@@ -90,6 +91,20 @@ SCENARIOS = {
         "args": ["--max-turns", "3"],
         "env": {"CLAUDE_CODE_MAX_RETRIES": "1"},
     },
+    "api_timeout": {
+        "script": "api_timeout.json",
+        "prompt": "Say hi.",
+        "args": ["--max-turns", "3"],
+        "env": {"API_TIMEOUT_MS": "3000", "CLAUDE_CODE_MAX_RETRIES": "0"},
+        "partial_variant": False,
+    },
+    "auth_error": {
+        "script": "auth_error.json",
+        "prompt": "Say hi.",
+        "args": ["--max-turns", "3"],
+        "env": {"CLAUDE_CODE_MAX_RETRIES": "1"},
+        "partial_variant": False,
+    },
     "max_turns": {
         "script": "max_turns.json",
         "prompt": "Keep checking until it works.",
@@ -101,9 +116,10 @@ SCENARIOS = {
 
 def variants():
     out = []
-    for name in SCENARIOS:
+    for name, sc in SCENARIOS.items():
         out.append(name)
-        out.append(name + ".partial")
+        if sc.get("partial_variant", True):
+            out.append(name + ".partial")
     return out
 
 

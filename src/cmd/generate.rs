@@ -1,0 +1,150 @@
+//! `generate-man` (hidden) and `completions`: the man pages and shell completions, generated from
+//! the clap definitions and the envelope schema tables, so they cannot drift from the code.
+
+use std::io::Write;
+use std::path::Path;
+
+use boo_normalize::error::{EXIT_OK, Error};
+use clap::CommandFactory;
+use roff::{Roff, bold, italic, roman};
+
+use crate::cli::{Cli, Shell};
+
+/// Write `boo-normalize.1` and one page per subcommand into `dir`.
+pub fn man(dir: &Path) -> Result<u8, Error> {
+    let ctx = || dir.display().to_string();
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
+    let cmd = Cli::command();
+    let mut page = Vec::new();
+    render_main(&cmd, &mut page).map_err(|e| Error::io(ctx(), e))?;
+    write(dir, "boo-normalize.1", &page)?;
+    for sub in cmd.get_subcommands() {
+        if sub.is_hide_set() {
+            continue;
+        }
+        let name = format!("boo-normalize-{}", sub.get_name());
+        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+        let sub = sub.clone().name(leaked).bin_name(leaked);
+        let mut page = Vec::new();
+        clap_mangen::Man::new(sub)
+            .section("1")
+            .manual("boo-normalize manual")
+            .render(&mut page)
+            .map_err(|e| Error::io(ctx(), e))?;
+        write(dir, &format!("{name}.1"), &page)?;
+    }
+    Ok(EXIT_OK)
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).map_err(|e| Error::io(path.display().to_string(), e))
+}
+
+fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
+    let man = clap_mangen::Man::new(cmd.clone()).manual("boo-normalize manual");
+    man.render_title(w)?;
+    man.render_name_section(w)?;
+    man.render_synopsis_section(w)?;
+    man.render_description_section(w)?;
+    man.render_options_section(w)?;
+    man.render_subcommands_section(w)?;
+
+    let mut r = Roff::new();
+    r.control("SH", ["ENVELOPE"]);
+    r.text([roman(
+        "Every output line is one JSON object. Common keys, on every event: v (always 1), seq \
+         (0 for the first event, +1 per event, no gaps), type, session_id (string or null), \
+         parent_tool_use_id (string or null; set inside a subagent), line (1-based input line, \
+         null for synthesized events). Optional common keys: uuid (the source line's uuid) and \
+         ephemeral (true on live-only progress events). Every input line is accounted for by at \
+         least one event; run.end is always the last line, and its stats.lines equals the number \
+         of input lines.",
+    )]);
+    for (name, desc, fields, ephemeral) in boo_normalize::schema::event_docs() {
+        r.control("TP", []);
+        r.text([bold(name)]);
+        let mut text = desc.to_string();
+        if !fields.is_empty() {
+            text.push_str(" Fields: ");
+            text.push_str(&fields.join(", "));
+            text.push('.');
+        }
+        if ephemeral {
+            text.push_str(" Ephemeral.");
+        }
+        r.text([roman(text)]);
+    }
+    r.control("SH", ["VERSIONING"]);
+    r.text([roman(
+        "The envelope carries v = 1. Additive changes (new event types, new members) keep v = 1; \
+         renaming or removing a member or an event type bumps v. Consumers must ignore members \
+         and event types they do not know. The JSON Schema (draft 2020-12) is printed by ",
+    )]);
+    r.text([bold("boo-normalize schema"), roman(".")]);
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, what) in [
+        (
+            "0",
+            "Success, also when the reader closes the pipe early (| head -1).",
+        ),
+        (
+            "1",
+            "--strict: the stream was written, but some lines were unusable or of an unknown type.",
+        ),
+        (
+            "2",
+            "Usage error, unreadable input, or an I/O error on output.",
+        ),
+    ] {
+        r.control("TP", []);
+        r.text([bold(code)]);
+        r.text([roman(what)]);
+    }
+    r.control("SH", ["ENVIRONMENT"]);
+    r.text([roman(
+        "normalize reads no environment variables. Errors are written to standard error as \
+         boo-normalize: context: cause, with control characters replaced.",
+    )]);
+    r.control("SH", ["EXAMPLES"]);
+    for (what, ex) in [
+        (
+            "Normalize a live run:",
+            "claude -p \"fix the tests\" --output-format stream-json --verbose | boo-normalize",
+        ),
+        (
+            "Tool calls with their inputs:",
+            "boo-normalize run.ndjson | jq -c 'select(.type == \"tool.call\") | {name, input}'",
+        ),
+        (
+            "Final state only (drop deltas):",
+            "boo-normalize run.ndjson | jq -c 'select(.ephemeral != true)'",
+        ),
+        (
+            "Fail a CI job on unusable lines or unknown types:",
+            "boo-normalize --strict run.ndjson > /dev/null",
+        ),
+    ] {
+        r.control("TP", []);
+        r.text([roman(what)]);
+        r.text([italic(ex)]);
+    }
+    r.control("SH", ["SEE ALSO"]);
+    r.text([roman("jq(1), claude(1)")]);
+    r.to_writer(w)?;
+    man.render_version_section(w)
+}
+
+/// Print a completion script for `shell`.
+pub fn completions(shell: Shell) -> Result<u8, Error> {
+    let mut cmd = Cli::command();
+    let mut out = std::io::stdout().lock();
+    let sh = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    clap_complete::generate(sh, &mut cmd, "boo-normalize", &mut out);
+    out.flush().map_err(|e| Error::io("stdout", e))?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,76 @@
+//! Shared helpers for the integration tests: run the real binary, list fixtures, parse output.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
+}
+
+/// Repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every real capture shipped in `fixtures/real` (and captured ones, when present), sorted.
+pub fn fixtures() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for dir in ["fixtures/real", "fixtures/captured"] {
+        collect(&root().join(dir), &mut v);
+    }
+    v.sort();
+    assert!(v.len() >= 25, "fixtures missing: {}", v.len());
+    v
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ndjson") {
+            out.push(p);
+        }
+    }
+}
+
+/// Run the binary with `args`, feeding `stdin`.
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn boo-normalize");
+    let mut si = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    // Write on a thread so a full stdout pipe cannot deadlock us.
+    let t = std::thread::spawn(move || {
+        let _ = si.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    t.join().unwrap();
+    out
+}
+
+/// Parse NDJSON output into values (panics on any invalid line).
+pub fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
+    std::str::from_utf8(stdout)
+        .expect("output is UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad output line {e}: {l}")))
+        .collect()
+}
+
+/// Number of lines in `bytes` as the tool counts them (an unterminated last line counts).
+pub fn line_count(bytes: &[u8]) -> u64 {
+    let n = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    n + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}

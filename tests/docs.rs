@@ -1,0 +1,69 @@
+//! The committed man pages and the README's event list must match what the code generates.
+
+mod common;
+
+use common::{bin, root};
+
+#[test]
+fn committed_man_pages_match_the_generated_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().arg("generate-man").arg(dir.path()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.contains(&"boo-normalize.1".to_string()));
+    for name in &names {
+        let fresh = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let committed = std::fs::read_to_string(root().join("man").join(name)).unwrap_or_default();
+        assert!(
+            fresh == committed,
+            "man/{name} is stale: run `cargo run -- generate-man man` and commit the result"
+        );
+    }
+    let mut committed: Vec<String> = std::fs::read_dir(root().join("man"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".1"))
+        .collect();
+    committed.sort();
+    assert_eq!(
+        committed, names,
+        "man/ has pages the code no longer generates"
+    );
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = bin().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("boo-normalize"), "{shell}");
+        assert!(text.contains("keep-blobs"), "{shell}");
+    }
+}
+
+#[test]
+fn readme_lists_every_event_type() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for t in boo_normalize::schema::event_types() {
+        assert!(
+            readme.contains(&format!("`{t}`")),
+            "README.md does not document `{t}`"
+        );
+    }
+}
+
+#[test]
+fn help_ends_with_examples() {
+    let out = bin().arg("--help").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Examples:"), "{text}");
+}

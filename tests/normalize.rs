@@ -1,0 +1,422 @@
+//! Integration tests: the real binary over every real capture, checking the envelope contract.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use common::{bin, events, fixtures, line_count, run};
+use serde_json::Value;
+
+/// What the raw input says, computed independently of the normalizer (serde_json, line by line).
+#[derive(Default, Debug)]
+struct InputFacts {
+    tool_use_ids: BTreeSet<String>,
+    message_ids: BTreeSet<String>,
+    results: usize,
+    tool_results: usize,
+}
+
+fn input_facts(bytes: &[u8]) -> InputFacts {
+    let mut f = InputFacts::default();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let Some(t) = v.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        if v.get("session_id").is_none() && v.get("sessionId").is_some() {
+            continue;
+        }
+        match t {
+            "assistant" => {
+                let m = &v["message"];
+                if let Some(id) = m["id"].as_str()
+                    && m.get("usage").is_some_and(|u| !u.is_null())
+                {
+                    f.message_ids.insert(id.into());
+                }
+                for b in m["content"].as_array().into_iter().flatten() {
+                    if b["type"] == "tool_use" {
+                        f.tool_use_ids.insert(b["id"].as_str().unwrap().into());
+                    }
+                }
+            }
+            "user" => {
+                for b in v["message"]["content"].as_array().into_iter().flatten() {
+                    if b["type"] == "tool_result" {
+                        f.tool_results += 1;
+                    }
+                }
+            }
+            "stream_event" => {
+                let e = &v["event"];
+                if e["type"] == "content_block_start" && e["content_block"]["type"] == "tool_use" {
+                    f.tool_use_ids
+                        .insert(e["content_block"]["id"].as_str().unwrap().into());
+                }
+                if e["type"] == "message_start"
+                    && let Some(id) = e["message"]["id"].as_str()
+                {
+                    f.message_ids.insert(id.into());
+                }
+            }
+            "result" => f.results += 1,
+            _ => {}
+        }
+    }
+    f
+}
+
+#[test]
+fn every_fixture_keeps_the_contract() {
+    let validator = jsonschema::validator_for(&boo_normalize::schema::schema(true)).unwrap();
+    for path in fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let input = std::fs::read(&path).unwrap();
+        let out = bin().arg(&path).output().unwrap();
+        assert!(out.status.success(), "{name}: exit {:?}", out.status);
+        assert!(
+            out.stderr.is_empty(),
+            "{name}: stderr {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ev = events(&out.stdout);
+
+        // seq is 0..n without gaps, v is 1, run.end is last and only.
+        for (i, e) in ev.iter().enumerate() {
+            assert_eq!(e["seq"], i as u64, "{name}: seq gap at {i}");
+            assert_eq!(e["v"], 1);
+            if let Err(err) = validator.validate(e) {
+                panic!("{name}: event {i} fails the schema: {err}\n{e}");
+            }
+        }
+        let end = ev.last().unwrap();
+        assert_eq!(end["type"], "run.end", "{name}");
+        assert_eq!(ev.iter().filter(|e| e["type"] == "run.end").count(), 1);
+        let stats = &end["stats"];
+        assert_eq!(stats["lines"], line_count(&input), "{name}: stats.lines");
+        assert_eq!(stats["bytes"], input.len() as u64, "{name}: stats.bytes");
+        assert_eq!(
+            stats["events"],
+            (ev.len() - 1) as u64,
+            "{name}: stats.events"
+        );
+
+        // Every input line is accounted for by at least one event.
+        let lines: BTreeSet<u64> = ev.iter().filter_map(|e| e["line"].as_u64()).collect();
+        let n = line_count(&input);
+        assert_eq!(lines.len() as u64, n, "{name}: lines without events");
+
+        // Exactly one tool.call per tool_use id; every result names its call.
+        let facts = input_facts(&input);
+        let mut calls: HashMap<String, usize> = HashMap::new();
+        for e in ev.iter().filter(|e| e["type"] == "tool.call") {
+            *calls
+                .entry(e["tool_use_id"].as_str().unwrap().into())
+                .or_default() += 1;
+        }
+        assert!(
+            calls.values().all(|&c| c == 1),
+            "{name}: duplicate tool.call"
+        );
+        let call_ids: BTreeSet<String> = calls.keys().cloned().collect();
+        assert_eq!(call_ids, facts.tool_use_ids, "{name}: tool.call ids");
+        let results: Vec<&Value> = ev.iter().filter(|e| e["type"] == "tool.result").collect();
+        assert_eq!(
+            results.len(),
+            facts.tool_results,
+            "{name}: tool.result count"
+        );
+        for r in &results {
+            if call_ids.contains(r["tool_use_id"].as_str().unwrap()) {
+                assert!(
+                    r["name"].is_string(),
+                    "{name}: result without its call's name: {r}"
+                );
+            }
+        }
+
+        // usage once per message id, for every message that had usage.
+        let mut usage: BTreeMap<String, usize> = BTreeMap::new();
+        for e in ev.iter().filter(|e| e["type"] == "usage") {
+            *usage
+                .entry(e["message_id"].as_str().unwrap().into())
+                .or_default() += 1;
+        }
+        assert!(
+            usage.values().all(|&c| c == 1),
+            "{name}: usage counted twice"
+        );
+        let usage_ids: BTreeSet<String> = usage.keys().cloned().collect();
+        assert_eq!(usage_ids, facts.message_ids, "{name}: usage message ids");
+
+        // One turn.end per result line; terminal_seen matches.
+        let turns = ev.iter().filter(|e| e["type"] == "turn.end").count();
+        assert_eq!(turns, facts.results, "{name}: turn.end count");
+        assert_eq!(end["turns"], turns as u64);
+    }
+}
+
+#[test]
+fn reference_parser_gives_identical_output() {
+    for path in fixtures() {
+        let fast = bin().arg(&path).output().unwrap();
+        let slow = bin().arg("--reference-parser").arg(&path).output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&fast.stdout),
+            String::from_utf8_lossy(&slow.stdout),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn output_is_deterministic() {
+    for path in fixtures() {
+        let a = bin().arg(&path).output().unwrap();
+        let b = bin().arg(&path).output().unwrap();
+        assert!(a.stdout == b.stdout, "{}: two runs differ", path.display());
+    }
+}
+
+#[test]
+fn multi_session_files_keep_every_session() {
+    let out = bin()
+        .arg("fixtures/real/gymnastics-graphics__rundown-editor-log.ndjson")
+        .output()
+        .unwrap();
+    let ev = events(&out.stdout);
+    let inits: BTreeSet<&str> = ev
+        .iter()
+        .filter(|e| e["type"] == "session.init")
+        .map(|e| e["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(inits.len(), 27);
+    assert_eq!(ev.iter().filter(|e| e["type"] == "turn.end").count(), 27);
+    assert_eq!(
+        ev.iter()
+            .filter(|e| e["type"] == "diagnostic" && e["kind"] == "not_json")
+            .count(),
+        27
+    );
+    assert_eq!(ev.last().unwrap()["terminal_seen"], true);
+
+    // Two sessions, both cut off: no turn.end, terminal_seen false.
+    let out = bin()
+        .arg("fixtures/real/gymnastics-graphics__graphics-registry-log.ndjson")
+        .output()
+        .unwrap();
+    let ev = events(&out.stdout);
+    assert_eq!(ev.iter().filter(|e| e["type"] == "turn.end").count(), 0);
+    assert_eq!(ev.last().unwrap()["terminal_seen"], false);
+}
+
+#[test]
+fn outcome_keys_on_is_error() {
+    let out = bin()
+        .arg("fixtures/real/vecsum__api500-midsession.ndjson")
+        .output()
+        .unwrap();
+    let ev = events(&out.stdout);
+    let t = ev.iter().find(|e| e["type"] == "turn.end").unwrap();
+    assert_eq!(t["outcome"], "error");
+    assert_eq!(t["subtype"], "success");
+    let synthetic = ev
+        .iter()
+        .find(|e| e["type"] == "text" && e["synthetic"] == true)
+        .unwrap();
+    assert!(
+        synthetic["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("API Error: 500")
+    );
+    assert_eq!(synthetic["error"], "unknown");
+
+    let out = bin()
+        .arg("fixtures/real/perfectsnake__max-turns-a.ndjson")
+        .output()
+        .unwrap();
+    let ev = events(&out.stdout);
+    let t = ev.iter().find(|e| e["type"] == "turn.end").unwrap();
+    assert_eq!(t["outcome"], "max_turns");
+    assert_eq!(t["is_error"], false);
+}
+
+#[test]
+fn old_cost_fields_are_read() {
+    let out = bin()
+        .arg("fixtures/real/terragon__todo.ndjson")
+        .output()
+        .unwrap();
+    let ev = events(&out.stdout);
+    let t = ev.iter().find(|e| e["type"] == "turn.end").unwrap();
+    assert!(t["cost_usd"].as_f64().unwrap() > 0.0, "{t}");
+    let init = ev.iter().find(|e| e["type"] == "session.init").unwrap();
+    assert!(init["cli_version"].is_null());
+}
+
+#[test]
+fn images_are_elided_unless_kept() {
+    let path = "fixtures/real/gymnastics-graphics__rundown-editor-log.ndjson";
+    let out = bin().arg(path).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let elided = text.matches("\"elided\":\"base64\"").count();
+    assert!(elided > 0);
+    assert!(text.contains("\"media_type\":\"image/png\",\"bytes\":"));
+    let kept = bin().arg("--keep-blobs").arg(path).output().unwrap();
+    assert!(kept.stdout.len() > text.len() + 100_000);
+    assert_eq!(
+        String::from_utf8(kept.stdout)
+            .unwrap()
+            .matches("\"elided\"")
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn subagent_events_carry_their_parent() {
+    let out = bin()
+        .arg("fixtures/real/claude-clean__stream-json-simple.ndjson")
+        .output()
+        .unwrap();
+    let ev = events(&out.stdout);
+    let task_ids: BTreeSet<&str> = ev
+        .iter()
+        .filter(|e| e["type"] == "tool.call" && e["subagent"] == true)
+        .map(|e| e["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert!(!task_ids.is_empty());
+    let nested: Vec<&Value> = ev
+        .iter()
+        .filter(|e| !e["parent_tool_use_id"].is_null())
+        .collect();
+    assert!(!nested.is_empty());
+    for e in nested {
+        assert!(
+            task_ids.contains(e["parent_tool_use_id"].as_str().unwrap()),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn bad_lines_become_diagnostics_and_never_abort() {
+    let mut input = Vec::new();
+    input.extend_from_slice(b"-n\r\n");
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(b"[1,2]\n");
+    input.extend_from_slice(b"{\"no_type\":1}\n");
+    input.extend_from_slice(b"{\"type\":\"brand_new\",\"x\":1}\n");
+    input.extend_from_slice(b"{\"type\":\"system\",\"subtype\":\"brand_new\"}\n");
+    input.extend_from_slice(
+        b"{\"type\":\"user\",\"message\":{},\"sessionId\":\"s\",\"parentUuid\":null}\n",
+    );
+    input.extend_from_slice(b"\xff\xfe not utf8\n");
+    input.extend_from_slice(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"");
+    let out = run(&[], &input);
+    assert!(out.status.success());
+    let ev = events(&out.stdout);
+    let kinds: Vec<String> = ev
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["type"].as_str().unwrap(),
+                e["kind"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "diagnostic:not_json",
+            "diagnostic:empty_line",
+            "diagnostic:not_object",
+            "diagnostic:missing_type",
+            "unknown:type",
+            "unknown:subtype",
+            "unknown:lookalike",
+            "diagnostic:invalid_utf8",
+            "diagnostic:truncated_line",
+            "run.end:",
+        ]
+    );
+    assert_eq!(ev.last().unwrap()["stats"]["lines"], 9);
+    // --strict: same stream, non-zero exit and a summary.
+    let strict = run(&["--strict"], &input);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(strict.stdout, out.stdout);
+    let err = String::from_utf8(strict.stderr).unwrap();
+    assert!(err.starts_with("boo-normalize: strict: "), "{err}");
+}
+
+#[test]
+fn max_line_bytes_cuts_without_storing() {
+    let mut input = vec![b'{'; 5_000_000];
+    input.extend_from_slice(b"\n{\"type\":\"keep_alive\"}\n");
+    let out = run(&["--max-line-bytes", "1000"], &input);
+    let ev = events(&out.stdout);
+    assert_eq!(ev[0]["kind"], "line_too_long");
+    assert_eq!(ev[0]["bytes"], 5_000_000);
+    assert_eq!(ev[1]["type"], "keep_alive");
+}
+
+#[test]
+fn huge_line_without_limit() {
+    // A 12 MB tool result line is normalized whole.
+    let big = "x".repeat(12 << 20);
+    let line = format!(
+        "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"{big}\"}}]}},\"session_id\":\"s\",\"parent_tool_use_id\":null}}\n"
+    );
+    let out = run(&[], line.as_bytes());
+    let ev = events(&out.stdout);
+    assert_eq!(ev[0]["type"], "tool.result");
+    assert_eq!(ev[0]["content"].as_str().unwrap().len(), 12 << 20);
+}
+
+#[test]
+fn head_closes_the_pipe_quietly() {
+    use std::process::{Command, Stdio};
+    let path = common::root().join("fixtures/real/gymnastics-graphics__rundown-editor-log.ndjson");
+    let script = format!(
+        "set -o pipefail; '{}' '{}' '{}' | head -1 >/dev/null",
+        env!("CARGO_BIN_EXE_boo-normalize"),
+        path.display(),
+        path.display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "exit {:?}", out.status);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let out = bin().arg("does/not/exist.ndjson").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "boo-normalize: does/not/exist.ndjson: No such file or directory (os error 2)\n"
+    );
+}
+
+#[test]
+fn schema_command_prints_draft_2020_12() {
+    let out = bin().arg("schema").output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert!(jsonschema::draft202012::meta::is_valid(&v));
+}

@@ -1,0 +1,183 @@
+//! Property tests: framing independence, line accounting, engine agreement, and robustness of the
+//! normalizer on arbitrary and mutated real input.
+
+mod common;
+
+use std::io::Read;
+
+use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::pipeline::Pipeline;
+use boo_normalize::sink::Ndjson;
+use proptest::prelude::*;
+
+/// A reader that hands out the input in the given chunk sizes (cycled).
+struct Chunked<'a> {
+    data: &'a [u8],
+    sizes: Vec<usize>,
+    i: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let want = self.sizes[self.i % self.sizes.len()].max(1);
+        self.i += 1;
+        let n = want.min(self.data.len()).min(out.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+fn normalize_with(input: &[u8], sizes: Vec<usize>, opts: Options) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let sink = Ndjson::new(&mut out);
+        let mut p = Pipeline::new(Normalizer::new(opts), vec![Box::new(sink)]);
+        p.run(
+            Chunked {
+                data: input,
+                sizes,
+                i: 0,
+            },
+            None,
+        )
+        .unwrap();
+        p.finish(&EndInfo::eof()).unwrap();
+    }
+    out
+}
+
+fn normalize(input: &[u8]) -> Vec<u8> {
+    normalize_with(input, vec![1 << 20], Options::default())
+}
+
+/// Small real captures (plain and partial-message ones), concatenated.
+fn corpus() -> Vec<u8> {
+    let mut v = Vec::new();
+    for f in [
+        "terragon__followup.ndjson",
+        "happy-cli__sample-error-edit-multiedit.ndjson",
+        "effective-prompting__create-loop-script.ndjson",
+        "claude-debussy__task-tool-output.ndjson",
+    ] {
+        v.extend(std::fs::read(common::root().join("fixtures/real").join(f)).unwrap());
+    }
+    // The first 120 lines of a --include-partial-messages capture.
+    let fc = std::fs::read(common::root().join("fixtures/real/financecim__loop-log-small.ndjson"))
+        .unwrap();
+    let cut = fc
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .nth(119)
+        .unwrap()
+        .0
+        + 1;
+    v.extend_from_slice(&fc[..cut]);
+    v
+}
+
+fn corpus_lines() -> Vec<Vec<u8>> {
+    corpus()
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn check_stream(input: &[u8], out: &[u8]) {
+    let text = std::str::from_utf8(out).expect("UTF-8 output");
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every output line is JSON"))
+        .collect();
+    let end = events.last().expect("run.end");
+    assert_eq!(end["type"], "run.end");
+    assert_eq!(end["stats"]["lines"], common::line_count(input));
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["seq"], i as u64);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn chunking_never_changes_output(sizes in prop::collection::vec(1usize..5000, 1..8)) {
+        let input = corpus();
+        let want = normalize(&input);
+        let got = normalize_with(&input, sizes, Options::default());
+        prop_assert_eq!(want, got);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..4000), sizes in prop::collection::vec(1usize..300, 1..4)) {
+        let out = normalize_with(&bytes, sizes, Options::default());
+        check_stream(&bytes, &out);
+    }
+
+    #[test]
+    fn mutated_real_lines_never_panic(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), 0u8..5, any::<prop::sample::Index>(), any::<u8>()), 1..40),
+    ) {
+        let lines = corpus_lines();
+        let mut input = Vec::new();
+        for (pick, op, at, byte) in picks {
+            let mut l = lines[pick.index(lines.len())].clone();
+            let i = at.index(l.len().max(1)).min(l.len().saturating_sub(1));
+            match op {
+                0 if !l.is_empty() => l[i] ^= byte | 1,                     // flip bits
+                1 => l.truncate(i),                                          // truncate
+                2 => { let d = l.clone(); l.extend_from_slice(b"\n"); l.extend(d) } // duplicate
+                3 => { let other = &lines[(pick.index(lines.len()) + 1) % lines.len()]; l.truncate(i); l.extend_from_slice(&other[other.len() / 2..]) } // splice
+                _ => {}                                                      // unchanged
+            }
+            input.extend(l);
+            input.push(b'\n');
+        }
+        let out = normalize(&input);
+        check_stream(&input, &out);
+        // The reference parser agrees on every mutated stream.
+        let reference = normalize_with(&input, vec![1 << 20], Options { reference_parser: true, ..Options::default() });
+        prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(reference).unwrap());
+    }
+
+    #[test]
+    fn engines_agree_on_arbitrary_json(v in arb_json()) {
+        // Wrap arbitrary JSON into the places the normalizer passes through raw.
+        let line = serde_json::json!({
+            "type": "assistant",
+            "message": {"id": "m1", "model": "x", "content": [
+                {"type": "tool_use", "id": "t1", "name": "X", "input": v.clone()},
+                {"type": "text", "text": v.to_string()}
+            ], "usage": {"input_tokens": 1}},
+            "session_id": "s", "parent_tool_use_id": null
+        });
+        let unknown = serde_json::json!({"type": "brand_new", "payload": v});
+        let input = format!("{line}\n{unknown}\n");
+        let fast = normalize(input.as_bytes());
+        let slow = normalize_with(input.as_bytes(), vec![1 << 20], Options { reference_parser: true, ..Options::default() });
+        prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap());
+    }
+}
+
+fn arb_json() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        any::<u64>().prop_map(serde_json::Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(serde_json::Value::from),
+        ".*".prop_map(serde_json::Value::from),
+        "[\\u{0}-\\u{1f}\"\\\\\\u{2028}\\u{1F600}a-z]{0,12}".prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(6, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+            prop::collection::btree_map(".{0,8}", inner, 0..6)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
