@@ -7,6 +7,7 @@
 //! serializes to a stable, sorted JSON document (every map is a `BTreeMap`) that a repository
 //! can commit as its baseline. All counts add up, so [`Profile::merge`] is associative and
 //! commutative: profiling inputs together equals merging their separate profiles.
+#![doc = include_str!("DRIFT.md")]
 
 pub mod allow;
 pub mod diff;
