@@ -12,6 +12,9 @@ use simd_json::{Buffers, Node, StaticNode, Tape};
 /// A read-only view of a parsed JSON value.
 pub type Val<'t, 'i> = simd_json::tape::Value<'t, 'i>;
 
+/// Deepest nesting accepted by both engines (serde_json stops at 128 levels).
+pub const MAX_DEPTH: usize = 127;
+
 /// Which parser produced a tape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -71,7 +74,8 @@ impl Parser {
         Parser {
             engine,
             scratch: Vec::new(),
-            buffers: Buffers::new(0),
+            // serde_json (the reference) refuses nesting deeper than 128; so does the fast path.
+            buffers: Buffers::with_max_depth(0, MAX_DEPTH),
             tape: Some(Tape::null()),
             reference: None,
         }
@@ -528,6 +532,20 @@ mod tests {
             let mut o = Out::default();
             o.str(&s);
             proptest::prop_assert_eq!(String::from_utf8(o.buf).unwrap(), serde_json::to_string(&s).unwrap());
+        }
+    }
+
+    #[test]
+    fn engines_agree_on_nesting_limits() {
+        for depth in 120..140 {
+            let doc = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            let fast = Parser::new(Engine::Simd).parse(doc.as_bytes()).is_ok();
+            let slow = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+            assert_eq!(fast, slow, "depth {depth}");
+            let doc = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+            let fast = Parser::new(Engine::Simd).parse(doc.as_bytes()).is_ok();
+            let slow = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+            assert_eq!(fast, slow, "object depth {depth}");
         }
     }
 

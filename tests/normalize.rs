@@ -316,6 +316,14 @@ fn bad_lines_become_diagnostics_and_never_abort() {
         b"{\"type\":\"user\",\"message\":{},\"sessionId\":\"s\",\"parentUuid\":null}\n",
     );
     input.extend_from_slice(b"\xff\xfe not utf8\n");
+    input.extend_from_slice(
+        format!(
+            "{{\"type\":\"x\",\"deep\":{}{}}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        )
+        .as_bytes(),
+    );
     input.extend_from_slice(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"");
     let out = run(&[], &input);
     assert!(out.status.success());
@@ -341,11 +349,12 @@ fn bad_lines_become_diagnostics_and_never_abort() {
             "unknown:subtype",
             "unknown:lookalike",
             "diagnostic:invalid_utf8",
+            "diagnostic:too_deep",
             "diagnostic:truncated_line",
             "run.end:",
         ]
     );
-    assert_eq!(ev.last().unwrap()["stats"]["lines"], 9);
+    assert_eq!(ev.last().unwrap()["stats"]["lines"], 10);
     // --strict: same stream, non-zero exit and a summary.
     let strict = run(&["--strict"], &input);
     assert_eq!(strict.status.code(), Some(1));

@@ -229,6 +229,8 @@ impl Normalizer {
                 Err(e) => {
                     let kind = if std::str::from_utf8(line.bytes).is_err() {
                         "invalid_utf8"
+                    } else if e.message.contains("recursion limit") {
+                        "too_deep"
                     } else if !line.terminated {
                         "truncated_line"
                     } else {
