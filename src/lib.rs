@@ -27,6 +27,7 @@ pub mod error;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;
+pub mod profile;
 pub mod read;
 pub mod schema;
 pub mod sink;

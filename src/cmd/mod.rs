@@ -1,7 +1,9 @@
 //! Subcommand dispatch: each subcommand file only wires the library together.
 
+mod diff;
 mod generate;
 mod normalize;
+mod profile;
 #[cfg(unix)]
 mod spawn;
 
@@ -28,5 +30,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             writeln!(out, "{text}").map_err(|e| Error::io("stdout", e))?;
             Ok(EXIT_OK)
         }
+        Some(Command::Profile(a)) => profile::run(a),
+        Some(Command::Diff(a)) => diff::run(a),
     }
 }

@@ -116,6 +116,8 @@ enum StreamBlock {
 struct ToolInfo {
     name: String,
     call_emitted: bool,
+    /// The init scope the call was emitted in.
+    scope: u64,
 }
 
 /// Cross-line state.
@@ -134,6 +136,8 @@ struct State {
     /// Message ids seen on assistant lines.
     assistant_seen: HashSet<String>,
     init_seen: bool,
+    /// Number of `system/init` lines so far: the scope of the one-call-per-id rule.
+    scope: u64,
     terminal_seen: bool,
     turns: u64,
     stats: Stats,
@@ -236,6 +240,8 @@ impl Normalizer {
                 Err(e) => {
                     let kind = if std::str::from_utf8(line.bytes).is_err() {
                         "invalid_utf8"
+                    } else if e.message.contains("recursion limit") {
+                        "too_deep"
                     } else if !line.terminated {
                         "truncated_line"
                     } else {
