@@ -1,8 +1,12 @@
 //! Subcommand dispatch: each subcommand file only wires the library together.
 
 mod audit;
+mod diff;
 mod generate;
 mod normalize;
+mod profile;
+#[cfg(unix)]
+mod spawn;
 
 use boo_normalize::error::{EXIT_OK, Error};
 
@@ -14,6 +18,10 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
         Some(Command::Audit(a)) => audit::run(a),
+        #[cfg(unix)]
+        Some(Command::Spawn(a)) => spawn::run(*a),
+        #[cfg(not(unix))]
+        Some(Command::Spawn(_)) => Err(Error::msg("spawn", "only supported on Linux")),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Schema(a)) => {
@@ -24,5 +32,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             writeln!(out, "{text}").map_err(|e| Error::io("stdout", e))?;
             Ok(EXIT_OK)
         }
+        Some(Command::Profile(a)) => profile::run(a),
+        Some(Command::Diff(a)) => diff::run(a),
     }
 }
