@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::replay_cli::ReplayArgs;
+
 const AFTER_HELP: &str = "\
 Examples:
   claude -p \"fix the tests\" --output-format stream-json --verbose | boo-normalize
@@ -40,6 +42,9 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Replay a capture, audit log or stream-json file: envelope, raw, or as a fake `claude`.
+    #[command(after_help = crate::replay_cli::AFTER_HELP)]
+    Replay(ReplayArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -85,6 +90,10 @@ pub struct NormalizeArgs {
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
+    /// Also write a capture of the input (each line with its arrival time) to FILE, for
+    /// `boo-normalize replay`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// `schema` options.
@@ -97,7 +106,7 @@ pub struct SchemaArgs {
 
 /// Parse the process arguments (exits on `--help`, `--version` and usage errors).
 pub fn parse() -> Cli {
-    Cli::parse()
+    crate::replay_cli::parse_as_claude().unwrap_or_else(Cli::parse)
 }
 
 #[cfg(test)]

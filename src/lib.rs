@@ -21,11 +21,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod envelope;
 pub mod error;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;
 pub mod read;
+pub mod replay;
 pub mod schema;
 pub mod sink;

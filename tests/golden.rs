@@ -18,12 +18,16 @@ fn cli_1_0_1x_mcp_tool_without_result() {
 
 #[test]
 fn permission_denials_as_error_results() {
-    insta::assert_snapshot!(golden("fixtures/real/happy-cli__sample-error-edit-multiedit.ndjson"));
+    insta::assert_snapshot!(golden(
+        "fixtures/real/happy-cli__sample-error-edit-multiedit.ndjson"
+    ));
 }
 
 #[test]
 fn cli_2_0_76_init_with_mcp_plugins_and_skills() {
-    insta::assert_snapshot!(golden("fixtures/real/effective-prompting__create-loop-script.ndjson"));
+    insta::assert_snapshot!(golden(
+        "fixtures/real/effective-prompting__create-loop-script.ndjson"
+    ));
 }
 
 #[test]

@@ -37,6 +37,9 @@ fn events_leave_as_soon_as_their_line_arrives() {
     assert!(rest.contains("\"type\":\"run.end\""));
     child.wait().unwrap();
     // Generous bound for a loaded CI machine; typical is well under 1 ms.
-    assert!(worst < Duration::from_millis(250), "worst event latency {worst:?}");
+    assert!(
+        worst < Duration::from_millis(250),
+        "worst event latency {worst:?}"
+    );
     eprintln!("worst event latency over 20 slow lines: {worst:?}");
 }

@@ -2,6 +2,8 @@
 
 mod generate;
 mod normalize;
+mod record;
+mod replay;
 
 use boo_normalize::error::{EXIT_OK, Error};
 
@@ -12,6 +14,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
+        Some(Command::Replay(a)) => replay::run(a),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Schema(a)) => {

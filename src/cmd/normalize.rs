@@ -9,6 +9,7 @@ use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 
 use crate::cli::NormalizeArgs;
+use crate::cmd::record;
 
 pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     let opts = Options {
@@ -35,8 +36,13 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
             inputs.push((name, Box::new(file)));
         }
     }
+    let mut rec = record::start_normalize(a.record.as_deref())?;
     for (name, src) in inputs {
+        let src = record::tee(&mut rec, src);
         p.run(src, a.max_line_bytes).map_err(|e| {
+            if let Some(e) = record::failed(&mut rec, &e) {
+                return e;
+            }
             if e.kind() == io::ErrorKind::BrokenPipe {
                 Error::io("stdout", e)
             } else {
@@ -44,8 +50,9 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
             }
         })?;
     }
-    p.finish(&EndInfo::eof())
-        .map_err(|e| Error::io("stdout", e))?;
+    let end = EndInfo::eof();
+    p.finish(&end).map_err(|e| Error::io("stdout", e))?;
+    record::finish_normalize(rec, p.normalizer().cli_version(), &end)?;
     if a.strict {
         let s = p.stats();
         if s.diagnostics > 0 || s.unknown > 0 {

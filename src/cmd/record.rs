@@ -1,0 +1,91 @@
+//! `--record FILE`: a capture written next to the normal output (normalize now; spawn wires the
+//! same [`Recording`] to its stdout/stderr lines and exit status).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read};
+use std::path::Path;
+use std::time::Instant;
+
+use boo_normalize::capture::record::{Recorder, Tee, is_capture_error};
+use boo_normalize::capture::{End, Header};
+use boo_normalize::error::Error;
+use boo_normalize::normalize::EndInfo;
+
+/// An open capture file.
+pub struct Recording {
+    name: String,
+    rec: Recorder<BufWriter<File>>,
+}
+
+impl Recording {
+    /// Create `path` (truncating it) and write `header`; offsets count from now.
+    pub fn create(path: &Path, header: &Header) -> Result<Recording, Error> {
+        let name = path.display().to_string();
+        let f = File::create(path).map_err(|e| Error::io(&name, e))?;
+        let rec = Recorder::new(
+            BufWriter::with_capacity(256 * 1024, f),
+            header,
+            Instant::now(),
+        )
+        .map_err(|e| Error::io(&name, e))?;
+        Ok(Recording { name, rec })
+    }
+
+    /// The recorder (for producers that feed it lines themselves, like spawn).
+    #[allow(dead_code)] // MERGE(spawn): `spawn --record` feeds stdout/stderr lines through it.
+    pub fn recorder(&mut self) -> &mut Recorder<BufWriter<File>> {
+        &mut self.rec
+    }
+
+    /// Write the end record and close the file.
+    pub fn finish(mut self, end: End) -> Result<(), Error> {
+        if let Some(e) = self.rec.take_error() {
+            return Err(Error::io(&self.name, e));
+        }
+        self.rec
+            .end(end, Instant::now())
+            .map(drop)
+            .map_err(|e| Error::io(&self.name, e))
+    }
+}
+
+/// Open the `--record` file, if any, for a `normalize` run.
+pub fn start_normalize(path: Option<&Path>) -> Result<Option<Recording>, Error> {
+    path.map(|p| Recording::create(p, &Header::now("normalize")))
+        .transpose()
+}
+
+/// `src`, recorded when recording.
+pub fn tee<'r>(rec: &'r mut Option<Recording>, src: Box<dyn Read + 'r>) -> Box<dyn Read + 'r> {
+    match rec {
+        Some(r) => Box::new(Tee::new(src, &mut r.rec)),
+        None => src,
+    }
+}
+
+/// When `e` is a failed capture write, the error naming the capture file.
+pub fn failed(rec: &mut Option<Recording>, e: &io::Error) -> Option<Error> {
+    let r = rec.as_mut()?;
+    if !is_capture_error(e) {
+        return None;
+    }
+    let cause = r
+        .rec
+        .take_error()
+        .unwrap_or_else(|| io::Error::other("write failed"));
+    Some(Error::io(&r.name, cause))
+}
+
+/// Close a `normalize` recording: the run ended as `end` says.
+pub fn finish_normalize(
+    rec: Option<Recording>,
+    cli_version: Option<&str>,
+    end: &EndInfo,
+) -> Result<(), Error> {
+    let Some(r) = rec else { return Ok(()) };
+    r.finish(End {
+        cli_version: cli_version.map(str::to_owned),
+        run_end: end.clone(),
+        ..Default::default()
+    })
+}
