@@ -141,7 +141,9 @@ pub struct Decoder {
     run_started: bool,
     ended: bool,
     result_seen: bool,
+    /// Unknown record kinds seen so far, and how many of them were handed out for warnings.
     unknown_recs: Vec<String>,
+    unknown_told: usize,
 }
 
 impl Decoder {
@@ -156,6 +158,7 @@ impl Decoder {
             ended: false,
             result_seen: false,
             unknown_recs: Vec::new(),
+            unknown_told: 0,
         }
     }
 
@@ -182,7 +185,9 @@ impl Decoder {
     /// Record kinds skipped because they are unknown (a newer capture version); each is
     /// returned once, for a warning.
     pub fn take_unknown(&mut self) -> Option<String> {
-        self.unknown_recs.pop()
+        let k = self.unknown_recs.get(self.unknown_told)?.clone();
+        self.unknown_told += 1;
+        Some(k)
     }
 
     /// Decode one line (without its `\n`; `terminated` is false for a last line without one).
