@@ -35,6 +35,7 @@
 
 pub mod exit;
 pub mod feed;
+mod pace;
 pub mod play;
 pub mod progress;
 
@@ -50,6 +51,7 @@ use crate::capture::decode::{Decoder, Item, Kind, OutLine, Time, audit_runs};
 use crate::capture::{End, Header};
 use crate::error::Error;
 use feed::{Got, LineFeed};
+use pace::Pacer;
 
 /// How fast to replay.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -461,83 +463,6 @@ impl State {
 /// An error while feeding the player is an output error.
 fn out_err(e: io::Error) -> Error {
     Error::io("stdout", e)
-}
-
-/// Waits for recorded offsets.
-struct Pacer {
-    speed: Speed,
-    t0: Instant,
-    keepalive: Option<Duration>,
-    last_active: Instant,
-}
-
-impl Pacer {
-    fn new(speed: Speed, keepalive: Option<Duration>) -> Self {
-        let now = Instant::now();
-        Pacer {
-            speed,
-            t0: now,
-            keepalive,
-            last_active: now,
-        }
-    }
-
-    fn scaled(&self, off: u64) -> Option<Duration> {
-        match self.speed {
-            Speed::Max => None,
-            Speed::Factor(f) => Some(Duration::from_secs_f64(off as f64 / 1e6 / f)),
-        }
-    }
-
-    /// Make `off` be now (resumed replays).
-    fn rebase(&mut self, off: Option<u64>) {
-        if let (Some(off), Some(_)) = (off, self.scaled(0)) {
-            let d = self.scaled(off).unwrap_or_default();
-            let now = Instant::now();
-            self.t0 = now.checked_sub(d).unwrap_or(now);
-        }
-    }
-
-    /// Sleep until offset `off` is due; flush first, keep-alive while waiting.
-    fn wait(&mut self, off: Option<u64>, player: &mut dyn Player) -> io::Result<()> {
-        let (Some(off), Some(_)) = (off, self.scaled(0)) else {
-            return Ok(());
-        };
-        let target = self.t0 + self.scaled(off).unwrap_or_default();
-        if Instant::now() >= target {
-            return Ok(());
-        }
-        player.pause()?;
-        self.sleep_until(target, player)?;
-        self.last_active = Instant::now();
-        Ok(())
-    }
-
-    /// Following: nothing new; wait `d` (flushing first, keep-alive when due).
-    fn idle_for(&mut self, d: Duration, player: &mut dyn Player) -> io::Result<()> {
-        player.pause()?;
-        self.sleep_until(Instant::now() + d, player)
-    }
-
-    fn sleep_until(&mut self, target: Instant, player: &mut dyn Player) -> io::Result<()> {
-        loop {
-            let now = Instant::now();
-            if now >= target {
-                return Ok(());
-            }
-            let mut until = target;
-            if let Some(k) = self.keepalive {
-                let due = self.last_active + k;
-                if due <= now {
-                    player.idle()?;
-                    self.last_active = now;
-                    continue;
-                }
-                until = until.min(due);
-            }
-            std::thread::sleep(until - now);
-        }
-    }
 }
 
 /// The last run of an audit log (reads the file once more); `None` for stdin.
