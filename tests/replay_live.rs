@@ -230,6 +230,14 @@ fn follow_picks_up_appended_capture_records_until_the_end_record() {
         .spawn()
         .unwrap();
     let rx = line_channel(child.stdout.take().unwrap());
+    // A reconnecting SSE client's resume: follow, skipping what it already has.
+    let mut resumed = bin()
+        .args(["replay", "--follow", "--last-event-id", "0"])
+        .arg(&cap)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let resumed_rx = line_channel(resumed.stdout.take().unwrap());
     let first = rx.recv_timeout(Duration::from_secs(10)).unwrap();
     assert!(first.contains("\"n\":0"), "{first}");
     assert!(
@@ -246,6 +254,8 @@ fn follow_picks_up_appended_capture_records_until_the_end_record() {
     append(&cap, &lines[3..].concat());
     let rest: Vec<String> = rx.iter().collect();
     assert!(child.wait().unwrap().success());
+    assert!(resumed.wait().unwrap().success());
+    let resumed: Vec<String> = resumed_rx.iter().collect();
     let mut got = vec![first, second];
     got.extend(rest);
     let whole = bin()
@@ -258,6 +268,7 @@ fn follow_picks_up_appended_capture_records_until_the_end_record() {
         .map(String::from)
         .collect();
     assert_eq!(got, want);
+    assert_eq!(resumed, want[1..]);
 }
 
 #[test]

@@ -141,6 +141,7 @@ pub struct Decoder {
     run_started: bool,
     ended: bool,
     result_seen: bool,
+    track_results: bool,
     /// Unknown record kinds seen so far, and how many of them were handed out for warnings.
     unknown_recs: Vec<String>,
     unknown_told: usize,
@@ -157,6 +158,7 @@ impl Decoder {
             run_started: false,
             ended: false,
             result_seen: false,
+            track_results: false,
             unknown_recs: Vec::new(),
             unknown_told: 0,
         }
@@ -177,7 +179,14 @@ impl Decoder {
         self.ended
     }
 
-    /// True once a stream-json `result` line went by (stream inputs only).
+    /// Watch stream-json lines for `result` (see [`Decoder::result_seen`]; costs a parse of
+    /// every line that mentions `"result"`, so only followed inputs do it).
+    pub fn track_results(&mut self, yes: bool) {
+        self.track_results = yes;
+    }
+
+    /// True once a stream-json `result` line went by (stream inputs with
+    /// [`Decoder::track_results`] only).
     pub fn result_seen(&self) -> bool {
         self.result_seen
     }
@@ -197,7 +206,10 @@ impl Decoder {
         }
         match self.kind {
             Kind::Stream => {
-                if memchr::memmem::find(line, b"\"result\"").is_some() && is_result(line) {
+                if self.track_results
+                    && memchr::memmem::find(line, b"\"result\"").is_some()
+                    && is_result(line)
+                {
                     self.result_seen = true;
                 }
                 Ok(Item::Out(OutLine {

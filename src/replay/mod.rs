@@ -333,6 +333,13 @@ struct State {
     done_bytes: u64,
 }
 
+/// Where a line came from, for decoding and error messages.
+struct Src<'i> {
+    name: &'i str,
+    decoder: &'i mut Option<Decoder>,
+    follow: bool,
+}
+
 impl State {
     fn input(
         &mut self,
@@ -340,34 +347,49 @@ impl State {
         opts: &Options,
         player: &mut dyn Player,
     ) -> Result<(), Error> {
-        if let Some((l, t)) = inp.first.take() {
-            let n = inp.feed.number();
-            if self.line(inp, n, &l, t, player)? {
+        let follow = opts.follow;
+        let Input {
+            name,
+            feed,
+            first,
+            decoder,
+            ..
+        } = inp;
+        if let Some(d) = decoder.as_mut() {
+            d.track_results(follow.is_some());
+        }
+        let mut src = Src {
+            name,
+            decoder,
+            follow: follow.is_some(),
+        };
+        if let Some((l, t)) = first.take() {
+            if self.line(&mut src, feed.number(), &l, t, player)? {
                 return Ok(());
             }
+            self.progress
+                .update(self.done_bytes + feed.consumed(), self.last);
         }
-        let follow = opts.follow;
         let mut last_data = Instant::now();
         loop {
-            let got = inp
-                .feed
+            let n = feed.number() + 1;
+            let consumed = feed.consumed();
+            let got = feed
                 .next(follow.is_some())
-                .map_err(|e| Error::io(&inp.name, e))?;
+                .map_err(|e| Error::io(src.name, e))?;
             let (line, term) = match got {
-                Got::Line(l, t) => (l.to_vec(), t),
+                Got::Line(l, t) => (l, t),
                 Got::Eof => return Ok(()),
                 Got::Pending => {
                     let f = follow.expect("pending only when following");
-                    let stream_over = inp
+                    let stream_over = src
                         .decoder
                         .as_ref()
                         .is_some_and(|d| d.kind() == Kind::Stream && d.result_seen())
                         && last_data.elapsed() >= f.idle;
                     if stream_over {
-                        if let Some(l) = inp.feed.take_partial() {
-                            let l = l.to_vec();
-                            let n = inp.feed.number();
-                            self.line(inp, n, &l, false, player)?;
+                        if let Some(l) = feed.take_partial() {
+                            self.line(&mut src, n, l, false, player)?;
                         }
                         return Ok(());
                     }
@@ -376,39 +398,41 @@ impl State {
                 }
             };
             last_data = Instant::now();
-            let n = inp.feed.number();
-            if self.line(inp, n, &line, term, player)? {
+            let len = line.len() as u64 + u64::from(term);
+            if self.line(&mut src, n, line, term, player)? {
                 return Ok(());
             }
+            self.progress
+                .update(self.done_bytes + consumed + len, self.last);
         }
     }
 
     /// Decode and play one line; true when the run ended.
     fn line(
         &mut self,
-        inp: &mut Input,
+        src: &mut Src<'_>,
         n: u64,
         line: &[u8],
         term: bool,
         player: &mut dyn Player,
     ) -> Result<bool, Error> {
-        let dec = inp.decoder.get_or_insert_with(|| {
-            let kind = Kind::detect(line);
-            Decoder::new(kind, None)
+        let follow = src.follow;
+        let dec = src.decoder.get_or_insert_with(|| {
+            let mut d = Decoder::new(Kind::detect(line), None);
+            d.track_results(follow);
+            d
         });
         let item = dec
             .decode(line, term)
-            .map_err(|m| Error::msg(format!("{}:{n}", inp.name), m))?;
+            .map_err(|m| Error::msg(format!("{}:{n}", src.name), m))?;
         while let Some(k) = dec.take_unknown() {
             player.warn(&format!(
                 "{}: skipping records of unknown kind `{k}`",
-                inp.name
+                src.name
             ));
         }
         let ended = dec.ended();
         self.item(item, player).map_err(out_err)?;
-        self.progress
-            .update(self.done_bytes + inp.feed.consumed(), self.last);
         Ok(ended)
     }
 
@@ -438,6 +462,7 @@ impl State {
                 if skipping && !player.skipping() {
                     self.pacer.rebase(off);
                 }
+                self.pacer.touch();
                 Ok(())
             }
             Item::Err { bytes, cut, time } => {
@@ -505,5 +530,40 @@ mod tests {
         assert_ne!(a, derived_run_id(b"{}"));
         let u = uuid::Uuid::parse_str(&a).unwrap();
         assert_eq!(u.get_version_num(), 8);
+    }
+
+    #[test]
+    fn run_ids_come_from_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let cap = write(
+            "c.jsonl",
+            "{\"rec\":\"header\",\"format\":\"boo-capture\",\"version\":1,\"run_id\":\"cap-run\"}\n",
+        );
+        let r = Replay::open(&[cap], Options::default()).unwrap();
+        assert_eq!(r.run_id(), "cap-run");
+        assert_eq!(r.kind(), Some(Kind::Capture));
+        let rec = |run: &str| {
+            format!(
+                "{{\"seq\":0,\"run_id\":\"{run}\",\"ts\":\"2025-01-01T00:00:00.000000Z\",\"mono_us\":0,\"event\":{{\"type\":\"x\"}},\"hash\":\"h\"}}\n"
+            )
+        };
+        let audit = write("a.jsonl", &(rec("first") + &rec("second")));
+        let r = Replay::open(std::slice::from_ref(&audit), Options::default()).unwrap();
+        assert_eq!((r.run_id(), r.kind()), ("second", Some(Kind::Audit)));
+        let opts = Options {
+            audit_run: Some("first".into()),
+            ..Options::default()
+        };
+        assert_eq!(Replay::open(&[audit], opts).unwrap().run_id(), "first");
+        let stream = write("s.ndjson", "{\"type\":\"system\"}\n");
+        let a = Replay::open(std::slice::from_ref(&stream), Options::default()).unwrap();
+        let b = Replay::open(&[stream], Options::default()).unwrap();
+        assert_eq!(a.run_id(), b.run_id());
+        assert_eq!(a.run_id(), derived_run_id(b"{\"type\":\"system\"}"));
     }
 }

@@ -25,10 +25,17 @@ impl Pacer {
         }
     }
 
-    pub(super) fn scaled(&self, off: u64) -> Option<Duration> {
+    fn scaled(&self, off: u64) -> Option<Duration> {
         match self.speed {
             Speed::Max => None,
             Speed::Factor(f) => Some(Duration::from_secs_f64(off as f64 / 1e6 / f)),
+        }
+    }
+
+    /// Something was just played: the keep-alive interval starts over.
+    pub(super) fn touch(&mut self) {
+        if self.keepalive.is_some() {
+            self.last_active = Instant::now();
         }
     }
 
@@ -62,11 +69,7 @@ impl Pacer {
         self.sleep_until(Instant::now() + d, player)
     }
 
-    pub(super) fn sleep_until(
-        &mut self,
-        target: Instant,
-        player: &mut dyn Player,
-    ) -> io::Result<()> {
+    fn sleep_until(&mut self, target: Instant, player: &mut dyn Player) -> io::Result<()> {
         loop {
             let now = Instant::now();
             if now >= target {
@@ -84,5 +87,50 @@ impl Pacer {
             }
             std::thread::sleep(until - now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::decode::OutLine;
+    use crate::replay::Stamp;
+
+    #[derive(Default)]
+    struct Count {
+        pauses: u32,
+        idles: u32,
+    }
+    impl Player for Count {
+        fn out(&mut self, _: &OutLine, _: Stamp) -> io::Result<()> {
+            Ok(())
+        }
+        fn pause(&mut self) -> io::Result<()> {
+            self.pauses += 1;
+            Ok(())
+        }
+        fn idle(&mut self) -> io::Result<()> {
+            self.idles += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn waits_flush_once_and_keep_alive_while_idle() {
+        let mut c = Count::default();
+        let mut p = Pacer::new(Speed::Factor(1.0), Some(Duration::from_millis(20)));
+        let t = Instant::now();
+        p.wait(Some(110_000), &mut c).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(110));
+        assert_eq!(c.pauses, 1);
+        assert!((4..=6).contains(&c.idles), "{} keep-alives", c.idles);
+        // Already due: no pause, no sleep.
+        p.wait(Some(50_000), &mut c).unwrap();
+        assert_eq!(c.pauses, 1);
+        // Max speed never waits.
+        let mut m = Pacer::new(Speed::Max, None);
+        let t = Instant::now();
+        m.wait(Some(10_000_000), &mut c).unwrap();
+        assert!(t.elapsed() < Duration::from_millis(50));
     }
 }

@@ -177,6 +177,9 @@ fn capture_records_decode_and_bad_ones_are_errors() {
 #[test]
 fn stream_lines_pass_through_and_results_are_noticed() {
     let mut d = Decoder::new(Kind::Stream, None);
+    d.decode(br#"{"type":"result"}"#, true).unwrap();
+    assert!(!d.result_seen(), "only tracked when asked");
+    d.track_results(true);
     let Ok(Item::Out(o)) = d.decode(b"  not json \r", true) else {
         panic!()
     };
