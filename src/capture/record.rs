@@ -31,6 +31,7 @@ use crate::json::Out;
 pub struct Recorder<W: Write> {
     w: W,
     start: Instant,
+    start_unix: i64,
     last_at: u64,
     rec: Out,
     error: Option<io::Error>,
@@ -43,6 +44,7 @@ impl<W: Write> Recorder<W> {
         let mut r = Recorder {
             w,
             start,
+            start_unix: header.start_unix_us,
             last_at: 0,
             rec: Out::default(),
             error: None,
@@ -59,6 +61,25 @@ impl<W: Write> Recorder<W> {
         let us = u64::try_from(us).unwrap_or(u64::MAX).max(self.last_at);
         self.last_at = us;
         us
+    }
+
+    /// The recorded time of the last record: µs since the start, and the wall clock (the
+    /// header's start plus that offset) — what a replay of this capture will report for it.
+    pub fn last_time(&self) -> (u64, i64) {
+        self.pair(self.last_at)
+    }
+
+    /// The recorded time a record written for instant `at` would get (see [`Recorder::last_time`]).
+    pub fn time_of(&self, at: Instant) -> (u64, i64) {
+        let us = at.saturating_duration_since(self.start).as_micros();
+        self.pair(u64::try_from(us).unwrap_or(u64::MAX).max(self.last_at))
+    }
+
+    fn pair(&self, at_us: u64) -> (u64, i64) {
+        let unix = self
+            .start_unix
+            .saturating_add(i64::try_from(at_us).unwrap_or(i64::MAX));
+        (at_us, unix)
     }
 
     /// Record one stdout line (without its `\n`) that arrived at `at`; `terminated` is false
@@ -145,6 +166,7 @@ pub struct Tee<'r, R, W: Write> {
     inner: R,
     rec: &'r mut Recorder<W>,
     partial: Vec<u8>,
+    on_time: Option<Box<dyn FnMut(u64, i64) + 'r>>,
 }
 
 impl<'r, R: Read, W: Write> Tee<'r, R, W> {
@@ -154,6 +176,24 @@ impl<'r, R: Read, W: Write> Tee<'r, R, W> {
             inner,
             rec,
             partial: Vec::new(),
+            on_time: None,
+        }
+    }
+
+    /// Call `f(at_us, unix_us)` with the recorded time of each read that completed a line, before
+    /// the reader returns it. The pipeline processes a read's lines before reading again, so
+    /// while it processes a line, the last call told that line's recorded time: feed a manual
+    /// clock with it and time-stamping sinks (the audit log) write exactly the times a replay of
+    /// the capture will reproduce.
+    pub fn on_time(mut self, f: impl FnMut(u64, i64) + 'r) -> Self {
+        self.on_time = Some(Box::new(f));
+        self
+    }
+
+    fn told(&mut self) {
+        if let Some(f) = &mut self.on_time {
+            let (at, unix) = self.rec.last_time();
+            f(at, unix);
         }
     }
 }
@@ -167,6 +207,7 @@ impl<R: Read, W: Write> Read for Tee<'_, R, W> {
                 let line = std::mem::take(&mut self.partial);
                 self.rec.stdout_line(&line, false, now)?;
                 self.rec.flush()?;
+                self.told();
             }
             return Ok(0);
         }
@@ -186,6 +227,7 @@ impl<R: Read, W: Write> Read for Tee<'_, R, W> {
         self.partial.extend_from_slice(rest);
         if wrote {
             self.rec.flush()?;
+            self.told();
         }
         Ok(n)
     }
@@ -231,6 +273,38 @@ mod tests {
             assert_eq!(recs[4]["nl"], false);
             assert!(recs[1].get("nl").is_none());
         }
+    }
+
+    #[test]
+    fn tee_tells_the_recorded_time_of_each_read() {
+        let h = Header {
+            start_unix_us: 1_000_000,
+            ..Header::now("test")
+        };
+        let mut rec = Recorder::new(Vec::new(), &h, Instant::now()).unwrap();
+        let mut told = Vec::new();
+        let mut seen = Vec::new();
+        Tee::new(Trickle(b"a\nb\nc", 2), &mut rec)
+            .on_time(|at, unix| told.push((at, unix)))
+            .read_to_end(&mut seen)
+            .unwrap();
+        let out = rec.end(End::default(), Instant::now()).unwrap();
+        let recs: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let want: Vec<(u64, i64)> = recs[1..4]
+            .iter()
+            .map(|r| {
+                let at = r["at_us"].as_u64().unwrap();
+                (at, 1_000_000 + at as i64)
+            })
+            .collect();
+        assert_eq!(
+            told, want,
+            "one call per line-completing read, with its time"
+        );
     }
 
     /// Accepts that many more bytes, then fails.

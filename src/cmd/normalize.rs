@@ -36,7 +36,7 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
             inputs.push((name, Box::new(file)));
         }
     }
-    let mut rec = record::start_normalize(a.record.as_deref())?;
+    let mut rec = record::start_normalize(a.record.as_deref(), None)?;
     for (name, src) in inputs {
         let src = record::tee(&mut rec, src);
         p.run(src, a.max_line_bytes).map_err(|e| {
@@ -50,9 +50,9 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
             }
         })?;
     }
-    let end = EndInfo::eof();
+    let (end, end_at) = (EndInfo::eof(), std::time::Instant::now());
     p.finish(&end).map_err(|e| Error::io("stdout", e))?;
-    record::finish_normalize(rec, p.normalizer().cli_version(), &end)?;
+    record::finish_normalize(rec, p.normalizer().cli_version(), &end, end_at)?;
     if a.strict {
         let s = p.stats();
         if s.diagnostics > 0 || s.unknown > 0 {

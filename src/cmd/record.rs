@@ -31,32 +31,48 @@ impl Recording {
         Ok(Recording { name, rec })
     }
 
+    /// The recorded time of instant `at` (µs since the start, wall clock µs): set the audit
+    /// clock to it before `Pipeline::finish` and pass the same `at` to [`Recording::finish`].
+    #[allow(dead_code)] // MERGE(sinks): the run.end stamp of `normalize --record --audit`.
+    pub fn time_of(&self, at: Instant) -> (u64, i64) {
+        self.rec.time_of(at)
+    }
+
     /// The recorder (for producers that feed it lines themselves, like spawn).
     #[allow(dead_code)] // MERGE(spawn): `spawn --record` feeds stdout/stderr lines through it.
     pub fn recorder(&mut self) -> &mut Recorder<BufWriter<File>> {
         &mut self.rec
     }
 
-    /// Write the end record and close the file.
-    pub fn finish(mut self, end: End) -> Result<(), Error> {
+    /// Write the end record (dated `at`) and close the file.
+    pub fn finish(mut self, end: End, at: Instant) -> Result<(), Error> {
         if let Some(e) = self.rec.take_error() {
             return Err(Error::io(&self.name, e));
         }
         self.rec
-            .end(end, Instant::now())
+            .end(end, at)
             .map(drop)
             .map_err(|e| Error::io(&self.name, e))
     }
 }
 
-/// Open the `--record` file, if any, for a `normalize` run.
-pub fn start_normalize(path: Option<&Path>) -> Result<Option<Recording>, Error> {
-    path.map(|p| Recording::create(p, &Header::now("normalize")))
-        .transpose()
+/// Open the `--record` file, if any, for a `normalize` run (`run_id`: the one the other sinks
+/// use; `None`: a fresh one).
+pub fn start_normalize(
+    path: Option<&Path>,
+    run_id: Option<&str>,
+) -> Result<Option<Recording>, Error> {
+    let mut header = Header::now("normalize");
+    if let Some(id) = run_id {
+        header.run_id = id.to_owned();
+    }
+    path.map(|p| Recording::create(p, &header)).transpose()
 }
 
 /// `src`, recorded when recording.
 pub fn tee<'r>(rec: &'r mut Option<Recording>, src: Box<dyn Read + 'r>) -> Box<dyn Read + 'r> {
+    // MERGE(sinks): `.on_time(move |at, unix| clock.set(Stamp { unix_us: unix, mono_us: at }))`
+    // with the pipeline's ManualClock, so the live audit log carries the capture's times.
     match rec {
         Some(r) => Box::new(Tee::new(src, &mut r.rec)),
         None => src,
@@ -76,16 +92,18 @@ pub fn failed(rec: &mut Option<Recording>, e: &io::Error) -> Option<Error> {
     Some(Error::io(&r.name, cause))
 }
 
-/// Close a `normalize` recording: the run ended as `end` says.
+/// Close a `normalize` recording: the run ended at `at` as `end` says.
 pub fn finish_normalize(
     rec: Option<Recording>,
     cli_version: Option<&str>,
     end: &EndInfo,
+    at: Instant,
 ) -> Result<(), Error> {
     let Some(r) = rec else { return Ok(()) };
-    r.finish(End {
+    let end = End {
         cli_version: cli_version.map(str::to_owned),
         run_end: end.clone(),
         ..Default::default()
-    })
+    };
+    r.finish(end, at)
 }
