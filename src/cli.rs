@@ -1,6 +1,8 @@
 //! Command-line surface (clap derive). Validation only: no files are opened here.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -45,6 +47,9 @@ pub enum Command {
     /// Replay a capture, audit log or stream-json file: envelope, raw, or as a fake `claude`.
     #[command(after_help = crate::replay_cli::AFTER_HELP)]
     Replay(ReplayArgs),
+    /// Run `claude -p` as a supervised child and normalize its output live (Linux).
+    #[command(after_help = SPAWN_AFTER_HELP)]
+    Spawn(Box<SpawnArgs>),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -56,6 +61,12 @@ pub enum Command {
         /// Output directory.
         dir: PathBuf,
     },
+    /// Infer a shape profile of raw stream-json (a baseline for `diff`).
+    #[command(after_help = PROFILE_HELP)]
+    Profile(ProfileArgs),
+    /// Compare two captures, capture directories or profiles and report format drift.
+    #[command(after_help = DIFF_HELP)]
+    Diff(DiffArgs),
 }
 
 /// Shells with completion scripts.
@@ -96,12 +107,219 @@ pub struct NormalizeArgs {
     pub record: Option<PathBuf>,
 }
 
+const SPAWN_AFTER_HELP: &str = "\
+Environment: only PATH HOME USER LOGNAME SHELL TERM LANG LC_* TZ TMPDIR, http(s)_proxy and
+no_proxy (any case), CLAUDE_* and what --env names reach the child (--inherit-env: all).
+ANTHROPIC_* credentials (API_KEY, AUTH_TOKEN, CUSTOM_HEADERS, any *KEY*/*TOKEN*/*SECRET*) are
+removed unless --keep-env-key. ANTHROPIC_BASE_URL is not a credential but needs --env.
+
+Stopping (timeouts, SIGINT/SIGTERM/SIGHUP, --enforce): SIGINT to the child's process group,
+SIGTERM after --grace, SIGKILL after another --grace; then every remaining descendant
+(background processes included, found as a child subreaper) is killed unless
+--keep-background.
+
+Exit status: the child's exit code; 128+N when a signal killed it; 124 timeout or idle
+timeout; 128+N when boo-normalize got signal N (130 for Ctrl-C); 125 a guard stopped it
+(--enforce); 0/1 (the last result's success) when it hung after closing stdout; 127 binary
+not found, 126 not executable, 2 usage error.
+
+Examples:
+  boo-normalize spawn --prompt 'fix the tests' -- --max-turns 20
+  boo-normalize spawn --prompt-file task.md --idle-timeout 5m --allow-tools Read,Grep --enforce";
+
+/// `spawn` options.
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    /// The prompt: in argv, or on stdin when long (see --prompt-argv-max), starting with `-` or
+    /// a single word.
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// Read the prompt from FILE (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// Prompts longer than this many bytes go to the child's stdin (closed right after).
+    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024)]
+    pub prompt_argv_max: usize,
+    /// The claude binary; a name without `/` is looked up on PATH. [default: claude]
+    #[arg(long, value_name = "PATH", env = "CLAUDE_BIN")]
+    pub claude_bin: Option<OsString>,
+    /// Do not add --include-partial-messages.
+    #[arg(long)]
+    pub no_partial: bool,
+    /// Pass variable KEY (KEY* for a prefix) to the child, or set it to VALUE. Repeatable.
+    #[arg(long = "env", value_name = "KEY[=VALUE]")]
+    pub env: Vec<String>,
+    /// Pass boo-normalize's whole environment (credentials are still removed).
+    #[arg(long)]
+    pub inherit_env: bool,
+    /// Pass ANTHROPIC_API_KEY and the other ANTHROPIC_* credentials to the child.
+    #[arg(long, conflicts_with = "refuse_api_key")]
+    pub keep_env_key: bool,
+    /// Exit with an error (status 2) if an ANTHROPIC_* credential is set.
+    #[arg(long)]
+    pub refuse_api_key: bool,
+    /// Stop the child after this long (30s, 5m, 1500ms).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Stop the child when no stdout line came for this long.
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Time between SIGINT, SIGTERM and SIGKILL when stopping.
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5s")]
+    pub grace: Duration,
+    /// Leave processes the run started in the background running after the child ended.
+    #[arg(long)]
+    pub keep_background: bool,
+    /// Emit the child's stderr as `child.stderr` events instead of copying it to stderr.
+    #[arg(long)]
+    pub stderr_events: bool,
+    /// Allowed tools, comma-separated (`mcp__srv__*` for a prefix); other calls are violations.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub allow_tools: Option<Vec<String>>,
+    /// More than N tool calls is a violation.
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u64>,
+    /// More than N identical consecutive calls (same tool and input) is a violation.
+    #[arg(long, value_name = "N")]
+    pub max_repeat_calls: Option<u64>,
+    /// More than N bytes of child stdout is a violation.
+    #[arg(long, value_name = "N")]
+    pub max_output_bytes: Option<u64>,
+    /// Stop the child on the first policy violation (exit 125).
+    #[arg(long)]
+    pub enforce: bool,
+    /// Envelope options.
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// Arguments for claude, after `--`.
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    pub claude_args: Vec<OsString>,
+}
+
+/// Envelope options of `spawn` (the same meaning as `normalize`'s). Output sinks added later
+/// (audit log, SSE) belong next to these.
+#[derive(Debug, Args, Default, Clone)]
+pub struct StreamArgs {
+    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
+    #[arg(long)]
+    pub keep_blobs: bool,
+    /// Exit 1 (when the run otherwise succeeded) if any line was unusable or unknown.
+    #[arg(long)]
+    pub strict: bool,
+    /// Flush after every event batch (default: whenever the child has nothing pending).
+    #[arg(long)]
+    pub line_buffered: bool,
+    /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
+    #[arg(long, value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
+    /// Parse with serde_json only (the reference parser) instead of simd-json.
+    #[arg(long, hide = true)]
+    pub reference_parser: bool,
+}
+
+/// Parse a duration: `30s`, `5m`, `1500ms`, `1h 30m` (humantime syntax) or bare seconds (`30`,
+/// `0.5`).
+fn duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(format!("{s:?}: not a duration"));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("{s:?}: {e} (e.g. 30s, 5m, 1500ms)"))
+}
+
 /// `schema` options.
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// The strict variant: no members or event types beyond those documented.
     #[arg(long)]
     pub strict: bool,
+}
+
+const PROFILE_HELP: &str = "\
+Directories are searched recursively for *.ndjson and *.jsonl files. A saved profile given as
+an input is merged in. The profile is a stable, sorted JSON document (profile_version 1) meant
+to be committed as a baseline. Objects are attributed to the CLI version of the latest init
+(claude_code_version), else to a version-named directory (e.g. captures/2.1.45/), else `unknown`.
+
+Examples:
+  boo-normalize profile captures/ -o stream-json.profile.json
+  boo-normalize profile --by-version fixtures/captured -o by-version.json";
+
+const DIFF_HELP: &str = "\
+OLD and NEW are each a capture file, a directory of captures, or a saved profile.
+
+Severities: breaking (kind/field/enum value/tool name gone, new JSON type, required field now
+optional), additive (new kind/field/value/tool), info (optional field no longer seen, …).
+Ids, timestamps, paths, numbers, free text and counts are never compared.
+
+--allow FILE accepts known drift. FILE is JSON: {\"allow\": [RULE, ...]}, a bare [RULE, ...], or
+the output of `diff --format json` (its \"changes\" are the rules). A RULE has any of the string
+members change, kind, path, value, from (`*` is a wildcard); a change is allowed when all
+members a rule gives match it.
+
+Examples:
+  boo-normalize diff baseline.profile.json captures/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  boo-normalize diff old/ new/ --format json > accepted.json   # then: --allow accepted.json
+
+Exit status: 0 no drift at or above --fail-on, 1 drift found, 2 usage or input error.";
+
+/// `profile` options.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Captures (stream-json), directories of captures, or saved profiles; `-` reads stdin.
+    #[arg(value_name = "FILE|DIR", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the profile here instead of stdout.
+    #[arg(short, long, value_name = "PROFILE.json")]
+    pub output: Option<PathBuf>,
+    /// Also keep one profile per CLI version (`by_version`).
+    #[arg(long)]
+    pub by_version: bool,
+}
+
+/// `diff` options.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline: a capture, a directory of captures, or a saved profile.
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    /// What to check against the baseline (same forms as OLD).
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// Exit 1 when a change of this severity or a more severe one is found.
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOn::Breaking)]
+    pub fail_on: FailOn,
+    /// Accepted changes (see below).
+    #[arg(long, value_name = "FILE")]
+    pub allow: Option<PathBuf>,
+}
+
+/// `diff --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// Readable text.
+    Text,
+    /// A JSON document (usable as an `--allow` file).
+    Json,
+    /// GitHub-flavoured markdown (CI summary, PR comment).
+    Markdown,
+}
+
+/// `diff --fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Only breaking changes fail.
+    Breaking,
+    /// Breaking or additive changes fail.
+    Additive,
+    /// Any change fails.
+    Info,
 }
 
 /// Parse the process arguments (exits on `--help`, `--version` and usage errors).
@@ -116,5 +334,19 @@ mod tests {
     #[test]
     fn verify_cli() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        use std::time::Duration;
+        let p = super::duration;
+        assert_eq!(p("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(p("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(p("1500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(p("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(p("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(p("0.25"), Ok(Duration::from_millis(250)));
+        assert!(p("-1").is_err());
+        assert!(p("soon").is_err());
     }
 }

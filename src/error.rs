@@ -16,6 +16,8 @@ pub const EXIT_ERROR: u8 = 2;
 pub struct Error {
     context: String,
     cause: Cause,
+    /// Exit status other than [`EXIT_ERROR`] (e.g. 127 for a missing program).
+    code: Option<u8>,
 }
 
 #[derive(Debug)]
@@ -30,6 +32,7 @@ impl Error {
         Error {
             context: context.into(),
             cause: Cause::Io(e),
+            code: None,
         }
     }
 
@@ -38,7 +41,14 @@ impl Error {
         Error {
             context: context.into(),
             cause: Cause::Msg(msg.into()),
+            code: None,
         }
+    }
+
+    /// The same error with exit status `code` instead of [`EXIT_ERROR`].
+    pub fn with_exit(mut self, code: u8) -> Self {
+        self.code = Some(code);
+        self
     }
 
     /// True for a closed pipe on output (`| head -1`): a normal way to finish.
@@ -51,7 +61,7 @@ impl Error {
         if self.is_broken_pipe() {
             EXIT_OK
         } else {
-            EXIT_ERROR
+            self.code.unwrap_or(EXIT_ERROR)
         }
     }
 }

@@ -12,6 +12,9 @@ use simd_json::{Buffers, Node, StaticNode, Tape};
 /// A read-only view of a parsed JSON value.
 pub type Val<'t, 'i> = simd_json::tape::Value<'t, 'i>;
 
+/// Deepest nesting accepted by both engines (serde_json stops at 128 levels).
+pub const MAX_DEPTH: usize = 127;
+
 /// Which parser produced a tape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -71,7 +74,8 @@ impl Parser {
         Parser {
             engine,
             scratch: Vec::new(),
-            buffers: Buffers::new(0),
+            // serde_json (the reference) refuses nesting deeper than 128; so does the fast path.
+            buffers: Buffers::with_max_depth(0, MAX_DEPTH),
             tape: Some(Tape::null()),
             reference: None,
         }
@@ -310,6 +314,32 @@ static ESCAPE: [u8; 256] = {
     t
 };
 
+/// Index of the first byte at or after `from` that needs escaping in a JSON string.
+#[inline]
+fn next_escape(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while i + 8 <= b.len() {
+        let x = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        // Bytes < 0x20, == '"' (0x22), == '\\' (0x5c); the lowest flagged byte is exact.
+        let ctrl = x.wrapping_sub(ONES * 0x20) & !x;
+        let q = x ^ (ONES * 0x22);
+        let bs = x ^ (ONES * 0x5c);
+        let quote = q.wrapping_sub(ONES) & !q;
+        let back = bs.wrapping_sub(ONES) & !bs;
+        let m = (ctrl | quote | back) & HIGH;
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| ESCAPE[c as usize] != 0)
+        .map(|p| i + p)
+}
+
 impl Out {
     /// Raw bytes.
     #[inline]
@@ -317,31 +347,37 @@ impl Out {
         self.buf.extend_from_slice(b);
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal. Runs of bytes that need no escaping are found 8 bytes at a time
+    /// (SWAR) and copied whole; only `"`, `\\` and control characters are escaped.
     pub fn str(&mut self, s: &str) {
         let b = s.as_bytes();
         self.buf.reserve(b.len() + 2);
         self.buf.push(b'"');
         let mut start = 0;
-        for (i, &c) in b.iter().enumerate() {
-            let e = ESCAPE[c as usize];
-            if e == 0 {
-                continue;
+        let mut i = 0;
+        while i < b.len() {
+            match next_escape(b, i) {
+                None => break,
+                Some(j) => {
+                    let c = b[j];
+                    self.buf.extend_from_slice(&b[start..j]);
+                    let e = ESCAPE[c as usize];
+                    if e == b'u' {
+                        self.buf.extend_from_slice(&[
+                            b'\\',
+                            b'u',
+                            b'0',
+                            b'0',
+                            HEX[(c >> 4) as usize],
+                            HEX[(c & 0xf) as usize],
+                        ]);
+                    } else {
+                        self.buf.extend_from_slice(&[b'\\', e]);
+                    }
+                    start = j + 1;
+                    i = j + 1;
+                }
             }
-            self.buf.extend_from_slice(&b[start..i]);
-            if e == b'u' {
-                self.buf.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[(c >> 4) as usize],
-                    HEX[(c & 0xf) as usize],
-                ]);
-            } else {
-                self.buf.extend_from_slice(&[b'\\', e]);
-            }
-            start = i + 1;
         }
         self.buf.extend_from_slice(&b[start..]);
         self.buf.push(b'"');
@@ -488,6 +524,29 @@ mod tests {
             r#"{"a":[1e400]}"#.replace("1e400", "1.5").as_str(),
         );
         assert_eq!(b, r#"{"a":[1.5]}"#);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn str_escaping_matches_serde_json(s in "[\\u{0}-\\u{7f}\\u{80}-\\u{10ffff}]{0,80}") {
+            let mut o = Out::default();
+            o.str(&s);
+            proptest::prop_assert_eq!(String::from_utf8(o.buf).unwrap(), serde_json::to_string(&s).unwrap());
+        }
+    }
+
+    #[test]
+    fn engines_agree_on_nesting_limits() {
+        for depth in 120..140 {
+            let doc = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            let fast = Parser::new(Engine::Simd).parse(doc.as_bytes()).is_ok();
+            let slow = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+            assert_eq!(fast, slow, "depth {depth}");
+            let doc = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+            let fast = Parser::new(Engine::Simd).parse(doc.as_bytes()).is_ok();
+            let slow = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+            assert_eq!(fast, slow, "object depth {depth}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! The library holds everything the binary does, without clap: framing ([`read`]), parsing
 //! ([`json`]), normalization ([`normalize`]), the envelope contract ([`envelope`]), sinks
-//! ([`sink`]) and the one loop that ties them together ([`pipeline`]).
+//! ([`sink`]) and the one loop that ties them together ([`pipeline`]); [`spawn`] runs `claude`
+//! as a supervised child and feeds its output through that loop.
 //!
 //! ```
 //! use boo_normalize::{normalize::{EndInfo, Normalizer}, pipeline::Pipeline, sink::Ndjson};
@@ -27,7 +28,10 @@ pub mod error;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;
+pub mod profile;
 pub mod read;
 pub mod replay;
 pub mod schema;
 pub mod sink;
+#[cfg(unix)]
+pub mod spawn;

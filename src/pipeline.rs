@@ -86,7 +86,22 @@ impl<'a> Pipeline<'a> {
 
     /// Normalize one line and hand its events to every sink.
     pub fn push_line(&mut self, line: &Line<'_>) -> io::Result<()> {
+        self.push_line_with(line, |_, _| {})
+    }
+
+    /// Like [`push_line`](Self::push_line), but `inspect` sees the line's events first (they
+    /// start at index `first` of `events.metas`) and may append events of its own (e.g. the
+    /// guards' `policy.violation`), which the sinks then get in the same batch.
+    pub fn push_line_with(
+        &mut self,
+        line: &Line<'_>,
+        inspect: impl FnOnce(&mut Events, usize),
+    ) -> io::Result<()> {
+        let first = self.events.len();
         self.normalizer.push_line(line, &mut self.events);
+        let added = self.events.len();
+        inspect(&mut self.events, first);
+        self.normalizer.count_events(&self.events, added);
         self.drain(Some(line))?;
         if self.line_buffered {
             self.flush()?;
@@ -108,6 +123,19 @@ impl<'a> Pipeline<'a> {
             }
         }
         self.events.clear();
+        Ok(())
+    }
+
+    /// Append synthesized events that come from no input line (e.g. `child.stderr`) and hand
+    /// them to every sink. `f` gets the normalizer for context such as the session id.
+    pub fn emit(&mut self, f: impl FnOnce(&mut Events, &Normalizer)) -> io::Result<()> {
+        let first = self.events.len();
+        f(&mut self.events, &self.normalizer);
+        self.normalizer.count_events(&self.events, first);
+        self.drain(None)?;
+        if self.line_buffered {
+            self.flush()?;
+        }
         Ok(())
     }
 

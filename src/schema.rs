@@ -229,7 +229,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             "diagnostic",
-            "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
+            "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (nesting over 127 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
             vec![
                 ("kind", s()),
                 ("text", s()),
@@ -247,7 +247,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             "run.end",
-            "Always the last event. cause: eof (normalize) or how a spawned child ended; stats.lines equals the number of input lines.",
+            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms.",
             vec![
                 ("cause", s()),
                 ("terminal_seen", b()),
@@ -255,11 +255,39 @@ fn defs() -> Vec<Def> {
                 ("cli_version", ns()),
                 ("exit_code", ni()),
                 ("signal", any()),
+                ("reason", s()),
+                (
+                    "signals_sent",
+                    json!({"type": "array", "items": {"type": "string"}}),
+                ),
+                ("descendants_killed", json!({"type": "integer"})),
+                ("background_left", json!({"type": "integer"})),
+                ("elapsed_ms", json!({"type": "integer"})),
                 (
                     "stats",
                     json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "by_type"]}),
                 ),
             ],
+            false,
+        ),
+        (
+            "policy.violation",
+            "spawn guards: rule is allow_tools, max_tool_calls, max_repeat_calls or max_output_bytes; name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).",
+            vec![
+                ("rule", s()),
+                ("detail", s()),
+                ("name", ns()),
+                ("tool_use_id", ns()),
+                ("limit", ni()),
+                ("count", ni()),
+                ("enforced", b()),
+            ],
+            false,
+        ),
+        (
+            "child.stderr",
+            "spawn --stderr-events: one line of the child's stderr (lossy UTF-8, at most 64 KiB; truncated when cut).",
+            vec![("text", s()), ("truncated", b())],
             false,
         ),
     ];
@@ -335,7 +363,17 @@ pub fn schema(strict: bool) -> Value {
             // Optional members: written only in some situations.
             if !matches!(
                 *f,
-                "synthetic" | "error" | "source" | "partial_json" | "exit_code" | "signal"
+                "synthetic"
+                    | "error"
+                    | "source"
+                    | "partial_json"
+                    | "exit_code"
+                    | "signal"
+                    | "reason"
+                    | "signals_sent"
+                    | "descendants_killed"
+                    | "background_left"
+                    | "elapsed_ms"
             ) {
                 required.push(Value::from(*f));
             }

@@ -316,6 +316,14 @@ fn bad_lines_become_diagnostics_and_never_abort() {
         b"{\"type\":\"user\",\"message\":{},\"sessionId\":\"s\",\"parentUuid\":null}\n",
     );
     input.extend_from_slice(b"\xff\xfe not utf8\n");
+    input.extend_from_slice(
+        format!(
+            "{{\"type\":\"x\",\"deep\":{}{}}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        )
+        .as_bytes(),
+    );
     input.extend_from_slice(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"");
     let out = run(&[], &input);
     assert!(out.status.success());
@@ -341,11 +349,12 @@ fn bad_lines_become_diagnostics_and_never_abort() {
             "unknown:subtype",
             "unknown:lookalike",
             "diagnostic:invalid_utf8",
+            "diagnostic:too_deep",
             "diagnostic:truncated_line",
             "run.end:",
         ]
     );
-    assert_eq!(ev.last().unwrap()["stats"]["lines"], 9);
+    assert_eq!(ev.last().unwrap()["stats"]["lines"], 10);
     // --strict: same stream, non-zero exit and a summary.
     let strict = run(&["--strict"], &input);
     assert_eq!(strict.status.code(), Some(1));
@@ -419,4 +428,16 @@ fn schema_command_prints_draft_2020_12() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert!(jsonschema::draft202012::meta::is_valid(&v));
+}
+
+#[test]
+fn the_same_capture_twice_is_two_runs() {
+    let once = std::fs::read("fixtures/captured/2.1.45/tools.ndjson").unwrap();
+    let twice = [once.clone(), once.clone()].concat();
+    let a = events(&run(&[], &once).stdout);
+    let b = events(&run(&[], &twice).stdout);
+    let calls = |ev: &[Value]| ev.iter().filter(|e| e["type"] == "tool.call").count();
+    assert_eq!(calls(&b), 2 * calls(&a));
+    assert!(b.iter().all(|e| e["type"] != "skipped"));
+    assert_eq!(b.last().unwrap()["turns"], 2);
 }

@@ -2,6 +2,8 @@
 //! `--follow` on growing files, and `--as-claude` standing in for the real CLI (real captured
 //! stdout/stderr/exit status, signals, the documented shims).
 
+#![cfg(unix)]
+
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

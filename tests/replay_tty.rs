@@ -2,6 +2,8 @@
 //! for long replays, never in `--as-claude`), and a timed resume continuing in real time from the
 //! resume point.
 
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

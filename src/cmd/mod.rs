@@ -1,9 +1,13 @@
 //! Subcommand dispatch: each subcommand file only wires the library together.
 
+mod diff;
 mod generate;
 mod normalize;
+mod profile;
 mod record;
 mod replay;
+#[cfg(unix)]
+mod spawn;
 
 use boo_normalize::error::{EXIT_OK, Error};
 
@@ -15,6 +19,10 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
         Some(Command::Replay(a)) => replay::run(a),
+        #[cfg(unix)]
+        Some(Command::Spawn(a)) => spawn::run(*a),
+        #[cfg(not(unix))]
+        Some(Command::Spawn(_)) => Err(Error::msg("spawn", "only supported on Linux")),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Schema(a)) => {
@@ -25,5 +33,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             writeln!(out, "{text}").map_err(|e| Error::io("stdout", e))?;
             Ok(EXIT_OK)
         }
+        Some(Command::Profile(a)) => profile::run(a),
+        Some(Command::Diff(a)) => diff::run(a),
     }
 }

@@ -64,7 +64,11 @@ impl State {
                     let server = get_str(b, "type") != Some("tool_use");
                     let id = get_str(b, "id").unwrap_or("");
                     let name = get_str(b, "name").unwrap_or("");
-                    if self.tools.get(id).is_some_and(|t| t.call_emitted) {
+                    if self
+                        .tools
+                        .get(id)
+                        .is_some_and(|t| t.call_emitted && t.scope == self.scope)
+                    {
                         continue;
                     }
                     self.forget_pending_call(ctx.parent, id);
@@ -73,6 +77,7 @@ impl State {
                         ToolInfo {
                             name: name.to_owned(),
                             call_emitted: true,
+                            scope: self.scope,
                         },
                     );
                     let o = ev.begin("tool.call", ctx);
@@ -195,7 +200,11 @@ impl State {
     ) {
         let id = get_str(b, "tool_use_id").unwrap_or("");
         // A result for a call only seen as deltas: emit that call first.
-        if !self.tools.get(id).is_some_and(|t| t.call_emitted) {
+        if !self
+            .tools
+            .get(id)
+            .is_some_and(|t| t.call_emitted && t.scope == self.scope)
+        {
             self.flush_call_by_id(id, ev);
         }
         let name = self.tools.get(id).map(|t| t.name.clone());

@@ -116,6 +116,8 @@ enum StreamBlock {
 struct ToolInfo {
     name: String,
     call_emitted: bool,
+    /// The init scope the call was emitted in.
+    scope: u64,
 }
 
 /// Cross-line state.
@@ -134,6 +136,8 @@ struct State {
     /// Message ids seen on assistant lines.
     assistant_seen: HashSet<String>,
     init_seen: bool,
+    /// Number of `system/init` lines so far: the scope of the one-call-per-id rule.
+    scope: u64,
     terminal_seen: bool,
     turns: u64,
     stats: Stats,
@@ -187,6 +191,17 @@ impl Normalizer {
         self.st.terminal_seen
     }
 
+    /// The current session id (from the last line that carried one).
+    pub fn session_id(&self) -> Option<&str> {
+        self.st.session.as_deref()
+    }
+
+    /// Count events appended by someone else (from index `first` of `ev`) in the run's
+    /// statistics, as if the normalizer had written them.
+    pub fn count_events(&mut self, ev: &Events, first: usize) {
+        self.st.count(ev, first);
+    }
+
     /// Normalize one framed line, appending its events to `ev`.
     pub fn push_line(&mut self, line: &Line<'_>, ev: &mut Events) {
         let first = ev.len();
@@ -225,6 +240,8 @@ impl Normalizer {
                 Err(e) => {
                     let kind = if std::str::from_utf8(line.bytes).is_err() {
                         "invalid_utf8"
+                    } else if e.message.contains("recursion limit") {
+                        "too_deep"
                     } else if !line.terminated {
                         "truncated_line"
                     } else {

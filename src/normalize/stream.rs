@@ -301,7 +301,11 @@ impl State {
 
     /// `tool.call` from assembled fragments (once per id).
     fn emit_assembled(&mut self, c: PendingCall, ev: &mut Events, _line: Option<u64>, why: &str) {
-        if self.tools.get(&c.id).is_some_and(|t| t.call_emitted) {
+        if self
+            .tools
+            .get(&c.id)
+            .is_some_and(|t| t.call_emitted && t.scope == self.scope)
+        {
             return;
         }
         self.tools.insert(
@@ -309,6 +313,7 @@ impl State {
             ToolInfo {
                 name: c.name.clone(),
                 call_emitted: true,
+                scope: self.scope,
             },
         );
         // An empty input stream means a tool without arguments.

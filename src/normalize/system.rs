@@ -168,6 +168,10 @@ impl State {
         );
         self.init_seen = true;
         self.terminal_seen = false;
+        // Each init opens a new scope for the one-call-per-id rule: a replayed or appended copy of
+        // a run repeats its tool use ids, and those calls are new. Names stay known, so a result
+        // that arrives after the next init (a background subagent) still names its call.
+        self.scope += 1;
         if let Some(ver) = get_str(v, "claude_code_version") {
             self.cli_version = Some(ver.to_owned());
         }

@@ -1,9 +1,11 @@
 //! Ending the process the way a recorded run ended: with its exit code, or killed by its signal
 //! (`replay --as-claude`).
 
+#[cfg(unix)]
 use signal_hook::consts::signal as sig;
 
 /// Signal names a capture may hold, with their numbers on this platform.
+#[cfg(unix)]
 const SIGNALS: &[(&str, i32)] = &[
     ("SIGHUP", sig::SIGHUP),
     ("SIGINT", sig::SIGINT),
@@ -27,6 +29,10 @@ const SIGNALS: &[(&str, i32)] = &[
     ("SIGSYS", sig::SIGSYS),
 ];
 
+/// Elsewhere: no signals to die by (the exit status is `128 + n` for numbered ones).
+#[cfg(not(unix))]
+const SIGNALS: &[(&str, i32)] = &[];
+
 /// The number of a signal given as `SIGTERM`, `TERM` or `15`.
 pub fn signal_number(name: &str) -> Option<i32> {
     if let Ok(n) = name.parse::<i32>() {
@@ -45,11 +51,12 @@ pub fn signal_number(name: &str) -> Option<i32> {
 /// programs). Returns the shell's `128 + n` status for the rare signal whose default action
 /// does not end the process; exit with it.
 pub fn die_by(n: i32) -> u8 {
+    #[cfg(unix)]
     let _ = signal_hook::low_level::emulate_default_handler(n);
     128u8.wrapping_add(n as u8)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -1,0 +1,30 @@
+//! Fuzz target: the whole normalizer over arbitrary bytes. No panic, every output line is JSON,
+//! seq has no gaps, run.end is last and stats.lines equals the input's line count.
+#![no_main]
+
+use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::pipeline::Pipeline;
+use boo_normalize::sink::Ndjson;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let mut out = Vec::new();
+    {
+        let sink = Ndjson::new(&mut out);
+        let mut p = Pipeline::new(Normalizer::new(Options::default()), vec![Box::new(sink)]);
+        p.run(data, None).unwrap();
+        p.finish(&EndInfo::eof()).unwrap();
+    }
+    let text = std::str::from_utf8(&out).expect("output is UTF-8");
+    let mut last = None;
+    for (i, l) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(l).expect("output line is JSON");
+        assert_eq!(v["seq"], i as u64);
+        last = Some(v);
+    }
+    let end = last.expect("run.end");
+    assert_eq!(end["type"], "run.end");
+    let nl = data.iter().filter(|&&b| b == b'\n').count() as u64;
+    let lines = nl + u64::from(!data.is_empty() && !data.ends_with(b"\n"));
+    assert_eq!(end["stats"]["lines"], lines);
+});

@@ -1,0 +1,55 @@
+//! `diff`: profile both sides, compare, apply the allow list, render, and map drift to the exit
+//! status.
+
+use std::fs;
+use std::io::{self, Write};
+
+use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::profile::allow::AllowList;
+use boo_normalize::profile::diff::{Severity, diff};
+use boo_normalize::profile::input;
+use boo_normalize::profile::render::{Report, Side};
+
+use crate::cli::{DiffArgs, DiffFormat, FailOn};
+
+/// Exit status when drift at or above `--fail-on` is found (usage and input errors are `Err`,
+/// exit 2 in `main`).
+const EXIT_DRIFT: u8 = EXIT_STRICT;
+
+pub fn run(a: DiffArgs) -> Result<u8, Error> {
+    let allow = match &a.allow {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
+            Some(AllowList::parse(&text).map_err(|e| Error::msg(&name, e))?)
+        }
+        None => None,
+    };
+    let old = input::load(std::slice::from_ref(&a.old), false)?;
+    let new = input::load(std::slice::from_ref(&a.new), false)?;
+    let mut changes = diff(&old, &new);
+    if let Some(al) = &allow {
+        al.apply(&mut changes);
+    }
+    let fail_on = match a.fail_on {
+        FailOn::Breaking => Severity::Breaking,
+        FailOn::Additive => Severity::Additive,
+        FailOn::Info => Severity::Info,
+    };
+    let report = Report::new(
+        Side::of(&a.old.display().to_string(), &old),
+        Side::of(&a.new.display().to_string(), &new),
+        changes,
+        fail_on,
+    );
+    let text = match a.format {
+        DiffFormat::Text => report.text(),
+        DiffFormat::Json => report.json(),
+        DiffFormat::Markdown => report.markdown(),
+    };
+    io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|e| Error::io("stdout", e))?;
+    Ok(if report.failed { EXIT_DRIFT } else { EXIT_OK })
+}

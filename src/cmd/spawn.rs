@@ -1,0 +1,149 @@
+//! `spawn`: resolve the binary, build argv and environment, run the child under supervision
+//! through the pipeline, and map the outcome to an exit status.
+
+use std::fs;
+use std::io::{self, Read, Write};
+
+use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::normalize::{Normalizer, Options};
+use boo_normalize::pipeline::Pipeline;
+use boo_normalize::sink::{Ndjson, Sink};
+use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
+use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
+use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
+use boo_normalize::spawn::guard::{GuardConfig, Guards};
+use boo_normalize::spawn::outcome::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
+use boo_normalize::spawn::{Limits, RunError, Spec, procs, supervise};
+
+use crate::cli::{SpawnArgs, StreamArgs};
+
+/// The sinks for a run. The one place to add the audit log / SSE outputs.
+fn sinks<'a>(_stream: &StreamArgs) -> Vec<Box<dyn Sink + 'a>> {
+    vec![Box::new(Ndjson::new(io::stdout()))]
+}
+
+fn read_prompt(a: &SpawnArgs) -> Result<Option<Vec<u8>>, Error> {
+    if let Some(p) = &a.prompt {
+        return Ok(Some(p.clone().into_bytes()));
+    }
+    let Some(f) = &a.prompt_file else {
+        return Ok(None);
+    };
+    if f.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io("stdin", e))?;
+        return Ok(Some(buf));
+    }
+    fs::read(f)
+        .map(Some)
+        .map_err(|e| Error::io(f.display().to_string(), e))
+}
+
+pub fn run(a: SpawnArgs) -> Result<u8, Error> {
+    if !boo_normalize::spawn::supported() {
+        return Err(Error::msg("spawn", "only supported on Linux"));
+    }
+    let guards = GuardConfig {
+        allow_tools: a.allow_tools.clone(),
+        max_tool_calls: a.max_tool_calls,
+        max_repeat_calls: a.max_repeat_calls,
+        max_output_bytes: a.max_output_bytes,
+        enforce: a.enforce,
+    };
+    if guards.enforce && guards.is_empty() {
+        return Err(Error::msg(
+            "--enforce",
+            "needs a guard (--allow-tools, --max-tool-calls, --max-repeat-calls, --max-output-bytes)",
+        ));
+    }
+    let policy = EnvPolicy {
+        inherit: a.inherit_env,
+        keep_credentials: a.keep_env_key,
+        extra: a.env.clone(),
+    };
+    policy.validate().map_err(|m| Error::msg("spawn", m))?;
+    if a.refuse_api_key {
+        let vars: Vec<_> = std::env::vars_os().collect();
+        let found = credentials_in(vars.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())));
+        if !found.is_empty() {
+            return Err(Error::msg(
+                "--refuse-api-key",
+                format!("{} is set in the environment", found.join(", ")),
+            ));
+        }
+    }
+    let path = std::env::var_os("PATH");
+    let program = command::resolve_program(a.claude_bin.as_deref(), path.as_deref()).map_err(
+        |e| match e {
+            ResolveError::NotFound(m) => Error::msg("spawn", m).with_exit(EXIT_NOT_FOUND),
+            ResolveError::NotExecutable(m) => Error::msg("spawn", m).with_exit(EXIT_CANNOT_EXECUTE),
+        },
+    )?;
+    let prompt = read_prompt(&a)?;
+    let inv = command::build(
+        &a.claude_args,
+        prompt.as_deref(),
+        &ArgvOptions {
+            partial: !a.no_partial,
+            argv_max: a.prompt_argv_max,
+        },
+    );
+    let spec = Spec {
+        program: program.clone(),
+        args: inv.args,
+        env: policy.build(std::env::vars_os()),
+        stdin: inv.stdin,
+        max_line: a.stream.max_line_bytes,
+    };
+    let limits = Limits {
+        timeout: a.timeout,
+        idle_timeout: a.idle_timeout,
+        grace: a.grace,
+        keep_background: a.keep_background,
+    };
+    procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
+
+    let opts = Options {
+        keep_blobs: a.stream.keep_blobs,
+        reference_parser: a.stream.reference_parser,
+    };
+    let mut p = Pipeline::new(Normalizer::new(opts), sinks(&a.stream))
+        .line_buffered(a.stream.line_buffered);
+    let stderr_mode = if a.stderr_events {
+        StderrMode::Events
+    } else {
+        StderrMode::Pass
+    };
+    let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), stderr_mode, io::stderr());
+    let outcome = supervise(&spec, &limits, &mut driver).map_err(|e| match e {
+        RunError::Output(e) => Error::io("stdout", e),
+        RunError::Start(e) => {
+            let code = if e.kind() == io::ErrorKind::NotFound {
+                EXIT_NOT_FOUND
+            } else {
+                EXIT_CANNOT_EXECUTE
+            };
+            Error::io(program.display().to_string(), e).with_exit(code)
+        }
+    })?;
+    let last_ok = driver.last_turn_ok();
+    p.finish(&outcome.end_info())
+        .map_err(|e| Error::io("stdout", e))?;
+    let code = outcome.exit_status(last_ok);
+    if a.stream.strict && code == EXIT_OK {
+        let s = p.stats();
+        if s.diagnostics > 0 || s.unknown > 0 {
+            let _ = writeln!(
+                io::stderr(),
+                "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
+                s.diagnostics,
+                s.lines,
+                s.unknown
+            );
+            return Ok(EXIT_STRICT);
+        }
+    }
+    Ok(code)
+}

@@ -1,0 +1,532 @@
+//! Comparing two profiles: an ordered list of [`Change`]s, each with a [`Severity`].
+//!
+//! Policy (what a consumer of the old format would notice):
+//! * breaking: a kind disappears; a field that was in every parent object disappears; a field
+//!   takes a JSON type it never had (unless it was always `null`); a required field becomes optional; an enum value is no
+//!   longer produced; a tool name disappears or is renamed.
+//! * additive: a new kind, field, enum value or tool name.
+//! * info: an optional field no longer seen, a type no longer seen, optional → required, an
+//!   enum value set that became open, MCP tool names (they depend on configuration).
+//!
+//! Counts, numbers, ids and free text are not in profiles as values, so they never show up here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Field, JType, Kind, Presence, Profile, parent_path};
+
+/// How much a change matters to a consumer of the old format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Existing consumers can break.
+    Breaking,
+    /// Something new; existing consumers keep working.
+    Additive,
+    /// Worth knowing, not a format change a consumer can trip on.
+    Info,
+}
+
+impl Severity {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Breaking => "breaking",
+            Severity::Additive => "additive",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// What changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// A kind only in NEW.
+    KindAdded,
+    /// A kind only in OLD.
+    KindRemoved,
+    /// A field path only in NEW.
+    PathAdded,
+    /// A field path only in OLD.
+    PathRemoved,
+    /// A JSON type only NEW has at a path.
+    TypeAdded,
+    /// A JSON type only OLD had at a path.
+    TypeRemoved,
+    /// Required in OLD, optional in NEW.
+    BecameOptional,
+    /// Optional in OLD, required in NEW.
+    BecameRequired,
+    /// An enum value only in NEW.
+    ValueAdded,
+    /// An enum value only in OLD.
+    ValueRemoved,
+    /// NEW has too many distinct values to treat the field as an enum.
+    ValuesOpened,
+    /// A tool name only in NEW.
+    ToolAdded,
+    /// A tool name only in OLD.
+    ToolRemoved,
+    /// A tool name in OLD replaced by one in NEW with the same role/shape.
+    ToolRenamed,
+}
+
+impl ChangeKind {
+    /// snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::KindAdded => "kind_added",
+            ChangeKind::KindRemoved => "kind_removed",
+            ChangeKind::PathAdded => "path_added",
+            ChangeKind::PathRemoved => "path_removed",
+            ChangeKind::TypeAdded => "type_added",
+            ChangeKind::TypeRemoved => "type_removed",
+            ChangeKind::BecameOptional => "became_optional",
+            ChangeKind::BecameRequired => "became_required",
+            ChangeKind::ValueAdded => "value_added",
+            ChangeKind::ValueRemoved => "value_removed",
+            ChangeKind::ValuesOpened => "values_opened",
+            ChangeKind::ToolAdded => "tool_added",
+            ChangeKind::ToolRemoved => "tool_removed",
+            ChangeKind::ToolRenamed => "tool_renamed",
+        }
+    }
+}
+
+/// One difference between two profiles.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// Severity.
+    pub severity: Severity,
+    /// What changed.
+    pub change: ChangeKind,
+    /// The kind (for tool names: `system/init` for `tools`, `assistant.content/tool_use`).
+    pub kind: String,
+    /// Field path within the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The JSON type, enum value or tool name concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// For renames: the old name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// Number of paths below `path` added or removed with it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nested: u64,
+    /// Human explanation.
+    pub detail: String,
+    /// Accepted by an `--allow` list.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allowed: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Change {
+    pub(super) fn new(severity: Severity, change: ChangeKind, kind: &str, detail: String) -> Self {
+        Change {
+            severity,
+            change,
+            kind: kind.to_owned(),
+            path: None,
+            value: None,
+            from: None,
+            nested: 0,
+            detail,
+            allowed: false,
+        }
+    }
+    pub(super) fn path(mut self, p: &str) -> Self {
+        self.path = Some(p.to_owned());
+        self
+    }
+    pub(super) fn value(mut self, v: &str) -> Self {
+        self.value = Some(v.to_owned());
+        self
+    }
+}
+
+/// Kind and path under which tool names are reported.
+pub const TOOLS_AVAILABLE: (&str, &str) = ("system/init", "tools[]");
+/// Kind and path under which `tool_use` names are reported.
+pub const TOOLS_USED: (&str, &str) = ("assistant.content/tool_use", "name");
+
+/// All changes from `old` to `new`, most severe first, then by kind, path, change and value.
+pub fn diff(old: &Profile, new: &Profile) -> Vec<Change> {
+    let mut out = Vec::new();
+    let renames = super::renames::tool_renames(old, new, &mut out);
+    // tool_use_result kinds of renamed tools are compared with each other.
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (from, to) in &renames {
+        let (ko, kn) = (
+            format!("tool_use_result/{from}"),
+            format!("tool_use_result/{to}"),
+        );
+        if old.kinds.contains_key(&ko)
+            && new.kinds.contains_key(&kn)
+            && !new.kinds.contains_key(&ko)
+            && !old.kinds.contains_key(&kn)
+        {
+            pairs.push((ko, kn));
+        }
+    }
+    let names: BTreeSet<&String> = old.kinds.keys().chain(new.kinds.keys()).collect();
+    for name in names {
+        if pairs.iter().any(|(o, n)| o == name || n == name) {
+            continue;
+        }
+        match (old.kinds.get(name), new.kinds.get(name)) {
+            (Some(o), Some(n)) => kind_diff(name, o, n, &mut out),
+            (Some(o), None) => out.push(Change::new(
+                Severity::Breaking,
+                ChangeKind::KindRemoved,
+                name,
+                format!("kind no longer produced (was seen {}×)", o.count),
+            )),
+            (None, Some(n)) => out.push(Change::new(
+                Severity::Additive,
+                ChangeKind::KindAdded,
+                name,
+                format!("new kind ({} paths, seen {}×)", n.fields.len(), n.count),
+            )),
+            (None, None) => {}
+        }
+    }
+    for (ko, kn) in &pairs {
+        let mut sub = Vec::new();
+        kind_diff(kn, &old.kinds[ko], &new.kinds[kn], &mut sub);
+        for mut c in sub {
+            c.detail = format!("{} (compared with {ko})", c.detail);
+            out.push(c);
+        }
+    }
+    sort(&mut out);
+    out
+}
+
+/// Sort changes: severity, kind, path, change, value.
+pub fn sort(changes: &mut [Change]) {
+    changes.sort_by(|a, b| {
+        (a.severity, &a.kind, &a.path, a.change, &a.value, &a.from)
+            .cmp(&(b.severity, &b.kind, &b.path, b.change, &b.value, &b.from))
+    });
+}
+
+fn types_text(f: &Field) -> String {
+    f.types
+        .keys()
+        .map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+fn presence_text(p: Presence) -> &'static str {
+    match p {
+        Presence::Required => "required",
+        Presence::Optional => "optional",
+        Presence::Map => "map entry",
+    }
+}
+
+/// True if `p` is strictly below `ancestor`.
+fn is_below(p: &str, ancestor: &str) -> bool {
+    p.len() > ancestor.len()
+        && p.starts_with(ancestor)
+        && matches!(p.as_bytes()[ancestor.len()], b'.' | b'[')
+}
+
+fn kind_diff(name: &str, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
+    let added: Vec<&String> = n
+        .fields
+        .keys()
+        .filter(|p| !o.fields.contains_key(*p))
+        .collect();
+    let removed: Vec<&String> = o
+        .fields
+        .keys()
+        .filter(|p| !n.fields.contains_key(*p))
+        .collect();
+    let top = |set: &[&String], p: &str| !set.iter().any(|a| is_below(p, a));
+    for p in &added {
+        if !top(&added, p) {
+            continue;
+        }
+        let f = &n.fields[*p];
+        let detail = if p.ends_with("[]") {
+            format!("array elements now seen: {}", types_text(f))
+        } else {
+            format!(
+                "new field: {}, {}",
+                types_text(f),
+                presence_text(f.presence)
+            )
+        };
+        let mut c = Change::new(Severity::Additive, ChangeKind::PathAdded, name, detail).path(p);
+        c.nested = added.iter().filter(|a| is_below(a, p)).count() as u64;
+        out.push(c);
+    }
+    for p in &removed {
+        if !top(&removed, p) {
+            continue;
+        }
+        let f = &o.fields[*p];
+        let parent_seen = n.parent_objects(p) > 0;
+        let sev = if f.presence == Presence::Required && parent_seen {
+            Severity::Breaking
+        } else {
+            Severity::Info
+        };
+        let why = if sev == Severity::Breaking {
+            "was in every parent object"
+        } else if p.ends_with("[]") {
+            "the array is always empty now"
+        } else if !parent_seen {
+            "its parent object is not seen any more"
+        } else {
+            "was optional"
+        };
+        let mut c = Change::new(
+            sev,
+            ChangeKind::PathRemoved,
+            name,
+            format!("field no longer seen ({}; {why})", types_text(f)),
+        )
+        .path(p);
+        c.nested = removed.iter().filter(|a| is_below(a, p)).count() as u64;
+        out.push(c);
+    }
+    for (p, fo) in &o.fields {
+        if let Some(fnew) = n.fields.get(p) {
+            field_diff(name, p, fo, fnew, o, n, out);
+        }
+    }
+}
+
+fn field_diff(
+    name: &str,
+    p: &str,
+    fo: &Field,
+    fnew: &Field,
+    o: &Kind,
+    n: &Kind,
+    out: &mut Vec<Change>,
+) {
+    // A field that was always null carried nothing a consumer could depend on: a real type
+    // there is additive. Any other new type (null included) can break a consumer.
+    let was_null = fo.types.keys().all(|t| *t == JType::Null);
+    for t in fnew.types.keys().filter(|t| !fo.types.contains_key(t)) {
+        out.push(
+            Change::new(
+                if was_null {
+                    Severity::Additive
+                } else {
+                    Severity::Breaking
+                },
+                ChangeKind::TypeAdded,
+                name,
+                format!("can now be {} (was {})", t.name(), types_text(fo)),
+            )
+            .path(p)
+            .value(t.name()),
+        );
+    }
+    for t in fo.types.keys().filter(|t| !fnew.types.contains_key(t)) {
+        out.push(
+            Change::new(
+                Severity::Info,
+                ChangeKind::TypeRemoved,
+                name,
+                format!("no longer seen as {} (now {})", t.name(), types_text(fnew)),
+            )
+            .path(p)
+            .value(t.name()),
+        );
+    }
+    let judged = parent_path(p).is_none_or(|_| o.parent_objects(p) > 0 && n.parent_objects(p) > 0);
+    match (fo.presence, fnew.presence) {
+        (Presence::Required, Presence::Optional) if judged => out.push(
+            Change::new(
+                Severity::Breaking,
+                ChangeKind::BecameOptional,
+                name,
+                format!(
+                    "was in every parent object, now missing from {} of {}",
+                    n.parent_objects(p).saturating_sub(fnew.present),
+                    n.parent_objects(p)
+                ),
+            )
+            .path(p),
+        ),
+        (Presence::Optional, Presence::Required) if judged => out.push(
+            Change::new(
+                Severity::Info,
+                ChangeKind::BecameRequired,
+                name,
+                "was optional, now in every parent object".to_owned(),
+            )
+            .path(p),
+        ),
+        _ => {}
+    }
+    match (
+        &fo.values,
+        &fnew.values,
+        fo.values_overflow,
+        fnew.values_overflow,
+    ) {
+        (Some(vo), Some(vn), false, false) => {
+            for v in vn.keys().filter(|v| !vo.contains_key(*v)) {
+                out.push(
+                    Change::new(
+                        Severity::Additive,
+                        ChangeKind::ValueAdded,
+                        name,
+                        format!("new value {v:?} (known: {})", keys_text(vo)),
+                    )
+                    .path(p)
+                    .value(v),
+                );
+            }
+            for v in vo.keys().filter(|v| !vn.contains_key(*v)) {
+                out.push(
+                    Change::new(
+                        Severity::Breaking,
+                        ChangeKind::ValueRemoved,
+                        name,
+                        format!("value {v:?} no longer produced (now: {})", keys_text(vn)),
+                    )
+                    .path(p)
+                    .value(v),
+                );
+            }
+        }
+        (Some(vo), None, false, true) => out.push(
+            Change::new(
+                Severity::Info,
+                ChangeKind::ValuesOpened,
+                name,
+                format!(
+                    "more than {} distinct values now (was: {})",
+                    super::rules::MAX_VALUES,
+                    keys_text(vo)
+                ),
+            )
+            .path(p),
+        ),
+        _ => {}
+    }
+}
+
+fn keys_text(m: &BTreeMap<String, u64>) -> String {
+    m.keys()
+        .map(|k| format!("{k:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profiler;
+
+    fn profile(lines: &[&str]) -> Profile {
+        let mut p = Profiler::new();
+        p.add_bytes(lines.join("\n").as_bytes(), None);
+        p.finish()
+    }
+
+    fn init(tools: &str) -> String {
+        format!(r#"{{"type":"system","subtype":"init","session_id":"s","tools":[{tools}]}}"#)
+    }
+
+    fn call(id: &str, name: &str, input: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}]}}}}"#
+        )
+    }
+
+    #[test]
+    fn renames_need_a_new_name_and_a_matching_shape() {
+        let old = profile(&[
+            &init(r#""KillBash","Grep","Glob""#),
+            &call("a", "KillBash", r#"{"shell_id":"x"}"#),
+            &call("b", "Grep", r#"{"pattern":"p","path":"."}"#),
+        ]);
+        let new = profile(&[
+            &init(r#""KillShell","Grep","Glob""#),
+            &call("a", "KillShell", r#"{"shell_id":"x"}"#),
+            &call("b", "Glob", r#"{"pattern":"p","path":"."}"#),
+        ]);
+        let d = diff(&old, &new);
+        let renames: Vec<(&str, &str, &str)> = d
+            .iter()
+            .filter(|c| c.change == ChangeKind::ToolRenamed)
+            .map(|c| {
+                (
+                    c.kind.as_str(),
+                    c.from.as_deref().unwrap(),
+                    c.value.as_deref().unwrap(),
+                )
+            })
+            .collect();
+        // Glob was already listed by the old CLI: Grep → Glob is not a rename.
+        assert_eq!(
+            renames,
+            vec![
+                ("assistant.content/tool_use", "KillBash", "KillShell"),
+                ("system/init", "KillBash", "KillShell")
+            ]
+        );
+        assert!(d.iter().any(|c| c.change == ChangeKind::ToolRemoved
+            && c.value.as_deref() == Some("Grep")
+            && c.severity == Severity::Breaking));
+    }
+
+    #[test]
+    fn severities_of_field_changes() {
+        let old = profile(&[
+            r#"{"type":"result","subtype":"success","a":null,"b":1,"c":"x","gone":1,"opt":1,"stop_reason":"end_turn"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":2,"c":"x","gone":2,"stop_reason":"end_turn"}"#,
+        ]);
+        let new = profile(&[
+            r#"{"type":"result","subtype":"success","a":"now","b":null,"new":{"x":1},"stop_reason":"max_tokens"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":3,"c":"x","new":{"x":2},"stop_reason":"end_turn"}"#,
+        ]);
+        let d = diff(&old, &new);
+        let find = |ch: ChangeKind, p: &str| {
+            d.iter()
+                .find(|c| c.change == ch && c.path.as_deref() == Some(p))
+                .map(|c| c.severity)
+        };
+        assert_eq!(find(ChangeKind::TypeAdded, "a"), Some(Severity::Additive));
+        assert_eq!(find(ChangeKind::TypeAdded, "b"), Some(Severity::Breaking));
+        assert_eq!(
+            find(ChangeKind::BecameOptional, "c"),
+            Some(Severity::Breaking)
+        );
+        assert_eq!(
+            find(ChangeKind::PathRemoved, "gone"),
+            Some(Severity::Breaking)
+        );
+        assert_eq!(find(ChangeKind::PathRemoved, "opt"), Some(Severity::Info));
+        assert_eq!(find(ChangeKind::PathAdded, "new"), Some(Severity::Additive));
+        assert_eq!(
+            find(ChangeKind::PathAdded, "new.x"),
+            None,
+            "nested under new"
+        );
+        assert_eq!(
+            find(ChangeKind::ValueAdded, "stop_reason"),
+            Some(Severity::Additive)
+        );
+        assert_eq!(d.len(), 7, "{d:#?}");
+    }
+}

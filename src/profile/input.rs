@@ -1,0 +1,98 @@
+//! Turning command-line inputs (capture files, directories of captures, saved profiles, stdin)
+//! into one [`Profile`].
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::infer::version_from_path;
+use super::{Profile, Profiler};
+use crate::error::Error;
+
+/// File extensions picked up when a directory is given.
+pub const CAPTURE_EXTENSIONS: &[&str] = &["ndjson", "jsonl"];
+
+/// Expand directories (recursively, sorted) into capture files; other paths are kept as given.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() != "-" && p.is_dir() {
+            let before = out.len();
+            walk_dir(p, &mut out)?;
+            if out.len() == before {
+                return Err(Error::msg(
+                    p.display().to_string(),
+                    "no *.ndjson or *.jsonl files in this directory",
+                ));
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let ctx = || dir.display().to_string();
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| Error::io(ctx(), e))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| Error::io(ctx(), e))?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk_dir(&p, out)?;
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| CAPTURE_EXTENSIONS.contains(&e))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Profile every input: captures are profiled, saved profiles merged in.
+pub fn load(paths: &[PathBuf], by_version: bool) -> Result<Profile, Error> {
+    let files = expand(paths)?;
+    let mut profiler = Profiler::new().by_version(by_version);
+    let mut saved: Vec<Profile> = Vec::new();
+    for f in &files {
+        let name = f.display().to_string();
+        if name == "-" {
+            profiler
+                .add_stream(io::stdin().lock(), None)
+                .map_err(|e| Error::io("stdin", e))?;
+            continue;
+        }
+        let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
+        let mut head = Vec::with_capacity(512);
+        (&mut file)
+            .take(512)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io(&name, e))?;
+        if Profile::looks_like_profile(&head) {
+            let mut text =
+                String::from_utf8(head).map_err(|_| Error::msg(&name, "profile is not UTF-8"))?;
+            file.read_to_string(&mut text)
+                .map_err(|e| Error::io(&name, e))?;
+            let p = Profile::from_json(&text)
+                .map_err(|e| Error::msg(&name, format!("not a valid profile: {e}")))?;
+            saved.push(p);
+        } else {
+            profiler
+                .add_stream(io::Cursor::new(head).chain(file), version_from_path(f))
+                .map_err(|e| Error::io(&name, e))?;
+        }
+    }
+    let mut p = profiler.finish();
+    for s in &saved {
+        p.merge(s);
+    }
+    if !by_version {
+        p.by_version.clear();
+    }
+    Ok(p)
+}

@@ -1,0 +1,362 @@
+//! Shape profiles of raw stream-json: the document model, merging, and loading/saving.
+//!
+//! A [`Profile`] says, per kind of object (top-level `type`/`subtype`, `stream_event` inner type,
+//! content-block type, delta type, `tool_use_result` per tool), which field paths occur, with
+//! which JSON types, how often relative to their parent object (required vs optional), and for
+//! enum-like string fields which values. It is built by [`infer`], compared by [`diff`], and
+//! serializes to a stable, sorted JSON document (every map is a `BTreeMap`) that a repository
+//! can commit as its baseline. All counts add up, so [`Profile::merge`] is associative and
+//! commutative: profiling inputs together equals merging their separate profiles.
+#![doc = include_str!("DRIFT.md")]
+
+pub mod allow;
+pub mod diff;
+pub mod infer;
+pub mod input;
+mod renames;
+pub mod render;
+pub mod rules;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use infer::Profiler;
+
+/// Version of the profile document format ([`Profile::profile_version`]).
+pub const PROFILE_VERSION: u32 = 1;
+
+/// The JSON type of a value. Integers and floats are one type: numbers never count as drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JType {
+    /// `[...]`
+    Array,
+    /// `true` / `false`
+    Boolean,
+    /// `null`
+    Null,
+    /// Any number.
+    Number,
+    /// `{...}`
+    Object,
+    /// `"..."`
+    String,
+}
+
+impl JType {
+    /// The lowercase name used in documents and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            JType::Array => "array",
+            JType::Boolean => "boolean",
+            JType::Null => "null",
+            JType::Number => "number",
+            JType::Object => "object",
+            JType::String => "string",
+        }
+    }
+}
+
+/// Whether a field is in every occurrence of its parent object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Presence {
+    /// In every parent object.
+    #[default]
+    Required,
+    /// Missing from some parent objects.
+    Optional,
+    /// An entry of a collapsed free-form map (`{*}`): presence has no meaning.
+    Map,
+}
+
+/// One field path of a kind.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Field {
+    /// Number of parent objects (or array elements, for `[]` paths) that had this field.
+    pub present: u64,
+    /// Derived from `present` and the parent's object count (recomputed on load and merge).
+    #[serde(default)]
+    pub presence: Presence,
+    /// JSON types seen, with counts.
+    pub types: BTreeMap<JType, u64>,
+    /// Values of an enum-like string field, with counts (see [`rules::enum_field`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<BTreeMap<String, u64>>,
+    /// More distinct values than [`rules::MAX_VALUES`]: the set is open and not compared.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub values_overflow: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Field {
+    /// Number of times the value here was an object.
+    pub fn objects(&self) -> u64 {
+        self.types.get(&JType::Object).copied().unwrap_or(0)
+    }
+
+    fn merge(&mut self, o: &Field) {
+        self.present += o.present;
+        add_counts(&mut self.types, &o.types);
+        if self.values_overflow || o.values_overflow {
+            self.values_overflow = true;
+            self.values = None;
+        } else if let Some(ov) = &o.values {
+            let v = self.values.get_or_insert_with(BTreeMap::new);
+            add_counts(v, ov);
+            if v.len() > rules::MAX_VALUES {
+                self.values = None;
+                self.values_overflow = true;
+            }
+        }
+    }
+
+    /// Record one string value of an enum-like field.
+    pub(crate) fn add_value(&mut self, s: &str) {
+        if self.values_overflow {
+            return;
+        }
+        let v = self.values.get_or_insert_with(BTreeMap::new);
+        match v.get_mut(s) {
+            Some(n) => *n += 1,
+            None => {
+                v.insert(s.to_owned(), 1);
+                if v.len() > rules::MAX_VALUES {
+                    self.values = None;
+                    self.values_overflow = true;
+                }
+            }
+        }
+    }
+}
+
+/// All field paths of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Kind {
+    /// Number of objects of this kind.
+    pub count: u64,
+    /// Field path → field. Paths join keys with `.`, mark array elements with `[]`, collapse
+    /// free-form map keys to `{*}`; `$` is the root value where it need not be an object.
+    pub fields: BTreeMap<String, Field>,
+}
+
+impl Kind {
+    fn merge(&mut self, o: &Kind) {
+        self.count += o.count;
+        for (p, f) in &o.fields {
+            self.fields.entry(p.clone()).or_default().merge(f);
+        }
+    }
+
+    /// Number of parent objects of `path` (the kind count for top-level fields).
+    pub fn parent_objects(&self, path: &str) -> u64 {
+        match parent_path(path) {
+            Some(pp) => self.fields.get(pp).map_or(0, Field::objects),
+            None => match self.fields.get("$") {
+                Some(root) => root.objects(),
+                None => self.count,
+            },
+        }
+    }
+
+    fn finalize(&mut self) {
+        let presences: Vec<(String, Presence)> = self
+            .fields
+            .iter()
+            .map(|(p, f)| {
+                let pr = if p == "$" {
+                    Presence::Required
+                } else if last_segment(p) == "{*}" {
+                    Presence::Map
+                } else if f.present >= self.parent_objects(p) {
+                    Presence::Required
+                } else {
+                    Presence::Optional
+                };
+                (p.clone(), pr)
+            })
+            .collect();
+        for (p, pr) in presences {
+            if let Some(f) = self.fields.get_mut(&p) {
+                f.presence = pr;
+            }
+        }
+    }
+}
+
+/// The parent path of a field path: `a.b` → `a`, `a[]` → `a`, `a` → none (the kind root).
+pub fn parent_path(path: &str) -> Option<&str> {
+    if path == "$" {
+        return None;
+    }
+    if let Some(p) = path.strip_suffix("[]") {
+        return Some(p);
+    }
+    path.rfind('.').map(|i| &path[..i])
+}
+
+/// The last segment of a field path (`a.b` → `b`, `a[]` → `[]`).
+pub fn last_segment(path: &str) -> &str {
+    if path.ends_with("[]") {
+        return "[]";
+    }
+    path.rfind('.').map_or(path, |i| &path[i + 1..])
+}
+
+/// A tool seen in `tool_use` blocks.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UsedTool {
+    /// Number of `tool_use` blocks with this name.
+    pub count: u64,
+    /// Number of those whose id later appeared as a `parent_tool_use_id` (it ran a subagent).
+    #[serde(default)]
+    pub subagent: u64,
+    /// Input argument names with counts. Only used to recognise renamed tools; never diffed.
+    #[serde(default)]
+    pub input_keys: BTreeMap<String, u64>,
+}
+
+/// Tool names.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Tools {
+    /// Names listed in `system/init` `tools`, with the number of inits listing them.
+    pub available: BTreeMap<String, u64>,
+    /// Names used in `tool_use` blocks.
+    pub used: BTreeMap<String, UsedTool>,
+}
+
+/// What the input consisted of. Never compared as drift.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct InputStats {
+    /// Input files (or stdin).
+    pub streams: u64,
+    /// Lines read.
+    pub lines: u64,
+    /// Lines profiled (JSON objects with a usable `type`).
+    pub objects: u64,
+    /// Empty or whitespace-only lines.
+    pub blank: u64,
+    /// Lines that are not JSON (wrapper noise, stderr, banners).
+    pub non_json: u64,
+    /// JSON lines that are not objects.
+    pub non_object: u64,
+    /// JSON objects without a usable `type` (not stream-json).
+    pub foreign: u64,
+    /// Last lines without a newline (possibly truncated).
+    pub unterminated: u64,
+}
+
+impl InputStats {
+    fn merge(&mut self, o: &InputStats) {
+        self.streams += o.streams;
+        self.lines += o.lines;
+        self.objects += o.objects;
+        self.blank += o.blank;
+        self.non_json += o.non_json;
+        self.non_object += o.non_object;
+        self.foreign += o.foreign;
+        self.unterminated += o.unterminated;
+    }
+}
+
+/// A shape profile (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profile {
+    /// Document format version, [`PROFILE_VERSION`].
+    pub profile_version: u32,
+    /// CLI versions seen (from `init.claude_code_version`, else a version-named directory, else
+    /// `unknown`), with the number of objects profiled under each.
+    pub cli_versions: BTreeMap<String, u64>,
+    /// Input line accounting.
+    pub input: InputStats,
+    /// Tool names.
+    pub tools: Tools,
+    /// Kind name → its fields.
+    pub kinds: BTreeMap<String, Kind>,
+    /// With `--by-version`: the same profile per CLI version.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_version: BTreeMap<String, Profile>,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile {
+            profile_version: PROFILE_VERSION,
+            cli_versions: BTreeMap::new(),
+            input: InputStats::default(),
+            tools: Tools::default(),
+            kinds: BTreeMap::new(),
+            by_version: BTreeMap::new(),
+        }
+    }
+}
+
+fn add_counts<K: Ord + Clone>(a: &mut BTreeMap<K, u64>, b: &BTreeMap<K, u64>) {
+    for (k, n) in b {
+        *a.entry(k.clone()).or_insert(0) += n;
+    }
+}
+
+impl Profile {
+    /// Add `o` into `self`. Associative and commutative; derived fields are recomputed.
+    pub fn merge(&mut self, o: &Profile) {
+        add_counts(&mut self.cli_versions, &o.cli_versions);
+        self.input.merge(&o.input);
+        add_counts(&mut self.tools.available, &o.tools.available);
+        for (name, t) in &o.tools.used {
+            let u = self.tools.used.entry(name.clone()).or_default();
+            u.count += t.count;
+            u.subagent += t.subagent;
+            add_counts(&mut u.input_keys, &t.input_keys);
+        }
+        for (k, kind) in &o.kinds {
+            self.kinds.entry(k.clone()).or_default().merge(kind);
+        }
+        for (v, p) in &o.by_version {
+            self.by_version.entry(v.clone()).or_default().merge(p);
+        }
+        self.finalize();
+    }
+
+    /// Recompute derived fields (presence).
+    pub fn finalize(&mut self) {
+        for k in self.kinds.values_mut() {
+            k.finalize();
+        }
+        for p in self.by_version.values_mut() {
+            p.finalize();
+        }
+    }
+
+    /// The stable JSON document (pretty-printed, sorted, newline-terminated).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("profile serializes");
+        s.push('\n');
+        s
+    }
+
+    /// Load a saved profile document.
+    pub fn from_json(text: &str) -> Result<Profile, String> {
+        let mut p: Profile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if p.profile_version != PROFILE_VERSION {
+            return Err(format!(
+                "unsupported profile_version {} (this build reads {PROFILE_VERSION})",
+                p.profile_version
+            ));
+        }
+        p.finalize();
+        Ok(p)
+    }
+
+    /// True when `bytes` look like a saved profile document rather than a capture.
+    pub fn looks_like_profile(bytes: &[u8]) -> bool {
+        let head = &bytes[..bytes.len().min(512)];
+        let trimmed = head.iter().position(|b| !b.is_ascii_whitespace());
+        matches!(trimmed, Some(i) if head[i] == b'{')
+            && memchr::memmem::find(head, b"\"profile_version\"").is_some()
+    }
+}

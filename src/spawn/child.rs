@@ -1,0 +1,250 @@
+//! Starting the child and the threads around it: stdout framed into line batches, stderr
+//! drained line by line, the prompt written to stdin, and signals to boo-normalize, all
+//! delivered as messages on one channel so the supervisor can wait for any of them with a
+//! timeout.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::thread;
+
+use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::{Handle, Signals};
+
+use crate::read::{Line, LineReader};
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Its whole environment (nothing else is inherited).
+    pub env: Vec<(OsString, OsString)>,
+    /// Written to its stdin, which is then closed; `None`: stdin is `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// Cut stdout lines longer than this (reported by the normalizer as `line_too_long`).
+    pub max_line: Option<usize>,
+}
+
+/// Longest stderr line kept (the rest of the line is dropped and the line marked truncated).
+pub const STDERR_LINE_MAX: usize = 64 * 1024;
+
+/// Stdout batches in flight between the reader thread and the supervisor.
+const CREDITS: usize = 8;
+
+/// Most stdout bytes gathered into one batch.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// The framing of one line inside a [`Batch`].
+#[derive(Debug, Clone, Copy)]
+struct LineMeta {
+    start: usize,
+    end: usize,
+    number: u64,
+    raw_len: u64,
+    terminated: bool,
+    oversized: Option<u64>,
+}
+
+/// The stdout lines that were available without blocking, back to back.
+#[derive(Debug, Default)]
+pub struct Batch {
+    buf: Vec<u8>,
+    lines: Vec<LineMeta>,
+}
+
+impl Batch {
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Line `i`.
+    pub fn line(&self, i: usize) -> Line<'_> {
+        let m = self.lines[i];
+        Line {
+            bytes: &self.buf[m.start..m.end],
+            number: m.number,
+            raw_len: m.raw_len,
+            terminated: m.terminated,
+            oversized: m.oversized,
+        }
+    }
+
+    fn push(&mut self, l: &Line<'_>) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(l.bytes);
+        self.lines.push(LineMeta {
+            start,
+            end: self.buf.len(),
+            number: l.number,
+            raw_len: l.raw_len,
+            terminated: l.terminated,
+            oversized: l.oversized,
+        });
+    }
+}
+
+/// Something that happened.
+#[derive(Debug)]
+pub enum Msg {
+    /// Stdout lines.
+    Lines(Batch),
+    /// Stdout reached end of file (or failed: the error).
+    StdoutEnd(Option<io::Error>),
+    /// One stderr line (without its newline) and whether it was cut.
+    Stderr(Vec<u8>, bool),
+    /// A signal to boo-normalize (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGCHLD`).
+    Signal(i32),
+}
+
+/// A started child.
+pub struct Running {
+    /// Its pid, which is also its process group id.
+    pub pid: i32,
+    /// Every message, in arrival order.
+    pub rx: Receiver<Msg>,
+    /// Give back one stdout credit after handling a [`Msg::Lines`].
+    pub credit: SyncSender<()>,
+    signals: Handle,
+}
+
+impl Running {
+    /// Stop listening for signals (they are ignored from now on).
+    pub fn close_signals(&self) {
+        self.signals.close();
+    }
+}
+
+/// Signals forwarded to the supervisor. Registering handlers replaces their default action,
+/// so from here on SIGINT and friends no longer kill boo-normalize: the supervisor decides.
+pub const SIGNALS: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGCHLD];
+
+/// Start `spec` in a process group of its own, with the reader threads running.
+pub fn start(spec: &Spec) -> io::Result<Running> {
+    // Unbounded, so the stderr and signal threads never block; stdout is bounded by credits
+    // (at most CREDITS batches in flight), so a slow consumer slows the child down instead of
+    // filling memory.
+    let (tx, rx) = channel::<Msg>();
+    let (credit, credits) = sync_channel::<()>(CREDITS);
+    for _ in 0..CREDITS {
+        credit.send(()).expect("room for every credit");
+    }
+    let mut signals = Signals::new(SIGNALS)?;
+    let handle = signals.handle();
+    {
+        let tx = tx.clone();
+        thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                for s in signals.forever() {
+                    if tx.send(Msg::Signal(s)).is_err() {
+                        break;
+                    }
+                }
+            })?;
+    }
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            handle.close();
+            return Err(e);
+        }
+    };
+    let pid = child.id() as i32;
+    if let (Some(mut w), Some(data)) = (child.stdin.take(), spec.stdin.clone()) {
+        // On its own thread: the child may read its stdin late, and a prompt can exceed the
+        // pipe buffer. Dropping `w` closes stdin right after the prompt (EPIPE is ignored: the
+        // child may exit without reading).
+        thread::Builder::new().name("stdin".into()).spawn(move || {
+            let _ = w.write_all(&data);
+        })?;
+    }
+    let out = child.stdout.take().expect("stdout is piped");
+    let max_line = spec.max_line;
+    let txo = tx.clone();
+    thread::Builder::new()
+        .name("stdout".into())
+        .spawn(move || read_stdout(out, max_line, txo, credits))?;
+    let err = child.stderr.take().expect("stderr is piped");
+    thread::Builder::new()
+        .name("stderr".into())
+        .spawn(move || read_stderr(err, tx))?;
+    // `child` is dropped without waiting: the supervisor reaps the pid itself.
+    Ok(Running {
+        pid,
+        rx,
+        credit,
+        signals: handle,
+    })
+}
+
+fn read_stdout(
+    src: impl io::Read,
+    max_line: Option<usize>,
+    tx: Sender<Msg>,
+    credits: Receiver<()>,
+) {
+    let mut r = LineReader::new(src).with_max_line(max_line);
+    loop {
+        let mut batch = Batch::default();
+        let mut end = None;
+        loop {
+            match r.next_line() {
+                Ok(Some(l)) => batch.push(&l),
+                Ok(None) => {
+                    end = Some(None);
+                    break;
+                }
+                Err(e) => {
+                    end = Some(Some(e));
+                    break;
+                }
+            }
+            if !r.has_buffered_line() || batch.buf.len() >= BATCH_BYTES {
+                break;
+            }
+        }
+        if !batch.is_empty() && (credits.recv().is_err() || tx.send(Msg::Lines(batch)).is_err()) {
+            return;
+        }
+        if let Some(e) = end {
+            let _ = tx.send(Msg::StdoutEnd(e));
+            return;
+        }
+    }
+}
+
+fn read_stderr(src: impl io::Read, tx: Sender<Msg>) {
+    let mut r = LineReader::new(src).with_max_line(Some(STDERR_LINE_MAX));
+    while let Ok(Some(l)) = r.next_line() {
+        if tx
+            .send(Msg::Stderr(l.bytes.to_vec(), l.oversized.is_some()))
+            .is_err()
+        {
+            return;
+        }
+    }
+}

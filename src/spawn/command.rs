@@ -1,0 +1,267 @@
+//! The child's command line: which `claude` binary, which flags, and where the prompt goes.
+//!
+//! `-p --output-format stream-json --verbose --include-partial-messages` are added in front of
+//! the user's arguments unless those already contain them (`--no-partial` drops the last one).
+//! The prompt goes last, after `--`, unless it is better sent on stdin: longer than the argv
+//! limit (10 KB by default), not UTF-8, starting with `-` (an option), a single bare word (the
+//! CLI would run a subcommand of that name: `doctor`, `update`, …), or the user's arguments
+//! already contain `--`.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Default longest prompt passed in argv (bytes); longer ones go to stdin.
+pub const DEFAULT_ARGV_MAX: usize = 10 * 1024;
+
+/// What went wrong finding the binary.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ResolveError {
+    /// No such file (exit 127, like a shell).
+    NotFound(String),
+    /// Exists but cannot be executed (exit 126).
+    NotExecutable(String),
+}
+
+fn executable(p: &Path) -> bool {
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The binary to run: `explicit` (`--claude-bin` or `$CLAUDE_BIN`) if given, else `claude`;
+/// a name without `/` is looked up in `path` (the `PATH` value).
+pub fn resolve_program(
+    explicit: Option<&OsStr>,
+    path: Option<&OsStr>,
+) -> Result<PathBuf, ResolveError> {
+    let name = explicit.unwrap_or(OsStr::new("claude"));
+    let shown = name.to_string_lossy().into_owned();
+    if name.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(name);
+        if !p.exists() {
+            return Err(ResolveError::NotFound(format!("{shown}: no such file")));
+        }
+        if !executable(&p) {
+            return Err(ResolveError::NotExecutable(format!(
+                "{shown}: not an executable file"
+            )));
+        }
+        return Ok(p);
+    }
+    let mut seen = None;
+    for dir in std::env::split_paths(path.unwrap_or_default()) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let cand = dir.join(name);
+        if executable(&cand) {
+            return Ok(cand);
+        }
+        if cand.exists() && seen.is_none() {
+            seen = Some(cand);
+        }
+    }
+    match seen {
+        Some(p) => Err(ResolveError::NotExecutable(format!(
+            "{}: not an executable file",
+            p.display()
+        ))),
+        None => Err(ResolveError::NotFound(format!(
+            "{shown}: not found on PATH (use --claude-bin PATH or set CLAUDE_BIN)"
+        ))),
+    }
+}
+
+/// How the prompt and flags are placed.
+#[derive(Debug, Clone)]
+pub struct ArgvOptions {
+    /// Add `--include-partial-messages` (unless given).
+    pub partial: bool,
+    /// Longest prompt passed in argv.
+    pub argv_max: usize,
+}
+
+impl Default for ArgvOptions {
+    fn default() -> Self {
+        ArgvOptions {
+            partial: true,
+            argv_max: DEFAULT_ARGV_MAX,
+        }
+    }
+}
+
+/// The child's arguments and what to write to its stdin (then closed); `None`: `/dev/null`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// Arguments after the program name.
+    pub args: Vec<OsString>,
+    /// The prompt, when it goes through stdin.
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// Whether `prompt` can safely be the last argument (after `--`).
+fn argv_safe(prompt: &[u8], max: usize) -> bool {
+    let bare_word = prompt
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    prompt.len() <= max
+        && !prompt.is_empty()
+        && std::str::from_utf8(prompt).is_ok()
+        && !prompt.starts_with(b"-")
+        && !bare_word
+        && !prompt.contains(&0)
+}
+
+/// Build the child's arguments from the user's `user` arguments and an optional prompt.
+pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> Invocation {
+    let mut print = false;
+    let mut format = false;
+    let mut verbose = false;
+    let mut partial = false;
+    let mut dashdash = false;
+    for a in user {
+        let b = a.as_bytes();
+        match b {
+            b"--" => {
+                dashdash = true;
+                break;
+            }
+            b"-p" | b"--print" => print = true,
+            b"--verbose" => verbose = true,
+            b"--include-partial-messages" => partial = true,
+            _ if b == b"--output-format" || b.starts_with(b"--output-format=") => format = true,
+            _ => {}
+        }
+    }
+    let mut args: Vec<OsString> = Vec::with_capacity(user.len() + 8);
+    if !print {
+        args.push("-p".into());
+    }
+    if !format {
+        args.push("--output-format".into());
+        args.push("stream-json".into());
+    }
+    if !verbose {
+        args.push("--verbose".into());
+    }
+    if opts.partial && !partial {
+        args.push("--include-partial-messages".into());
+    }
+    args.extend(user.iter().cloned());
+    let mut stdin = None;
+    if let Some(p) = prompt {
+        if !dashdash && argv_safe(p, opts.argv_max) {
+            args.push("--".into());
+            args.push(OsStr::from_bytes(p).to_owned());
+        } else {
+            stdin = Some(p.to_vec());
+        }
+    }
+    Invocation { args, stdin }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn injects_missing_flags_only() {
+        let inv = build(&[], Some(b"say hi"), &ArgvOptions::default());
+        assert_eq!(
+            inv.args,
+            os(&[
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages",
+                "--",
+                "say hi"
+            ])
+        );
+        assert_eq!(inv.stdin, None);
+        let user = os(&["--print", "--output-format=stream-json", "--max-turns", "3"]);
+        let opts = ArgvOptions {
+            partial: false,
+            ..Default::default()
+        };
+        let inv = build(&user, None, &opts);
+        assert_eq!(
+            inv.args,
+            os(&[
+                "--verbose",
+                "--print",
+                "--output-format=stream-json",
+                "--max-turns",
+                "3"
+            ])
+        );
+    }
+
+    #[test]
+    fn risky_prompts_go_to_stdin() {
+        let o = ArgvOptions::default();
+        let big = vec![b'a'; DEFAULT_ARGV_MAX + 1];
+        for p in [
+            &big[..],
+            b"doctor",
+            b"-rf now",
+            b"bad \xff utf8",
+            b"nul \0 inside",
+        ] {
+            let inv = build(&[], Some(p), &o);
+            assert_eq!(
+                inv.stdin.as_deref(),
+                Some(p),
+                "{:?}",
+                String::from_utf8_lossy(p)
+            );
+            assert!(!inv.args.iter().any(|a| a == "--"));
+        }
+        let inv = build(&os(&["--", "x"]), Some(b"two words"), &o);
+        assert_eq!(inv.stdin.as_deref(), Some(&b"two words"[..]));
+        let ok = vec![b'a'; DEFAULT_ARGV_MAX - 2];
+        let mut ok = ok;
+        ok.extend_from_slice(b" b");
+        assert_eq!(build(&[], Some(&ok), &o).stdin, None);
+    }
+
+    #[test]
+    fn resolves_binaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("claude");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        assert_eq!(
+            resolve_program(None, Some(dir.path().as_os_str())),
+            Err(ResolveError::NotExecutable(format!(
+                "{}: not an executable file",
+                exe.display()
+            )))
+        );
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths(["/nonexistent".as_ref(), dir.path()]).unwrap();
+        assert_eq!(resolve_program(None, Some(&path)).unwrap(), exe);
+        assert_eq!(resolve_program(Some(exe.as_os_str()), None).unwrap(), exe);
+        assert!(matches!(
+            resolve_program(Some(plain.as_os_str()), None),
+            Err(ResolveError::NotExecutable(_))
+        ));
+        assert!(matches!(
+            resolve_program(Some(OsStr::new("nope-xyz")), Some(&path)),
+            Err(ResolveError::NotFound(_))
+        ));
+        assert!(matches!(
+            resolve_program(Some(OsStr::new("/no/such/claude")), None),
+            Err(ResolveError::NotFound(_))
+        ));
+    }
+}

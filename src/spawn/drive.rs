@@ -1,0 +1,120 @@
+//! The [`Driver`] that runs the child's output through the one [`Pipeline`], with the guards
+//! and the stderr policy.
+
+use std::io::{self, Write};
+
+use crate::envelope::Ctx;
+use crate::error::sanitize;
+use crate::pipeline::Pipeline;
+use crate::read::Line;
+
+use super::guard::Guards;
+use super::supervise::Driver;
+
+#[derive(serde::Deserialize)]
+struct TurnView {
+    is_error: bool,
+}
+
+/// Where the child's stderr goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StderrMode {
+    /// Copied to boo-normalize's stderr, control characters replaced (the default).
+    Pass,
+    /// As `child.stderr` events in the envelope (`--stderr-events`).
+    Events,
+    /// Dropped.
+    Drop,
+}
+
+/// Pipeline + guards + stderr handling.
+pub struct PipelineDriver<'p, 'a, E: Write> {
+    pipeline: &'p mut Pipeline<'a>,
+    guards: Guards,
+    stderr: StderrMode,
+    err_out: E,
+    last_turn_ok: Option<bool>,
+}
+
+impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
+    /// A driver over `pipeline`; `err_out` receives passed-through stderr.
+    pub fn new(
+        pipeline: &'p mut Pipeline<'a>,
+        guards: Guards,
+        stderr: StderrMode,
+        err_out: E,
+    ) -> Self {
+        PipelineDriver {
+            pipeline,
+            guards,
+            stderr,
+            err_out,
+            last_turn_ok: None,
+        }
+    }
+
+    /// Whether the last `turn.end` was a success (`None`: no result came).
+    pub fn last_turn_ok(&self) -> Option<bool> {
+        self.last_turn_ok
+    }
+
+    /// The guards (for their counters).
+    pub fn guards(&self) -> &Guards {
+        &self.guards
+    }
+}
+
+impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
+    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
+        let guards = &mut self.guards;
+        let last_ok = &mut self.last_turn_ok;
+        let mut stop = false;
+        self.pipeline.push_line_with(line, |ev, first| {
+            for m in ev.metas[first..].iter().filter(|m| m.kind == "turn.end") {
+                let v: Option<TurnView> = serde_json::from_slice(ev.bytes(m)).ok();
+                *last_ok = Some(v.is_some_and(|v| !v.is_error));
+            }
+            stop |= guards.inspect(ev, first);
+        })?;
+        if guards.count_output(line.raw_len) {
+            let n = line.number;
+            self.pipeline.emit(|ev, norm| {
+                let ctx = Ctx {
+                    session_id: norm.session_id(),
+                    line: Some(n),
+                    ..Default::default()
+                };
+                stop |= guards.output_violation(ev, &ctx);
+            })?;
+        }
+        Ok(stop.then_some("policy"))
+    }
+
+    fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
+        match self.stderr {
+            StderrMode::Drop => Ok(()),
+            StderrMode::Pass => {
+                // Best effort: a closed stderr must not stop the run.
+                let text = sanitize(&String::from_utf8_lossy(line));
+                let _ = writeln!(self.err_out, "claude: {text}");
+                Ok(())
+            }
+            StderrMode::Events => self.pipeline.emit(|ev, norm| {
+                let ctx = Ctx {
+                    session_id: norm.session_id(),
+                    ..Default::default()
+                };
+                let o = ev.begin("child.stderr", &ctx);
+                o.key("text");
+                o.str(&String::from_utf8_lossy(line));
+                o.key("truncated");
+                o.bool(truncated);
+                ev.end();
+            }),
+        }
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.pipeline.flush()
+    }
+}

@@ -1,0 +1,282 @@
+//! The child's environment: an allowlist over the parent's, with API credentials removed.
+//!
+//! # Policy
+//!
+//! By default the child sees only these variables of boo-normalize's environment:
+//!
+//! | variables | why |
+//! |---|---|
+//! | `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`, `LC_*`, `TZ`, `TMPDIR` | a working Unix process (finding `node`, the login in `~/.claude`, locale) |
+//! | `http_proxy`, `https_proxy`, `no_proxy` (any case) | reaching the API from behind a proxy |
+//! | `CLAUDE_*` | Claude Code's own settings (`CLAUDE_CONFIG_DIR`, `CLAUDE_CODE_*`, the subscription's `CLAUDE_CODE_OAUTH_TOKEN`) |
+//! | what `--env KEY` names (`KEY*` for a prefix) or `--env KEY=VALUE` sets | everything else, explicitly |
+//!
+//! `--inherit-env` passes the whole environment instead. Either way, **API credentials** are
+//! removed unless `--keep-env-key` (which passes them all): `ANTHROPIC_*` variables whose name
+//! contains `KEY`, `TOKEN`,
+//! `SECRET`, `PASSWORD` or `CREDENTIAL` (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, …) and
+//! `ANTHROPIC_CUSTOM_HEADERS` (it can carry an `Authorization` header). An API key in the
+//! environment silently switches a subscription login to per-token billing.
+//!
+//! The other `ANTHROPIC_*` variables (`ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`, …) are not
+//! credentials, but they are not on the default allowlist either: `ANTHROPIC_BASE_URL` sends
+//! every request, login token included, to another host, so it must be asked for with
+//! `--env ANTHROPIC_BASE_URL` (or `--inherit-env`).
+
+use std::ffi::{OsStr, OsString};
+
+/// Exact names on the default allowlist.
+pub const ALLOW_EXACT: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TZ", "TMPDIR",
+];
+
+/// Name prefixes on the default allowlist.
+pub const ALLOW_PREFIX: &[&str] = &["LC_", "CLAUDE_"];
+
+/// Proxy variables, matched case-insensitively.
+pub const ALLOW_PROXY: &[&str] = &["http_proxy", "https_proxy", "no_proxy"];
+
+/// How the child's environment is built.
+#[derive(Debug, Clone, Default)]
+pub struct EnvPolicy {
+    /// Pass the whole environment (credentials still removed unless `keep_credentials`).
+    pub inherit: bool,
+    /// Keep API credentials.
+    pub keep_credentials: bool,
+    /// `--env` entries: `KEY`, `KEY*` (a prefix) or `KEY=VALUE`.
+    pub extra: Vec<String>,
+}
+
+/// Whether `name` is an API credential (removed unless `--keep-env-key`).
+pub fn is_credential(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("ANTHROPIC_") else {
+        return false;
+    };
+    rest == "CUSTOM_HEADERS"
+        || ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+            .iter()
+            .any(|w| rest.contains(w))
+}
+
+/// Whether `name` is on the default allowlist.
+pub fn is_allowed(name: &str) -> bool {
+    ALLOW_EXACT.contains(&name)
+        || ALLOW_PREFIX.iter().any(|p| name.starts_with(p))
+        || ALLOW_PROXY.iter().any(|p| name.eq_ignore_ascii_case(p))
+}
+
+/// The credential variables set in `vars` (names only, for `--refuse-api-key`).
+pub fn credentials_in<'a>(vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>) -> Vec<String> {
+    vars.into_iter()
+        .filter_map(|(k, _)| k.to_str())
+        .filter(|k| is_credential(k))
+        .map(str::to_owned)
+        .collect()
+}
+
+impl EnvPolicy {
+    /// Check the `--env` entries: names must be non-empty and free of `=`/NUL; a credential
+    /// with an explicit value needs `keep_credentials` (an explicit error beats a silent drop).
+    pub fn validate(&self) -> Result<(), String> {
+        for e in &self.extra {
+            let name = e.split_once('=').map_or(e.as_str(), |(k, _)| k);
+            let bare = name.strip_suffix('*').unwrap_or(name);
+            if bare.is_empty() {
+                return Err(format!("--env {e:?}: empty variable name"));
+            }
+            if bare.contains(['*', '\0']) || e.contains('\0') {
+                return Err(format!("--env {name:?}: bad variable name"));
+            }
+            if e.contains('=') && is_credential(name) && !self.keep_credentials {
+                return Err(format!(
+                    "--env {name}: an API credential; add --keep-env-key to pass it"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn named(&self, name: &str) -> bool {
+        self.extra.iter().any(|e| {
+            if e.contains('=') {
+                return false;
+            }
+            match e.strip_suffix('*') {
+                Some(p) => name.starts_with(p),
+                None => e == name,
+            }
+        })
+    }
+
+    /// The child's environment from the parent's `vars`, sorted by name. Non-UTF-8 names pass
+    /// only with `inherit`.
+    pub fn build(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
+        let mut out: Vec<(OsString, OsString)> = Vec::new();
+        for (k, v) in vars {
+            let keep = match k.to_str() {
+                Some(name) if is_credential(name) => self.keep_credentials,
+                Some(name) => self.inherit || is_allowed(name) || self.named(name),
+                None => self.inherit,
+            };
+            if keep {
+                out.push((k, v));
+            }
+        }
+        for e in &self.extra {
+            if let Some((k, v)) = e.split_once('=')
+                && (self.keep_credentials || !is_credential(k))
+            {
+                out.retain(|(n, _)| n.as_os_str() != OsStr::new(k));
+                out.push((k.into(), v.into()));
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(list: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        list.iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+        env.iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    const PARENT: &[(&str, &str)] = &[
+        ("PATH", "/bin"),
+        ("HOME", "/h"),
+        ("LC_ALL", "C"),
+        ("HTTPS_PROXY", "http://p"),
+        ("no_proxy", "localhost"),
+        ("CLAUDE_CONFIG_DIR", "/c"),
+        ("CLAUDE_CODE_OAUTH_TOKEN", "oauth"),
+        ("ANTHROPIC_API_KEY", "sk-ant-secret"),
+        ("ANTHROPIC_AUTH_TOKEN", "tok"),
+        ("ANTHROPIC_CUSTOM_HEADERS", "Authorization: x"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1"),
+        ("AWS_SECRET_ACCESS_KEY", "aws"),
+        ("MY_APP_A", "1"),
+        ("MY_APP_B", "2"),
+    ];
+
+    #[test]
+    fn default_allowlist_strips_everything_else() {
+        let env = EnvPolicy::default().build(vars(PARENT));
+        assert_eq!(
+            names(&env),
+            [
+                "CLAUDE_CODE_OAUTH_TOKEN",
+                "CLAUDE_CONFIG_DIR",
+                "HOME",
+                "HTTPS_PROXY",
+                "LC_ALL",
+                "PATH",
+                "no_proxy"
+            ]
+        );
+    }
+
+    #[test]
+    fn env_flag_adds_names_prefixes_and_values() {
+        let p = EnvPolicy {
+            extra: vec![
+                "ANTHROPIC_BASE_URL".into(),
+                "MY_APP_*".into(),
+                "IS_SANDBOX=1".into(),
+                "HOME=/other".into(),
+                "ANTHROPIC_API_KEY".into(),
+            ],
+            ..Default::default()
+        };
+        p.validate().unwrap();
+        let env = p.build(vars(PARENT));
+        let n = names(&env);
+        assert!(n.contains(&"ANTHROPIC_BASE_URL".into()));
+        assert!(n.contains(&"MY_APP_A".into()) && n.contains(&"MY_APP_B".into()));
+        assert!(n.contains(&"IS_SANDBOX".into()));
+        assert!(
+            !n.contains(&"ANTHROPIC_API_KEY".into()),
+            "credential named: still removed"
+        );
+        let home: Vec<_> = env.iter().filter(|(k, _)| k == "HOME").collect();
+        assert_eq!(home.len(), 1);
+        assert_eq!(home[0].1, "/other");
+    }
+
+    #[test]
+    fn inherit_keeps_all_but_credentials_unless_asked() {
+        let env = EnvPolicy {
+            inherit: true,
+            ..Default::default()
+        }
+        .build(vars(PARENT));
+        let n = names(&env);
+        assert!(n.contains(&"AWS_SECRET_ACCESS_KEY".into()));
+        assert!(n.contains(&"ANTHROPIC_BASE_URL".into()));
+        for c in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "ANTHROPIC_CUSTOM_HEADERS",
+        ] {
+            assert!(!n.contains(&c.into()), "{c}");
+        }
+        let env = EnvPolicy {
+            inherit: true,
+            keep_credentials: true,
+            ..Default::default()
+        }
+        .build(vars(PARENT));
+        assert_eq!(env.len(), PARENT.len());
+        let env = EnvPolicy {
+            keep_credentials: true,
+            ..Default::default()
+        }
+        .build(vars(PARENT));
+        let n = names(&env);
+        assert!(
+            n.contains(&"ANTHROPIC_API_KEY".into()),
+            "--keep-env-key alone passes keys"
+        );
+        assert!(!n.contains(&"ANTHROPIC_BASE_URL".into()) && !n.contains(&"MY_APP_A".into()));
+    }
+
+    #[test]
+    fn credentials_and_validation() {
+        assert!(is_credential("ANTHROPIC_API_KEY"));
+        assert!(is_credential("ANTHROPIC_FOUNDRY_API_KEY"));
+        assert!(!is_credential("ANTHROPIC_BASE_URL"));
+        assert!(!is_credential("ANTHROPIC_MODEL"));
+        assert!(!is_credential("CLAUDE_CODE_OAUTH_TOKEN"));
+        let bad = |e: &str| {
+            EnvPolicy {
+                extra: vec![e.into()],
+                ..Default::default()
+            }
+            .validate()
+            .is_err()
+        };
+        assert!(bad("ANTHROPIC_API_KEY=sk"));
+        assert!(bad("=x"));
+        assert!(bad("A*B"));
+        assert!(!bad("ANTHROPIC_API_KEY"));
+        assert!(!bad("X=a=b"));
+        let found = credentials_in(
+            vars(PARENT)
+                .iter()
+                .map(|(k, v)| (k.as_os_str(), v.as_os_str())),
+        );
+        assert_eq!(found.len(), 3);
+    }
+}

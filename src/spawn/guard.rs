@@ -1,0 +1,329 @@
+//! Guards: policy checks over the envelope the normalizer produced, reported as
+//! `policy.violation` events (and, with `--enforce`, a reason to stop the child).
+//!
+//! | rule | fires when |
+//! |---|---|
+//! | `allow_tools` | a `tool.call` names a tool outside `--allow-tools` (entries ending in `*` are prefixes, e.g. `mcp__github__*`); once per call |
+//! | `max_tool_calls` | the N+1-th `tool.call` of the run (N = `--max-tool-calls`); once |
+//! | `max_repeat_calls` | the N+1-th identical consecutive call (same name and input, within one agent: the main one or one subagent); once per streak |
+//! | `max_output_bytes` | the child's stdout grows past N bytes; once |
+//!
+//! Guards read the serialized `tool.call` events (one small JSON parse per call), so they see
+//! exactly what consumers see, streamed or not.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::envelope::{Ctx, Events};
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct GuardConfig {
+    /// Allowed tool names (`*` suffix: prefix); `None`: any.
+    pub allow_tools: Option<Vec<String>>,
+    /// Most tool calls.
+    pub max_tool_calls: Option<u64>,
+    /// Most identical consecutive calls.
+    pub max_repeat_calls: Option<u64>,
+    /// Most bytes of child stdout.
+    pub max_output_bytes: Option<u64>,
+    /// A violation stops the child.
+    pub enforce: bool,
+}
+
+impl GuardConfig {
+    /// True when no rule is set.
+    pub fn is_empty(&self) -> bool {
+        self.allow_tools.is_none()
+            && self.max_tool_calls.is_none()
+            && self.max_repeat_calls.is_none()
+            && self.max_output_bytes.is_none()
+    }
+}
+
+#[derive(Deserialize)]
+struct CallView {
+    session_id: Option<String>,
+    parent_tool_use_id: Option<String>,
+    line: Option<u64>,
+    tool_use_id: String,
+    name: String,
+    input: Box<RawValue>,
+}
+
+/// One violation, before it is written.
+struct Violation {
+    rule: &'static str,
+    detail: String,
+    name: Option<String>,
+    tool_use_id: Option<String>,
+    limit: Option<u64>,
+    count: Option<u64>,
+}
+
+/// Guard state over one run.
+#[derive(Debug, Default)]
+pub struct Guards {
+    cfg: GuardConfig,
+    calls: u64,
+    /// Per agent (parent tool use id): the last call's name and input, and its streak length.
+    last: HashMap<Option<String>, (String, String, u64)>,
+    output_bytes: u64,
+    output_fired: bool,
+    violations: u64,
+}
+
+impl Guards {
+    /// Guards for `cfg`.
+    pub fn new(cfg: GuardConfig) -> Self {
+        Guards {
+            cfg,
+            ..Default::default()
+        }
+    }
+
+    /// Violations reported so far.
+    pub fn violations(&self) -> u64 {
+        self.violations
+    }
+
+    fn allowed(&self, name: &str) -> bool {
+        let Some(list) = &self.cfg.allow_tools else {
+            return true;
+        };
+        list.iter().any(|a| match a.strip_suffix('*') {
+            Some(p) => name.starts_with(p),
+            None => a == name,
+        })
+    }
+
+    /// Check the `tool.call` events in `ev.metas[first..]` and append a `policy.violation` after
+    /// the batch for each rule they break. Returns true when the child should be stopped.
+    pub fn inspect(&mut self, ev: &mut Events, first: usize) -> bool {
+        let calls: Vec<CallView> = ev.metas[first..]
+            .iter()
+            .filter(|m| m.kind == "tool.call")
+            .filter_map(|m| serde_json::from_slice(ev.bytes(m)).ok())
+            .collect();
+        let mut stop = false;
+        for c in calls {
+            for v in self.check_call(&c) {
+                let ctx = Ctx {
+                    session_id: c.session_id.as_deref(),
+                    parent: c.parent_tool_use_id.as_deref(),
+                    line: c.line,
+                    uuid: None,
+                };
+                stop |= self.write(ev, &ctx, &v);
+            }
+        }
+        stop
+    }
+
+    fn check_call(&mut self, c: &CallView) -> Vec<Violation> {
+        let mut out = Vec::new();
+        let call = |rule, detail, limit, count| Violation {
+            rule,
+            detail,
+            name: Some(c.name.clone()),
+            tool_use_id: Some(c.tool_use_id.clone()),
+            limit,
+            count,
+        };
+        if !self.allowed(&c.name) {
+            out.push(call(
+                "allow_tools",
+                format!("tool {:?} is not in --allow-tools", c.name),
+                None,
+                None,
+            ));
+        }
+        self.calls += 1;
+        if let Some(max) = self.cfg.max_tool_calls
+            && self.calls == max + 1
+        {
+            out.push(call(
+                "max_tool_calls",
+                format!("more than {max} tool calls"),
+                Some(max),
+                Some(self.calls),
+            ));
+        }
+        let input = c.input.get();
+        let slot = self
+            .last
+            .entry(c.parent_tool_use_id.clone())
+            .or_insert_with(|| (String::new(), String::new(), 0));
+        if slot.0 == c.name && slot.1 == input {
+            slot.2 += 1;
+        } else {
+            *slot = (c.name.clone(), input.to_owned(), 1);
+        }
+        let streak = slot.2;
+        if let Some(max) = self.cfg.max_repeat_calls
+            && streak == max + 1
+        {
+            out.push(call(
+                "max_repeat_calls",
+                format!(
+                    "{streak} identical consecutive calls of {:?} (limit {max})",
+                    c.name
+                ),
+                Some(max),
+                Some(streak),
+            ));
+        }
+        out
+    }
+
+    /// Count `n` more bytes of child stdout; true when this crossed `--max-output-bytes` (the
+    /// first time only): then write the violation with [`output_violation`](Self::output_violation).
+    pub fn count_output(&mut self, n: u64) -> bool {
+        self.output_bytes += n;
+        let crossed = self
+            .cfg
+            .max_output_bytes
+            .is_some_and(|max| !self.output_fired && self.output_bytes > max);
+        self.output_fired |= crossed;
+        crossed
+    }
+
+    /// Append the `max_output_bytes` violation; returns true when the child should be stopped.
+    pub fn output_violation(&mut self, ev: &mut Events, ctx: &Ctx<'_>) -> bool {
+        let max = self.cfg.max_output_bytes.unwrap_or(0);
+        let v = Violation {
+            rule: "max_output_bytes",
+            detail: format!("child stdout exceeded {max} bytes"),
+            name: None,
+            tool_use_id: None,
+            limit: Some(max),
+            count: Some(self.output_bytes),
+        };
+        self.write(ev, ctx, &v)
+    }
+
+    fn write(&mut self, ev: &mut Events, ctx: &Ctx<'_>, v: &Violation) -> bool {
+        self.violations += 1;
+        let o = ev.begin("policy.violation", ctx);
+        o.key("rule");
+        o.str(v.rule);
+        o.key("detail");
+        o.str(&v.detail);
+        o.key("name");
+        o.opt_str(v.name.as_deref());
+        o.key("tool_use_id");
+        o.opt_str(v.tool_use_id.as_deref());
+        o.key("limit");
+        opt_u64(o, v.limit);
+        o.key("count");
+        opt_u64(o, v.count);
+        o.key("enforced");
+        o.bool(self.cfg.enforce);
+        ev.end();
+        self.cfg.enforce
+    }
+}
+
+fn opt_u64(o: &mut crate::json::Out, v: Option<u64>) {
+    match v {
+        Some(n) => o.u64(n),
+        None => o.raw(b"null"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(ev: &mut Events, name: &str, input: &str, parent: Option<&str>) {
+        let ctx = Ctx {
+            session_id: Some("s"),
+            parent,
+            line: Some(3),
+            uuid: None,
+        };
+        let o = ev.begin("tool.call", &ctx);
+        o.key("tool_use_id");
+        o.str("toolu_1");
+        o.key("name");
+        o.str(name);
+        o.key("input");
+        o.raw(input.as_bytes());
+        ev.end();
+    }
+
+    fn violations(ev: &Events) -> Vec<serde_json::Value> {
+        ev.metas
+            .iter()
+            .filter(|m| m.kind == "policy.violation")
+            .map(|m| serde_json::from_slice(ev.bytes(m)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn allow_list_with_prefixes() {
+        let mut g = Guards::new(GuardConfig {
+            allow_tools: Some(vec!["Read".into(), "mcp__gh__*".into()]),
+            ..Default::default()
+        });
+        let mut ev = Events::default();
+        call(&mut ev, "Read", "{}", None);
+        call(&mut ev, "mcp__gh__issue", "{}", None);
+        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
+        assert!(!g.inspect(&mut ev, 0), "not enforced");
+        let v = violations(&ev);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0]["rule"], "allow_tools");
+        assert_eq!(v[0]["name"], "Bash");
+        assert_eq!(v[0]["line"], 3);
+        assert_eq!(v[0]["session_id"], "s");
+        assert_eq!(v[0]["enforced"], false);
+    }
+
+    #[test]
+    fn counts_and_repeats() {
+        let mut g = Guards::new(GuardConfig {
+            max_tool_calls: Some(4),
+            max_repeat_calls: Some(2),
+            enforce: true,
+            ..Default::default()
+        });
+        let mut ev = Events::default();
+        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
+        call(&mut ev, "Bash", r#"{"command":"ls"}"#, Some("sub"));
+        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
+        assert!(!g.inspect(&mut ev, 0), "two in a row per agent is fine");
+        let n = ev.len();
+        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
+        assert!(g.inspect(&mut ev, n));
+        let v = violations(&ev);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0]["rule"], "max_repeat_calls");
+        assert_eq!(v[0]["count"], 3);
+        let n = ev.len();
+        call(&mut ev, "Read", "{}", None);
+        assert!(g.inspect(&mut ev, n));
+        let v = violations(&ev);
+        assert_eq!(v[1]["rule"], "max_tool_calls");
+        assert_eq!(v[1]["limit"], 4);
+        assert_eq!(g.violations(), 2);
+    }
+
+    #[test]
+    fn output_cap_fires_once() {
+        let mut g = Guards::new(GuardConfig {
+            max_output_bytes: Some(100),
+            ..Default::default()
+        });
+        let mut ev = Events::default();
+        assert!(!g.count_output(60));
+        assert!(g.count_output(50));
+        assert!(!g.count_output(50));
+        assert!(!g.output_violation(&mut ev, &Ctx::default()));
+        let v = violations(&ev);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0]["count"], 160);
+    }
+}

@@ -1,0 +1,402 @@
+//! The supervisor: feeds the child's output to a [`Driver`], enforces the timeouts, forwards
+//! interrupts with the SIGINT → SIGTERM → SIGKILL escalation, and cleans up every descendant.
+//!
+//! Timeline of a stop (timeout, idle timeout, a signal to boo-normalize, a guard with
+//! `--enforce`, or a child that closed stdout and did not exit within `grace`):
+//!
+//! 1. SIGINT to the child's process group (claude cleans up on an interrupt);
+//! 2. after `grace`: SIGTERM to the group; 3. after another `grace`: SIGKILL to the group;
+//! 4. once the child is reaped (or SIGKILL + `grace` passed): every remaining descendant gets
+//!    SIGTERM, then SIGKILL after at most `grace`, and is reaped (skipped with
+//!    `keep_background`). The same cleanup runs when the child exits by itself.
+//!
+//! A second interrupt during a stop moves to the next step at once.
+
+use std::io;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use signal_hook::consts::SIGCHLD;
+
+use crate::read::Line;
+
+use super::child::{Msg, Running, Spec, start};
+use super::outcome::{Cause, Outcome};
+use super::procs::{self, Ended};
+
+/// Timeouts and cleanup policy.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Wall-clock limit.
+    pub timeout: Option<Duration>,
+    /// Longest time without a stdout line.
+    pub idle_timeout: Option<Duration>,
+    /// Time between escalation steps.
+    pub grace: Duration,
+    /// Leave descendants running after the child ended.
+    pub keep_background: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: None,
+            idle_timeout: None,
+            grace: Duration::from_secs(5),
+            keep_background: false,
+        }
+    }
+}
+
+/// What the supervisor feeds. Errors are output errors: the child is then stopped
+/// (`killed`/`output_closed`) and the first error is returned after cleanup.
+pub trait Driver {
+    /// One stdout line. `Some(reason)` asks to stop the child (`Cause::Killed(reason)`).
+    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>>;
+    /// One stderr line (without newline); `truncated` when it was cut.
+    fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()>;
+    /// Nothing is pending: a good moment to flush.
+    fn idle(&mut self) -> io::Result<()>;
+}
+
+/// Longest sleep between checks of the child's status.
+const TICK: Duration = Duration::from_millis(200);
+
+struct Stop {
+    cause: Cause,
+    /// Signals sent so far (0 = none yet).
+    step: usize,
+    next: Instant,
+}
+
+const STEPS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL];
+
+struct Sup<'d> {
+    run: Running,
+    limits: Limits,
+    driver: &'d mut dyn Driver,
+    start: Instant,
+    last_line: Instant,
+    stdout_open: bool,
+    stdout_closed_at: Option<Instant>,
+    ended: Option<Ended>,
+    ended_at: Option<Instant>,
+    gave_up: bool,
+    /// Descendants killed by the cleanup that ran once the child was gone.
+    cleaned: Option<usize>,
+    stop: Option<Stop>,
+    sent: Vec<&'static str>,
+    output_error: Option<io::Error>,
+    dirty: bool,
+    hurry: bool,
+}
+
+/// Why [`supervise`] failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// The child could not be started.
+    Start(io::Error),
+    /// Writing the output failed (after the child was stopped and cleaned up).
+    Output(io::Error),
+}
+
+/// Run `spec` under `limits`, feeding `driver`, until the child and its descendants are gone.
+/// The caller should have made the process a subreaper first ([`procs::become_subreaper`]).
+pub fn supervise(
+    spec: &Spec,
+    limits: &Limits,
+    driver: &mut dyn Driver,
+) -> Result<Outcome, RunError> {
+    let run = start(spec).map_err(RunError::Start)?;
+    let now = Instant::now();
+    let mut s = Sup {
+        run,
+        limits: limits.clone(),
+        driver,
+        start: now,
+        last_line: now,
+        stdout_open: true,
+        stdout_closed_at: None,
+        ended: None,
+        ended_at: None,
+        gave_up: false,
+        cleaned: None,
+        stop: None,
+        sent: Vec::new(),
+        output_error: None,
+        dirty: false,
+        hurry: false,
+    };
+    s.main_loop();
+    s.run.close_signals();
+    let (descendants_killed, background_left) = if s.limits.keep_background {
+        procs::reap_orphans(None);
+        let left = procs::descendants()
+            .iter()
+            .filter(|p| p.state != 'Z')
+            .count();
+        (0, left)
+    } else {
+        // A second pass catches what was forked during the first.
+        (s.cleaned.unwrap_or(0) + cleanup(s.limits.grace), 0)
+    };
+    if let Some(e) = s.output_error.take() {
+        return Err(RunError::Output(e));
+    }
+    s.drain_rest();
+    let cause = match (&s.stop, s.ended) {
+        (Some(st), _) => st.cause,
+        (None, Some(Ended::Signal(_))) => Cause::Signal,
+        (None, _) => Cause::Exit,
+    };
+    Ok(Outcome {
+        cause,
+        ended: s.ended,
+        signals_sent: s.sent,
+        descendants_killed,
+        background_left,
+        elapsed: s.start.elapsed(),
+    })
+}
+
+impl Sup<'_> {
+    fn main_loop(&mut self) {
+        loop {
+            let now = Instant::now();
+            if self.ended.is_some() || self.gave_up {
+                // After the child: cleanup unblocks a pipe that a descendant still holds.
+                let ended_at = *self.ended_at.get_or_insert(now);
+                if !self.stdout_open || self.hurry || now >= ended_at + self.limits.grace {
+                    return;
+                }
+                if !self.limits.keep_background && self.cleaned.is_none() {
+                    // Then wait (at most `grace` from now) for EOF and the last lines.
+                    self.cleaned = Some(cleanup(self.limits.grace));
+                    self.ended_at = Some(Instant::now());
+                }
+            } else {
+                self.check_deadlines(now);
+            }
+            let wait = self.next_deadline(now).saturating_duration_since(now);
+            let msg = match self.run.rx.try_recv() {
+                Ok(m) => Some(m),
+                Err(_) => {
+                    self.idle();
+                    match self.run.rx.recv_timeout(wait) {
+                        Ok(m) => Some(m),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => {
+                            std::thread::sleep(wait);
+                            None
+                        }
+                    }
+                }
+            };
+            if let Some(m) = msg {
+                self.handle(m);
+            }
+            self.poll_child();
+        }
+    }
+
+    fn next_deadline(&self, now: Instant) -> Instant {
+        let mut d = now + TICK;
+        let mut consider = |t: Instant| d = d.min(t);
+        if let Some(ended_at) = self.ended_at {
+            consider(ended_at + self.limits.grace);
+            return d;
+        }
+        if let Some(st) = &self.stop {
+            consider(st.next);
+        } else {
+            if let Some(t) = self.limits.timeout {
+                consider(self.start + t);
+            }
+            if let (Some(t), true) = (self.limits.idle_timeout, self.stdout_open) {
+                consider(self.last_line + t);
+            }
+            if let Some(c) = self.stdout_closed_at {
+                consider(c + self.limits.grace);
+            }
+        }
+        d
+    }
+
+    fn check_deadlines(&mut self, now: Instant) {
+        if self.stop.is_none() {
+            let l = &self.limits;
+            if l.timeout.is_some_and(|t| now >= self.start + t) {
+                self.begin_stop(Cause::Timeout);
+            } else if self.stdout_open && l.idle_timeout.is_some_and(|t| now >= self.last_line + t)
+            {
+                self.begin_stop(Cause::IdleTimeout);
+            } else if self
+                .stdout_closed_at
+                .is_some_and(|c| now >= c + self.limits.grace)
+            {
+                self.begin_stop(Cause::Killed("stdout_closed"));
+            }
+        }
+        if self.stop.as_ref().is_some_and(|st| now >= st.next) {
+            self.escalate();
+        }
+    }
+
+    fn begin_stop(&mut self, cause: Cause) {
+        if self.stop.is_some() || self.ended.is_some() {
+            return;
+        }
+        self.stop = Some(Stop {
+            cause,
+            step: 0,
+            next: Instant::now(),
+        });
+        self.escalate();
+    }
+
+    /// Send the next signal of the escalation (or give up after SIGKILL + grace).
+    fn escalate(&mut self) {
+        let Some(st) = self.stop.as_mut() else { return };
+        if self.ended.is_some() {
+            return;
+        }
+        if st.step >= STEPS.len() {
+            self.gave_up = true;
+            return;
+        }
+        let sig = STEPS[st.step];
+        st.step += 1;
+        st.next = Instant::now() + self.limits.grace;
+        procs::signal_group(self.run.pid, sig);
+        self.sent.push(sig.as_str());
+    }
+
+    fn poll_child(&mut self) {
+        if self.ended.is_some() {
+            return;
+        }
+        match procs::try_reap(self.run.pid) {
+            Ok(Some(e)) => {
+                self.ended = Some(e);
+                self.ended_at = Some(Instant::now());
+            }
+            Ok(None) => {}
+            Err(_) => {
+                // Not our child any more (someone else reaped it): treat as gone.
+                self.gave_up = true;
+            }
+        }
+    }
+
+    fn idle(&mut self) {
+        if self.dirty && self.output_error.is_none() {
+            self.dirty = false;
+            if let Err(e) = self.driver.idle() {
+                self.output_failed(e);
+            }
+        }
+    }
+
+    fn output_failed(&mut self, e: io::Error) {
+        if self.output_error.is_none() {
+            self.output_error = Some(e);
+        }
+        self.begin_stop(Cause::Killed("output_closed"));
+    }
+
+    fn handle(&mut self, m: Msg) {
+        match m {
+            Msg::Lines(batch) => {
+                self.last_line = Instant::now();
+                let _ = self.run.credit.try_send(());
+                if self.output_error.is_some() {
+                    return;
+                }
+                for i in 0..batch.len() {
+                    self.dirty = true;
+                    match self.driver.line(&batch.line(i)) {
+                        Ok(Some(reason)) => self.begin_stop(Cause::Killed(reason)),
+                        Ok(None) => {}
+                        Err(e) => {
+                            self.output_failed(e);
+                            return;
+                        }
+                    }
+                }
+            }
+            Msg::StdoutEnd(_) => {
+                self.stdout_open = false;
+                if self.ended.is_none() {
+                    self.stdout_closed_at = Some(Instant::now());
+                }
+            }
+            Msg::Stderr(line, truncated) => {
+                if self.output_error.is_none() {
+                    self.dirty = true;
+                    if let Err(e) = self.driver.stderr(&line, truncated) {
+                        self.output_failed(e);
+                    }
+                }
+            }
+            Msg::Signal(SIGCHLD) => {
+                self.poll_child();
+                procs::reap_orphans(Some(self.run.pid));
+            }
+            Msg::Signal(sig) => {
+                if self.ended.is_some() || self.gave_up {
+                    self.hurry = true;
+                } else if self.stop.is_some() {
+                    self.escalate();
+                } else {
+                    self.begin_stop(Cause::Interrupted(sig));
+                }
+            }
+        }
+    }
+
+    /// After cleanup: whatever is still queued (the last lines of a pipe that closed late).
+    fn drain_rest(&mut self) {
+        while let Ok(m) = self.run.rx.try_recv() {
+            if !matches!(m, Msg::Signal(_)) {
+                self.handle(m);
+            }
+        }
+        self.idle();
+    }
+}
+
+/// Kill and reap every remaining descendant: SIGTERM, then SIGKILL after at most `grace`,
+/// repeated until none is left (new ones forked meanwhile included). Returns how many distinct
+/// processes were signalled.
+pub fn cleanup(grace: Duration) -> usize {
+    let mut signalled = std::collections::HashSet::new();
+    let term_until = Instant::now() + grace;
+    let hard_until = term_until + grace.max(Duration::from_secs(1));
+    let mut hard = false;
+    loop {
+        procs::reap_orphans(None);
+        let d = procs::descendants();
+        if d.is_empty() {
+            break;
+        }
+        let now = Instant::now();
+        if now >= hard_until {
+            break;
+        }
+        hard |= now >= term_until;
+        let sig = if hard {
+            Signal::SIGKILL
+        } else {
+            Signal::SIGTERM
+        };
+        for p in d.iter().filter(|p| p.state != 'Z') {
+            if hard || signalled.insert(p.pid) {
+                signalled.insert(p.pid);
+                procs::signal_pid(p.pid, sig);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signalled.len()
+}
