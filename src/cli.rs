@@ -188,6 +188,10 @@ pub struct SpawnArgs {
     /// Stop the child on the first policy violation (exit 125).
     #[arg(long)]
     pub enforce: bool,
+    /// Also write a capture of the run (argv, stdout and stderr lines with their arrival
+    /// times, exit status) to FILE, for `boo-normalize replay` and `replay --as-claude`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Envelope options.
     #[command(flatten)]
     pub stream: StreamArgs,

@@ -85,8 +85,8 @@ pub struct OutLine {
     pub bytes: Vec<u8>,
     /// False for a last line without newline.
     pub terminated: bool,
-    /// When the recording kept only a prefix (an audit log written with `--max-line-bytes`): the
-    /// line's real length.
+    /// When the recording kept only a prefix (a capture or audit log written with
+    /// `--max-line-bytes`): the line's real length.
     pub cut_from: Option<u64>,
     /// When it arrived.
     pub time: Time,
@@ -271,7 +271,7 @@ impl Decoder {
                 Ok(Item::Out(OutLine {
                     bytes,
                     terminated: r.nl.unwrap_or(true),
-                    cut_from: None,
+                    cut_from: r.cut_from,
                     time: self.time(at),
                 }))
             }
@@ -442,6 +442,7 @@ struct CapRec {
     #[serde(default)]
     b64: bool,
     nl: Option<bool>,
+    cut_from: Option<u64>,
     #[serde(default)]
     cut: bool,
     version: Option<u64>,

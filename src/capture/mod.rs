@@ -10,7 +10,7 @@
 //! | `rec` | keys | meaning |
 //! |---|---|---|
 //! | `header` | `format` (`"boo-capture"`), `version` (`1`), `run_id`, `start` (RFC 3339 UTC, µs), `start_unix_us`, `source` (`"normalize"`, `"spawn"`, …), `argv` (array of strings, or `null` when the producer's command line is unknown), `cli_version` (string \| null); optional `stdin` (what was written to the child's stdin, e.g. a long prompt) with `stdin_b64: true` when it is base64 | always the first line |
-//! | `out` | `at_us`, `line`; optional `b64: true`, `nl: false` | one stdout line. `line` is the line's bytes without the `\n` (a `\r` before it is kept). Invalid UTF-8 is stored base64 (standard, padded) with `b64: true`. `nl: false`: the stream ended without a final newline |
+//! | `out` | `at_us`, `line`; optional `b64: true`, `nl: false`, `cut_from` | one stdout line. `line` is the line's bytes without the `\n` (a `\r` before it is kept). Invalid UTF-8 is stored base64 (standard, padded) with `b64: true`. `nl: false`: the stream ended without a final newline. `cut_from`: the producer kept only a prefix of a longer line (`spawn --max-line-bytes`); its real length |
 //! | `err` | `at_us`, `line`; optional `b64: true`, `cut: true` | one stderr line (without its newline); `cut`: the producer truncated it |
 //! | `end` | `at_us`, `exit_code` (int \| null), `signal` (e.g. `"SIGTERM"`, or null), `cli_version` (string \| null), `run_end` (object: `cause` plus the extra members the producer wrote into `run.end`, verbatim) | the run is over; always the last line |
 //!
@@ -163,13 +163,17 @@ impl End {
     }
 }
 
-/// Serialize an `out` record.
-pub fn write_out(o: &mut Out, at_us: u64, line: &[u8], terminated: bool) {
+/// Serialize an `out` record (`cut_from`: the real length of a line kept only in part).
+pub fn write_out(o: &mut Out, at_us: u64, line: &[u8], terminated: bool, cut_from: Option<u64>) {
     o.raw(b"{\"rec\":\"out\",\"at_us\":");
     o.u64(at_us);
     bytes_field(o, "line", "b64", line);
     if !terminated {
         o.raw(b",\"nl\":false");
+    }
+    if let Some(n) = cut_from {
+        o.key("cut_from");
+        o.u64(n);
     }
     o.raw(b"}\n");
 }
@@ -242,8 +246,8 @@ mod tests {
             cli_version: None,
         };
         h.write(&mut o);
-        write_out(&mut o, 5, b"{\"a\":1}\r", true);
-        write_out(&mut o, 6, &[0xc3, 0x28], false);
+        write_out(&mut o, 5, b"{\"a\":1}\r", true, None);
+        write_out(&mut o, 6, &[0xc3, 0x28], false, Some(10));
         write_err(&mut o, 7, b"warn\x1b[1m", true);
         End {
             at_us: 9,
@@ -269,6 +273,7 @@ mod tests {
         assert_eq!(lines[1]["line"], "{\"a\":1}\r");
         assert_eq!(lines[2]["b64"], true);
         assert_eq!(lines[2]["nl"], false);
+        assert_eq!(lines[2]["cut_from"], 10);
         assert_eq!(lines[3]["cut"], true);
         assert_eq!(lines[4]["run_end"]["exit_code"], 1);
         assert_eq!(lines[4]["exit_code"], -1);

@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use super::{End, Header, write_err, write_out};
 use crate::json::Out;
+use crate::read::Line;
 
 /// Writes one capture.
 pub struct Recorder<W: Write> {
@@ -34,6 +35,7 @@ pub struct Recorder<W: Write> {
     start_unix: i64,
     last_at: u64,
     rec: Out,
+    scratch: Vec<u8>,
     error: Option<io::Error>,
 }
 
@@ -47,6 +49,7 @@ impl<W: Write> Recorder<W> {
             start_unix: header.start_unix_us,
             last_at: 0,
             rec: Out::default(),
+            scratch: Vec::new(),
             error: None,
         };
         header.write(&mut r.rec);
@@ -86,7 +89,30 @@ impl<W: Write> Recorder<W> {
     /// for a last line without newline.
     pub fn stdout_line(&mut self, line: &[u8], terminated: bool, at: Instant) -> io::Result<()> {
         let us = self.offset(at);
-        write_out(&mut self.rec, us, line, terminated);
+        write_out(&mut self.rec, us, line, terminated, None);
+        self.put()
+    }
+
+    /// Record a stdout line as [`LineReader`](crate::read::LineReader) framed it (a producer
+    /// that frames lines itself, like spawn): the `\r` of a CRLF line is put back, and a line
+    /// cut by `--max-line-bytes` is kept as cut, with its real length.
+    pub fn stdout_framed(&mut self, line: &Line<'_>, at: Instant) -> io::Result<()> {
+        let us = self.offset(at);
+        let full = line.oversized.unwrap_or(line.bytes.len() as u64);
+        if line.oversized.is_none() && line.terminated && line.raw_len == full + 2 {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(line.bytes);
+            self.scratch.push(b'\r');
+            write_out(&mut self.rec, us, &self.scratch, true, None);
+        } else {
+            write_out(
+                &mut self.rec,
+                us,
+                line.bytes,
+                line.terminated,
+                line.oversized,
+            );
+        }
         self.put()
     }
 
@@ -236,6 +262,7 @@ impl<R: Read, W: Write> Read for Tee<'_, R, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::LineReader;
 
     /// Returns at most `n` bytes per read.
     struct Trickle<'a>(&'a [u8], usize);
@@ -273,6 +300,28 @@ mod tests {
             assert_eq!(recs[4]["nl"], false);
             assert!(recs[1].get("nl").is_none());
         }
+    }
+
+    #[test]
+    fn framed_lines_are_recorded_as_they_were_read() {
+        let input = b"{\"a\":1}\r\n0123456789abcdef\nend";
+        let h = Header::now("test");
+        let mut rec = Recorder::new(Vec::new(), &h, Instant::now()).unwrap();
+        let mut r = LineReader::new(&input[..]).with_max_line(Some(10));
+        while let Some(l) = r.next_line().unwrap() {
+            rec.stdout_framed(&l, Instant::now()).unwrap();
+        }
+        let out = rec.end(End::default(), Instant::now()).unwrap();
+        let recs: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs[1]["line"], "{\"a\":1}\r");
+        assert_eq!(recs[2]["line"], "0123456789");
+        assert_eq!(recs[2]["cut_from"], 16);
+        assert_eq!(recs[3]["line"], "end");
+        assert_eq!(recs[3]["nl"], false);
     }
 
     #[test]

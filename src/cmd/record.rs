@@ -38,12 +38,6 @@ impl Recording {
         self.rec.time_of(at)
     }
 
-    /// The recorder (for producers that feed it lines themselves, like spawn).
-    #[allow(dead_code)] // MERGE(spawn): `spawn --record` feeds stdout/stderr lines through it.
-    pub fn recorder(&mut self) -> &mut Recorder<BufWriter<File>> {
-        &mut self.rec
-    }
-
     /// Write the end record (dated `at`) and close the file.
     pub fn finish(mut self, end: End, at: Instant) -> Result<(), Error> {
         if let Some(e) = self.rec.take_error() {
@@ -106,4 +100,96 @@ pub fn finish_normalize(
         ..Default::default()
     };
     r.finish(end, at)
+}
+
+/// `spawn --record`: the capture of a supervised child.
+#[cfg(unix)]
+pub mod spawn {
+    use std::io;
+    use std::path::Path;
+    use std::time::Instant;
+
+    use boo_normalize::capture::{End, Header};
+    use boo_normalize::error::Error;
+    use boo_normalize::read::Line;
+    use boo_normalize::spawn::procs::{Ended, signal_name};
+    use boo_normalize::spawn::{Driver, Outcome, Spec};
+
+    use super::Recording;
+
+    /// Open the `--record` file, if any, for a run of `spec` (call right before starting it).
+    pub fn start(path: Option<&Path>, spec: &Spec) -> Result<Option<Recording>, Error> {
+        let Some(path) = path else { return Ok(None) };
+        let mut header = Header::now("spawn");
+        let mut argv = vec![spec.program.to_string_lossy().into_owned()];
+        argv.extend(spec.args.iter().map(|a| a.to_string_lossy().into_owned()));
+        header.argv = Some(argv);
+        header.stdin.clone_from(&spec.stdin);
+        Recording::create(path, &header).map(Some)
+    }
+
+    /// A driver that records every line before handing it on.
+    pub struct Tap<'d> {
+        inner: &'d mut dyn Driver,
+        rec: Option<&'d mut Recording>,
+    }
+
+    /// `inner`, recorded when recording.
+    pub fn tap<'d>(rec: &'d mut Option<Recording>, inner: &'d mut dyn Driver) -> Tap<'d> {
+        Tap {
+            inner,
+            rec: rec.as_mut(),
+        }
+    }
+
+    impl Tap<'_> {
+        /// A failed capture write stops the run like a failed output write (the supervisor
+        /// reports it as an output error; [`Recording::finish`] names the file).
+        fn record(&mut self, f: impl FnOnce(&mut Recording) -> io::Result<()>) -> io::Result<()> {
+            match &mut self.rec {
+                Some(r) => f(r),
+                None => Ok(()),
+            }
+        }
+    }
+
+    impl Driver for Tap<'_> {
+        fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
+            self.record(|r| r.rec.stdout_framed(line, Instant::now()))?;
+            self.inner.line(line)
+        }
+
+        fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
+            self.record(|r| r.rec.stderr_line(line, truncated, Instant::now()))?;
+            self.inner.stderr(line, truncated)
+        }
+
+        fn idle(&mut self) -> io::Result<()> {
+            self.record(|r| r.rec.flush())?;
+            self.inner.idle()
+        }
+    }
+
+    /// Write the end record: the child's status, and the `run.end` members the live run wrote.
+    pub fn finish(
+        rec: Option<Recording>,
+        outcome: &Outcome,
+        cli_version: Option<&str>,
+        at: Instant,
+    ) -> Result<(), Error> {
+        let Some(r) = rec else { return Ok(()) };
+        let (exit_code, signal) = match outcome.ended {
+            Some(Ended::Code(c)) => (Some(c), None),
+            Some(Ended::Signal(s)) => (None, Some(signal_name(s))),
+            None => (None, None),
+        };
+        let end = End {
+            at_us: 0,
+            exit_code,
+            signal,
+            cli_version: cli_version.map(str::to_owned),
+            run_end: outcome.end_info(),
+        };
+        r.finish(end, at)
+    }
 }
