@@ -30,7 +30,9 @@ $BOO_REPLAY_SPEED), then it exits with the recorded status or dies by the record
 `--version` prints the recorded CLI version. A shim for CLAUDE_BIN or PATH:
   #!/bin/sh
   exec boo-normalize replay --as-claude=/path/to/run.capture.jsonl \"$@\"
-(or a symlink named `claude` to boo-normalize, with BOO_REPLAY_CAPTURE set).
+(or a symlink named `claude` to boo-normalize, with BOO_REPLAY_CAPTURE set). Under
+`boo-normalize spawn --claude-bin SHIM`, spawn's environment allowlist drops BOO_REPLAY_*:
+put the capture in the shim (--as-claude=FILE) or add `--env BOO_REPLAY_CAPTURE`.
 
 Exit status: 0 (1 with --strict and diagnostics), 2 on errors; --as-claude: the recorded one.";
 
