@@ -73,6 +73,9 @@ pub struct ReplayArgs {
     /// Audit logs: the run to replay (its run_id). Default: the last run in the file.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Recorded stderr lines become `child.stderr` events (as with `spawn --stderr-events`).
+    #[arg(long, conflicts_with = "raw")]
+    pub stderr_events: bool,
     /// Time-stamping sinks get a new run id and the current time instead of the recorded ones.
     #[arg(long)]
     pub fresh_ids: bool,

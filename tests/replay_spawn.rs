@@ -127,12 +127,23 @@ fn as_claude_drives_spawn_and_spawn_records_it_again() {
             replay.stdout, live.stdout,
             "{name}: replay of spawn's capture"
         );
-        // With --stderr-events, each stderr line is a child.stderr event.
-        let with = spawn(&cap, dir.path(), &["--stderr-events"]);
+        // With --stderr-events, each stderr line is a child.stderr event, and a replay with
+        // --stderr-events puts them back where they were.
+        let with = spawn(
+            &cap,
+            dir.path(),
+            &["--stderr-events", "--record", again.to_str().unwrap()],
+        );
         let n = events(&with.stdout)
             .iter()
             .filter(|e| e["type"] == "child.stderr")
             .count();
         assert_eq!(n, want_err.len(), "{name}");
+        let replay = bin()
+            .args(["replay", "--speed", "max", "--stderr-events"])
+            .arg(&again)
+            .output()
+            .unwrap();
+        assert_eq!(replay.stdout, with.stdout, "{name}: replay --stderr-events");
     }
 }

@@ -68,7 +68,9 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     // MERGE(sinks): `let clock = ManualClock::default();` and, unless `a.fresh_ids`,
     // `p = p.with_clock(Box::new(clock.clone()));`
     let paced = a.follow || (speed != Speed::Max && replay.kind().is_some_and(|k| k.timed()));
-    let mut player = Envelope::new(&mut p, a.max_line_bytes, paced).resume_after(resume);
+    let mut player = Envelope::new(&mut p, a.max_line_bytes, paced)
+        .resume_after(resume)
+        .stderr_events(a.stderr_events);
     // MERGE(sinks): unless `a.fresh_ids`, `player = player.with_clock(move |s| clock.set(
     //     boo_normalize::clock::Stamp { unix_us: s.unix_us, mono_us: s.mono_us }));`
     let outcome = replay.play(&mut player)?;

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use super::{Player, Stamp};
 use crate::capture::decode::OutLine;
+use crate::envelope::Ctx;
 use crate::pipeline::Pipeline;
 use crate::read::Line;
 
@@ -41,6 +42,7 @@ pub struct Envelope<'p, 'a> {
     lines: u64,
     resume_after: Option<u64>,
     paced: bool,
+    stderr_events: bool,
     clock: Option<Box<dyn FnMut(Stamp) + 'p>>,
 }
 
@@ -53,8 +55,16 @@ impl<'p, 'a> Envelope<'p, 'a> {
             lines: 0,
             resume_after: None,
             paced,
+            stderr_events: false,
             clock: None,
         }
+    }
+
+    /// Emit the recorded stderr lines as `child.stderr` events, where the live run had them
+    /// (`spawn --stderr-events`).
+    pub fn stderr_events(mut self, yes: bool) -> Self {
+        self.stderr_events = yes;
+        self
     }
 
     /// Resuming: the pipeline skips events with `seq <= n` (see `Pipeline::resume_after`);
@@ -93,8 +103,31 @@ impl Player for Envelope<'_, '_> {
         Ok(())
     }
 
-    // MERGE(spawn, --stderr-events): re-emit recorded stderr as `child.stderr` events here,
-    // with the spawn branch's `Pipeline::emit`, so a replay matches the live run's envelope.
+    fn err(&mut self, bytes: &[u8], cut: bool, at: Stamp) -> io::Result<()> {
+        if !self.stderr_events {
+            return Ok(());
+        }
+        if let Some(c) = &mut self.clock {
+            c(at);
+        }
+        // The same event `spawn --stderr-events` writes.
+        self.p.emit(|ev, norm| {
+            let ctx = Ctx {
+                session_id: norm.session_id(),
+                ..Default::default()
+            };
+            let o = ev.begin("child.stderr", &ctx);
+            o.key("text");
+            o.str(&String::from_utf8_lossy(bytes));
+            o.key("truncated");
+            o.bool(cut);
+            ev.end();
+        })?;
+        if self.paced {
+            self.p.flush()?;
+        }
+        Ok(())
+    }
 
     fn pause(&mut self) -> io::Result<()> {
         self.p.flush()
