@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::replay_cli::ReplayArgs;
+
 const AFTER_HELP: &str = "\
 Examples:
   claude -p \"fix the tests\" --output-format stream-json --verbose | boo-normalize
@@ -44,6 +46,9 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Replay a capture, audit log or stream-json file: envelope, raw, or as a fake `claude`.
+    #[command(after_help = crate::replay_cli::AFTER_HELP)]
+    Replay(ReplayArgs),
     /// Run `claude -p` as a supervised child and normalize its output live (Linux).
     #[command(after_help = SPAWN_AFTER_HELP)]
     Spawn(Box<SpawnArgs>),
@@ -113,6 +118,10 @@ pub struct NormalizeArgs {
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
+    /// Also write a capture of the input (each line with its arrival time) to FILE, for
+    /// `boo-normalize replay`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: crate::output::OutputArgs,
@@ -199,6 +208,10 @@ pub struct SpawnArgs {
     /// Stop the child on the first policy violation (exit 125).
     #[arg(long)]
     pub enforce: bool,
+    /// Also write a capture of the run (argv, stdout and stderr lines with their arrival
+    /// times, exit status) to FILE, for `boo-normalize replay` and `replay --as-claude`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Envelope options.
     #[command(flatten)]
     pub stream: StreamArgs,
@@ -338,7 +351,7 @@ pub enum FailOn {
 
 /// Parse the process arguments (exits on `--help`, `--version` and usage errors).
 pub fn parse() -> Cli {
-    Cli::parse()
+    crate::replay_cli::parse_as_claude().unwrap_or_else(Cli::parse)
 }
 
 #[cfg(test)]

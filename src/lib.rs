@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod clock;
 pub mod envelope;
 pub mod error;
@@ -30,6 +31,7 @@ pub mod normalize;
 pub mod pipeline;
 pub mod profile;
 pub mod read;
+pub mod replay;
 pub mod schema;
 pub mod sink;
 #[cfg(unix)]

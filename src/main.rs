@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod output;
+mod replay_cli;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
+use boo_normalize::envelope::{EventMeta, Events};
 use boo_normalize::error::Error;
 use boo_normalize::sink::Sink;
 use boo_normalize::sink::ai_sdk::AiSdk;
 use boo_normalize::sink::audit::{self, Audit, GENESIS};
+use boo_normalize::sink::named::{Named, output_error};
 use boo_normalize::sink::sse::Sse;
 use boo_normalize::sink::{EventCtx, Ndjson};
 
@@ -58,8 +60,8 @@ pub struct OutputArgs {
     /// SSE dialect of --format sse and --sse.
     #[arg(long, value_enum, default_value_t, value_name = "PROFILE")]
     pub sse_profile: SseProfile,
-    /// SSE sinks skip events with seq <= SEQ (a reconnecting EventSource's Last-Event-ID);
-    /// default: $LAST_EVENT_ID when set and not empty.
+    /// Resume: every sink skips the events with seq <= SEQ (a reconnecting EventSource's
+    /// Last-Event-ID); default: $LAST_EVENT_ID when set and not empty.
     #[arg(long, value_name = "SEQ")]
     pub last_event_id: Option<u64>,
     /// fdatasync the --audit file after every record.
@@ -77,84 +79,13 @@ fn parse_run_id(s: &str) -> Result<String, String> {
     Ok(s.to_owned())
 }
 
-/// A sink writing to a named file: its write errors carry the file name (see [`io_error`]).
-struct Named<'a> {
-    name: String,
-    inner: Box<dyn Sink + 'a>,
-}
-
-/// An I/O error of a [`Named`] sink.
-#[derive(Debug)]
-struct SinkError {
-    name: String,
-    err: io::Error,
-}
-
-impl std::fmt::Display for SinkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.name, self.err)
-    }
-}
-
-impl std::error::Error for SinkError {}
-
-impl Named<'_> {
-    fn wrap(&self, err: io::Error) -> io::Error {
-        io::Error::other(SinkError {
-            name: self.name.clone(),
-            err,
-        })
-    }
-}
-
-impl Sink for Named<'_> {
-    fn event(
-        &mut self,
-        events: &boo_normalize::envelope::Events,
-        meta: &boo_normalize::envelope::EventMeta,
-        raw: Option<&[u8]>,
-    ) -> io::Result<()> {
-        self.inner
-            .event(events, meta, raw)
-            .map_err(|e| self.wrap(e))
-    }
-
-    fn event_with(
-        &mut self,
-        events: &boo_normalize::envelope::Events,
-        meta: &boo_normalize::envelope::EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
-        self.inner
-            .event_with(events, meta, ctx)
-            .map_err(|e| self.wrap(e))
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush().map_err(|e| self.wrap(e))
-    }
-
-    fn idle(&mut self) -> io::Result<()> {
-        self.inner.idle().map_err(|e| self.wrap(e))
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.inner.finish().map_err(|e| self.wrap(e))
-    }
-}
-
 /// Turn a pipeline I/O error into the CLI error: a file sink's error names that file, a closed
 /// stdout is `stdout` (a quiet exit), anything else happened reading `input`.
 pub fn io_error(e: io::Error, input: &str) -> Error {
-    if e.get_ref().is_some_and(|r| r.is::<SinkError>()) {
-        let inner = e.into_inner().expect("checked above");
-        let s = inner.downcast::<SinkError>().expect("checked above");
-        return Error::io(s.name, s.err);
-    }
     if e.kind() == io::ErrorKind::BrokenPipe {
         Error::io("stdout", e)
     } else {
-        Error::io(input, e)
+        output_error(e, input)
     }
 }
 
@@ -204,21 +135,18 @@ impl OutputArgs {
     ) -> Result<Vec<Box<dyn Sink + 'a>>, Error> {
         let resume = self.last_event_id()?;
         let mut sinks: Vec<Box<dyn Sink + 'a>> = vec![match self.format {
-            Format::Envelope => Box::new(Ndjson::new(stdout)),
+            Format::Envelope => after(resume, Ndjson::new(stdout)),
             Format::Sse => self.sse_sink(stdout, resume),
-            Format::Audit => Box::new(Audit::new(stdout, run_id, GENESIS)),
+            Format::Audit => after(resume, Audit::new(stdout, run_id, GENESIS)),
         }];
         if let Some(p) = &self.envelope {
             let f = create(p)?;
-            sinks.push(named(p, Ndjson::new(f)));
+            sinks.push(named(p, after(resume, Ndjson::new(f))));
         }
         if let Some(p) = &self.sse {
             let f = create(p)?;
             let name = p.display().to_string();
-            sinks.push(Box::new(Named {
-                name,
-                inner: self.sse_sink(f, resume),
-            }));
+            sinks.push(Box::new(Named::new(name, self.sse_sink(f, resume))));
         }
         if let Some(p) = &self.audit {
             let (f, prev) =
@@ -227,17 +155,61 @@ impl OutputArgs {
             if self.fsync {
                 a = a.with_sync(|f| f.sync_data());
             }
-            sinks.push(named(p, a));
+            sinks.push(named(p, after(resume, a)));
         }
         Ok(sinks)
     }
 }
 
-fn named<'a, S: Sink + 'a>(p: &Path, inner: S) -> Box<dyn Sink + 'a> {
-    Box::new(Named {
-        name: p.display().to_string(),
-        inner: Box::new(inner),
-    })
+fn named<'a>(p: &Path, inner: Box<dyn Sink + 'a>) -> Box<dyn Sink + 'a> {
+    Box::new(Named::new(p.display().to_string(), inner))
+}
+
+/// `inner`, without the events up to `resume` (the SSE sinks do this themselves: the AI SDK
+/// profile needs the skipped events' state).
+fn after<'a, S: Sink + 'a>(resume: Option<u64>, inner: S) -> Box<dyn Sink + 'a> {
+    match resume {
+        None => Box::new(inner),
+        Some(n) => Box::new(After { n, inner }),
+    }
+}
+
+struct After<S> {
+    n: u64,
+    inner: S,
+}
+
+impl<S: Sink> Sink for After<S> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
+        if meta.seq <= self.n {
+            return Ok(());
+        }
+        self.inner.event(events, meta, raw)
+    }
+
+    fn event_with(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        if meta.seq <= self.n {
+            return Ok(());
+        }
+        self.inner.event_with(events, meta, ctx)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.inner.idle()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.inner.finish()
+    }
 }
 
 fn create(p: &Path) -> Result<File, Error> {

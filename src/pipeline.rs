@@ -21,6 +21,7 @@ pub struct Pipeline<'a> {
     line_buffered: bool,
     lines: u64,
     clock: Box<dyn Clock + 'a>,
+    resume_after: Option<u64>,
 }
 
 impl<'a> Pipeline<'a> {
@@ -33,6 +34,7 @@ impl<'a> Pipeline<'a> {
             line_buffered: false,
             lines: 0,
             clock: Box::new(SystemClock::new()),
+            resume_after: None,
         }
     }
 
@@ -46,6 +48,18 @@ impl<'a> Pipeline<'a> {
     pub fn line_buffered(mut self, yes: bool) -> Self {
         self.line_buffered = yes;
         self
+    }
+
+    /// Resume: hand sinks only the events with `seq > n` (every line is still normalized, so
+    /// the state at the resume point is the same as in the full run). `replay --from-seq`.
+    pub fn resume_after(mut self, n: Option<u64>) -> Self {
+        self.resume_after = n;
+        self
+    }
+
+    /// The `seq` the next event gets.
+    pub fn next_seq(&self) -> u64 {
+        self.events.next_seq()
     }
 
     /// Statistics so far.
@@ -108,6 +122,9 @@ impl<'a> Pipeline<'a> {
     fn drain(&mut self, line: Option<&Line<'_>>, stamp: Stamp) -> io::Result<()> {
         let cli_version = self.normalizer.cli_version();
         for m in &self.events.metas {
+            if self.resume_after.is_some_and(|n| m.seq <= n) {
+                continue;
+            }
             let raw = match (line, m.line) {
                 (Some(l), Some(n)) if l.number == n => Some(l.bytes),
                 _ => None,

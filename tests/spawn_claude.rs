@@ -515,3 +515,92 @@ fn allow_tools_violation_is_enforced() {
     assert_eq!(code, Some(125));
     assert_no_procs(&mark, Duration::from_secs(1));
 }
+
+/// Record a live run of the real CLI with `spawn --record`, replay it (the same envelope, byte
+/// for byte), then let the capture stand in for the CLI under `spawn` (`replay --as-claude`
+/// behind `--claude-bin`): the same envelope again, except `run.end`'s `elapsed_ms`.
+#[test]
+fn record_replay_and_stand_in_round_trip() {
+    need_cli!();
+    let d = Dirs::new();
+    fs::write(d.work.join("notes.txt"), "fixture notes\n").unwrap();
+    let script: Value = serde_json::from_str(
+        &fs::read_to_string(root().join("tests/support/scenarios/tools.json")).unwrap(),
+    )
+    .unwrap();
+    let fake = Fake::start(&d, &script);
+    let mark = marker("record");
+    let cap = d.path().join("run.capture.jsonl");
+    let prompt = "Run `echo hello`, then read notes.txt and tell me what it says.";
+    let c = claude_cmd(
+        &d,
+        &fake,
+        &mark,
+        &["--record", cap.to_str().unwrap(), "--prompt", prompt],
+        &["--max-turns", "5"],
+    );
+    let live = output_within(c, RUN_MAX);
+    assert_eq!(
+        live.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&live.stderr)
+    );
+    let recs: Vec<Value> = events(&fs::read(&cap).unwrap());
+    assert_eq!(recs[0]["source"], "spawn");
+    let argv: Vec<&str> = recs[0]["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(argv.contains(&prompt) && argv.contains(&"--output-format"));
+    let end = recs.last().unwrap();
+    assert_eq!(
+        (end["rec"].as_str(), end["exit_code"].as_i64()),
+        (Some("end"), Some(0))
+    );
+    assert_eq!(end["cli_version"], CLI_VERSION);
+
+    let replayed = Command::new(BIN)
+        .args(["replay", "--speed", "max"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert_eq!(
+        replayed.stdout, live.stdout,
+        "replay differs from the live run"
+    );
+
+    let shim = d.path().join("fake-claude");
+    fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nexec '{BIN}' replay --speed max --as-claude='{}' \"$@\"\n",
+            cap.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = command(&d.home, &mark);
+    c.current_dir(&d.work)
+        .arg("spawn")
+        .arg("--claude-bin")
+        .arg(&shim)
+        .args(["--prompt", prompt, "--", "--max-turns", "5"]);
+    let again = output_within(c, RUN_MAX);
+    assert_eq!(again.status.code(), live.status.code());
+    let (mut a, mut b) = (events(&live.stdout), events(&again.stdout));
+    for ev in [&mut a, &mut b] {
+        ev.last_mut()
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove("elapsed_ms");
+    }
+    assert_eq!(
+        a, b,
+        "the capture standing in for claude gives the live run's envelope"
+    );
+}

@@ -5,6 +5,8 @@ mod diff;
 mod generate;
 mod normalize;
 mod profile;
+mod record;
+mod replay;
 #[cfg(unix)]
 mod spawn;
 
@@ -18,6 +20,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
         Some(Command::Audit(a)) => audit::run(a),
+        Some(Command::Replay(a)) => replay::run(a),
         #[cfg(unix)]
         Some(Command::Spawn(a)) => spawn::run(*a),
         #[cfg(not(unix))]

@@ -1,13 +1,16 @@
-//! `normalize`: files or stdin through the pipeline to envelope NDJSON on stdout.
+//! `normalize`: files or stdin through the pipeline to the output sinks (envelope NDJSON on
+//! stdout by default).
 
 use std::fs::File;
 use std::io::{self, Write};
 
+use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
 
 use crate::cli::NormalizeArgs;
+use crate::cmd::record;
 use crate::output::io_error;
 
 pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
@@ -15,8 +18,9 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         keep_blobs: a.keep_blobs,
         reference_parser: a.reference_parser,
     };
+    let run_id = a.output.run_id();
     let stdout = io::stdout();
-    let sinks = a.output.sinks(stdout.lock(), &a.output.run_id())?;
+    let sinks = a.output.sinks(stdout.lock(), &run_id)?;
     let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.line_buffered);
     let files = if a.files.is_empty() {
         vec!["-".into()]
@@ -34,12 +38,25 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
             inputs.push((name, Box::new(file)));
         }
     }
-    for (name, src) in inputs {
-        p.run(src, a.max_line_bytes)
-            .map_err(|e| io_error(e, &name))?;
+    let mut rec = record::start_normalize(a.record.as_deref(), Some(&run_id))?;
+    // While recording, time-stamping sinks (the audit log) take the capture's times, so that a
+    // replay of the capture reproduces them byte for byte.
+    let clock = ManualClock::default();
+    if rec.is_some() {
+        p = p.with_clock(Box::new(clock.clone()));
     }
-    p.finish(&EndInfo::eof())
-        .map_err(|e| io_error(e, "stdout"))?;
+    for (name, src) in inputs {
+        let src = record::tee(&mut rec, src, &clock);
+        p.run(src, a.max_line_bytes)
+            .map_err(|e| record::failed(&mut rec, &e).unwrap_or_else(|| io_error(e, &name)))?;
+    }
+    let (end, end_at) = (EndInfo::eof(), std::time::Instant::now());
+    if let Some(r) = &rec {
+        let (mono_us, unix_us) = r.time_of(end_at);
+        clock.set(Stamp { unix_us, mono_us });
+    }
+    p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
+    record::finish_normalize(rec, p.normalizer().cli_version(), &end, end_at)?;
     if a.strict {
         let s = p.stats();
         if s.diagnostics > 0 || s.unknown > 0 {

@@ -15,6 +15,7 @@ use boo_normalize::spawn::outcome::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
 use boo_normalize::spawn::{Limits, RunError, Spec, procs, supervise};
 
 use crate::cli::SpawnArgs;
+use crate::cmd::record;
 use crate::output::io_error;
 
 fn read_prompt(a: &SpawnArgs) -> Result<Option<Vec<u8>>, Error> {
@@ -113,8 +114,12 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         StderrMode::Pass
     };
     let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), stderr_mode, io::stderr());
-    let outcome = supervise(&spec, &limits, &mut driver).map_err(|e| match e {
-        RunError::Output(e) => io_error(e, "stdout"),
+    let mut rec = record::spawn::start(a.record.as_deref(), &spec)?;
+    let mut tap = record::spawn::tap(&mut rec, &mut driver);
+    let outcome = supervise(&spec, &limits, &mut tap).map_err(|e| match e {
+        RunError::Output(e) => {
+            record::failed(&mut rec, &e).unwrap_or_else(|| io_error(e, "stdout"))
+        }
         RunError::Start(e) => {
             let code = if e.kind() == io::ErrorKind::NotFound {
                 EXIT_NOT_FOUND
@@ -125,8 +130,10 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         }
     })?;
     let last_ok = driver.last_turn_ok();
+    let end_at = std::time::Instant::now();
     p.finish(&outcome.end_info())
         .map_err(|e| io_error(e, "stdout"))?;
+    record::spawn::finish(rec, &outcome, p.normalizer().cli_version(), end_at)?;
     let code = outcome.exit_status(last_ok);
     if a.stream.strict && code == EXIT_OK {
         let s = p.stats();

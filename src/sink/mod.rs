@@ -4,6 +4,7 @@
 pub mod ai_sdk;
 pub mod audit;
 pub mod audit_verify;
+pub mod named;
 pub mod sse;
 
 use std::io::{self, Write};

@@ -30,9 +30,10 @@
 //! the comment `: keep-alive` and a blank line so proxies keep the connection open.
 //!
 //! **Resuming.** A reconnecting `EventSource` sends `Last-Event-ID: <seq>`; a server passes it
-//! on as `--last-event-id N` (or `$LAST_EVENT_ID`), and the SSE sinks then skip every event with
-//! `seq <= N` (other sinks still get everything). With a replay of the same input the seqs are
-//! the same, so the client continues exactly where it stopped.
+//! on as `--last-event-id N` (or `$LAST_EVENT_ID`), and every sink then skips the events with
+//! `seq <= N` (the input is still normalized from the start, and the AI SDK profile still
+//! tracks the skipped events' state). With a replay of the same input the seqs are the same, so
+//! the client continues exactly where it stopped.
 //!
 //! **Response headers** a server should send with either profile:
 //! `Content-Type: text/event-stream`, `Cache-Control: no-cache`, `Connection: keep-alive` (HTTP/1.1

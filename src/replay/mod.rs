@@ -1,0 +1,569 @@
+//! Replaying recorded runs: captures, audit logs or plain stream-json files fed back, with their
+//! recorded timing, to a [`Player`] — the envelope pipeline ([`play::Envelope`]), the raw
+//! stream-json ([`play::Raw`]), or a stand-in for the `claude` binary ([`play::Claude`]).
+//!
+//! # Timing
+//!
+//! With [`Speed::Factor`]`(n)`, each line leaves at its recorded offset divided by `n`, measured
+//! from when the replay started; inputs without times (plain stream-json) go as fast as
+//! [`Speed::Max`]. Several inputs play one after another on one timeline (the second starts
+//! where the first ended). While waiting, the player is flushed first, then poked every
+//! `keepalive` interval ([`Player::idle`]: SSE keep-alive comments).
+//!
+//! # Resuming
+//!
+//! A player that is still skipping events ([`Player::skipping`], e.g. `--from-seq`) gets its
+//! lines without waiting; the timeline restarts at the first line it emits, so a resumed timed
+//! replay continues in real time from the resume point.
+//!
+//! # Following (`--follow`)
+//!
+//! A followed input is read like `tail -f`: at its end the replay waits (polling every
+//! [`Follow::poll`]) for more. It stops when the run is over:
+//! - a capture: at its `end` record;
+//! - an audit log: at the followed run's `run.end` record, or when a record of another run
+//!   appears;
+//! - plain stream-json: once a `{"type":"result"}` line has been read and the file has then
+//!   not grown for [`Follow::idle`] (a background subagent can add a second `result` before
+//!   that). A partial last line still pending then is taken as a last line without newline.
+//!
+//! # Determinism
+//!
+//! Nothing here reads the clock except for pacing: the [`Stamp`]s handed to players come from
+//! the input (capture: header start + `at_us`; audit: `ts`/`mono_us`; stream-json: zero), and
+//! the run id from [`Replay::run_id`], so the same input and options give the same bytes.
+
+pub mod exit;
+pub mod feed;
+mod pace;
+pub mod play;
+pub mod progress;
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use crate::capture::decode::{Decoder, Item, Kind, OutLine, Time, audit_runs};
+use crate::capture::{End, Header};
+use crate::error::Error;
+use feed::{Got, LineFeed};
+use pace::Pacer;
+
+/// How fast to replay.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Speed {
+    /// As fast as possible, ignoring recorded times.
+    Max,
+    /// Recorded times divided by this factor (`1`: real time).
+    Factor(f64),
+}
+
+impl FromStr for Speed {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.eq_ignore_ascii_case("max") {
+            return Ok(Speed::Max);
+        }
+        match s.trim_end_matches(['x', 'X']).parse::<f64>() {
+            Ok(f) if f.is_finite() && f > 0.0 => Ok(Speed::Factor(f)),
+            _ => Err(format!(
+                "`{s}` is not a speed: use `max` or a positive factor (1 = real time)"
+            )),
+        }
+    }
+}
+
+/// `--follow` settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Follow {
+    /// How often to look for new data at the end of the file.
+    pub poll: Duration,
+    /// Plain stream-json: how long the file must stay unchanged after a `result` line.
+    pub idle: Duration,
+}
+
+impl Default for Follow {
+    fn default() -> Self {
+        Follow {
+            poll: Duration::from_millis(50),
+            idle: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Replay settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Pacing.
+    pub speed: Speed,
+    /// Follow a growing input (one input only).
+    pub follow: Option<Follow>,
+    /// Audit logs: the run to replay (`None`: the last run in the file when the replay starts).
+    pub audit_run: Option<String>,
+    /// While waiting, call [`Player::idle`] this often.
+    pub keepalive: Option<Duration>,
+    /// Show a progress bar on stderr (the caller checks for a terminal).
+    pub progress: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            speed: Speed::Max,
+            follow: None,
+            audit_run: None,
+            keepalive: Some(Duration::from_secs(15)),
+            progress: false,
+        }
+    }
+}
+
+/// A recorded instant for sinks that write times (the audit log). Same fields as the audit
+/// sink's `clock::Stamp`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Wall clock, µs since the Unix epoch (0 when the input has no times).
+    pub unix_us: i64,
+    /// µs since the replayed run started.
+    pub mono_us: u64,
+}
+
+/// What a replay feeds.
+pub trait Player {
+    /// A capture's header (each input that has one).
+    fn header(&mut self, _h: &Header) -> io::Result<()> {
+        Ok(())
+    }
+    /// A stdout line of the recorded run, at its time.
+    fn out(&mut self, line: &OutLine, at: Stamp) -> io::Result<()>;
+    /// A stderr line of the recorded run.
+    fn err(&mut self, _bytes: &[u8], _cut: bool, _at: Stamp) -> io::Result<()> {
+        Ok(())
+    }
+    /// The replay is about to wait: make what was written visible.
+    fn pause(&mut self) -> io::Result<()>;
+    /// Still waiting (every `keepalive`): write a keep-alive if the output has one.
+    fn idle(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// True while nothing is being emitted yet (resuming): lines are not paced.
+    fn skipping(&self) -> bool {
+        false
+    }
+    /// Something the user should know (default: a warning on stderr).
+    fn warn(&mut self, msg: &str) {
+        eprintln!("boo-normalize: warning: {}", crate::error::sanitize(msg));
+    }
+}
+
+/// How the replayed run ended.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The last input's end (capture `end`, audit `run.end`); `None` when it had none.
+    pub end: Option<End>,
+    /// When it ended.
+    pub end_stamp: Stamp,
+}
+
+struct Input {
+    name: String,
+    path: Option<PathBuf>,
+    feed: LineFeed<Box<dyn BufRead>>,
+    size: Option<u64>,
+    first: Option<(Vec<u8>, bool)>,
+    decoder: Option<Decoder>,
+}
+
+/// Opened inputs, ready to play.
+pub struct Replay {
+    inputs: Vec<Input>,
+    opts: Options,
+    run_id: String,
+    header: Option<Header>,
+}
+
+impl Replay {
+    /// Open every input (`-`: stdin) and read its first line, so kinds, the run id and errors
+    /// are known before anything is written.
+    pub fn open(files: &[PathBuf], opts: Options) -> Result<Replay, Error> {
+        if opts.follow.is_some() && files.len() != 1 {
+            return Err(Error::msg("--follow", "follows exactly one file"));
+        }
+        let mut inputs = Vec::new();
+        for f in files {
+            let (name, path, reader, size): (String, _, Box<dyn Read>, _) = if f.as_os_str() == "-"
+            {
+                if opts.follow.is_some() {
+                    return Err(Error::msg("--follow", "cannot follow stdin"));
+                }
+                ("stdin".into(), None, Box::new(io::stdin()), None)
+            } else {
+                let name = f.display().to_string();
+                let file = File::open(f).map_err(|e| Error::io(&name, e))?;
+                let size = file
+                    .metadata()
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len());
+                (name, Some(f.clone()), Box::new(file), size)
+            };
+            let feed = LineFeed::new(Box::new(BufReader::with_capacity(256 * 1024, reader)) as _);
+            inputs.push(Input {
+                name,
+                path,
+                feed,
+                size,
+                first: None,
+                decoder: None,
+            });
+        }
+        let mut r = Replay {
+            inputs,
+            run_id: String::new(),
+            header: None,
+            opts,
+        };
+        for i in 0..r.inputs.len() {
+            r.start_input(i)?;
+        }
+        let (id, header) = match r.inputs.first() {
+            Some(inp) => inp.identity(),
+            None => (None, None),
+        };
+        r.run_id = id.unwrap_or_else(|| derived_run_id(b""));
+        r.header = header;
+        Ok(r)
+    }
+
+    /// Read the first line of input `i` and set up its decoder (not when following an empty
+    /// file: that happens once its first line arrives).
+    fn start_input(&mut self, i: usize) -> Result<(), Error> {
+        let follow = self.opts.follow.is_some();
+        let inp = &mut self.inputs[i];
+        let got = inp.feed.next(follow).map_err(|e| Error::io(&inp.name, e))?;
+        if let Got::Line(l, t) = got {
+            inp.first = Some((l.to_vec(), t));
+        }
+        if let Some((l, _)) = &inp.first {
+            let kind = Kind::detect(l);
+            let mut run = self.opts.audit_run.clone();
+            if kind == Kind::Audit && run.is_none() {
+                run = last_audit_run(inp.path.as_ref(), l);
+            }
+            inp.decoder = Some(Decoder::new(kind, run));
+        }
+        Ok(())
+    }
+
+    /// The run id: the capture's, the replayed audit run's, or for stream-json one derived from
+    /// its first line (a UUIDv8-shaped SHA-256 prefix), so it is the same every time.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The first input's capture header, if it is a capture.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The first input's kind (`None`: following an empty file).
+    pub fn kind(&self) -> Option<Kind> {
+        self.inputs
+            .first()
+            .and_then(|i| i.decoder.as_ref())
+            .map(Decoder::kind)
+    }
+
+    /// Feed everything to `player`, paced.
+    pub fn play(mut self, player: &mut dyn Player) -> Result<Outcome, Error> {
+        let total: Option<u64> = self.inputs.iter().map(|i| i.size).sum();
+        let show = self.opts.progress && self.opts.follow.is_none();
+        let mut st = State {
+            pacer: Pacer::new(self.opts.speed, self.opts.keepalive),
+            base: 0,
+            last: 0,
+            outcome: Outcome::default(),
+            progress: progress::Progress::new(show, total),
+            done_bytes: 0,
+        };
+        for inp in &mut self.inputs {
+            st.input(inp, &self.opts, player)?;
+            st.base = st.last;
+            st.done_bytes += inp.feed.consumed();
+        }
+        st.progress.finish();
+        Ok(st.outcome)
+    }
+}
+
+impl Input {
+    fn identity(&self) -> (Option<String>, Option<Header>) {
+        let Some((line, _)) = &self.first else {
+            return (None, None);
+        };
+        let mut d = Decoder::new(Kind::detect(line), None);
+        match (
+            self.decoder.as_ref().map(Decoder::kind),
+            d.decode(line, true),
+        ) {
+            (Some(Kind::Capture), Ok(Item::Header(h))) => (Some(h.run_id.clone()), Some(*h)),
+            (Some(Kind::Audit), _) => (
+                self.decoder
+                    .as_ref()
+                    .and_then(|d| d.run().map(str::to_owned)),
+                None,
+            ),
+            _ => (Some(derived_run_id(line)), None),
+        }
+    }
+}
+
+struct State {
+    pacer: Pacer,
+    /// Timeline offset of the current input (where the previous one ended).
+    base: u64,
+    /// Timeline offset of the last item.
+    last: u64,
+    outcome: Outcome,
+    progress: progress::Progress,
+    done_bytes: u64,
+}
+
+/// Where a line came from, for decoding and error messages.
+struct Src<'i> {
+    name: &'i str,
+    decoder: &'i mut Option<Decoder>,
+    follow: bool,
+}
+
+impl State {
+    fn input(
+        &mut self,
+        inp: &mut Input,
+        opts: &Options,
+        player: &mut dyn Player,
+    ) -> Result<(), Error> {
+        let follow = opts.follow;
+        let Input {
+            name,
+            feed,
+            first,
+            decoder,
+            ..
+        } = inp;
+        if let Some(d) = decoder.as_mut() {
+            d.track_results(follow.is_some());
+        }
+        let mut src = Src {
+            name,
+            decoder,
+            follow: follow.is_some(),
+        };
+        if let Some((l, t)) = first.take() {
+            if self.line(&mut src, feed.number(), &l, t, player)? {
+                return Ok(());
+            }
+            self.progress
+                .update(self.done_bytes + feed.consumed(), self.last);
+        }
+        let mut last_data = Instant::now();
+        loop {
+            let n = feed.number() + 1;
+            let consumed = feed.consumed();
+            let got = feed
+                .next(follow.is_some())
+                .map_err(|e| Error::io(src.name, e))?;
+            let (line, term) = match got {
+                Got::Line(l, t) => (l, t),
+                Got::Eof => return Ok(()),
+                Got::Pending => {
+                    let f = follow.expect("pending only when following");
+                    let stream_over = src
+                        .decoder
+                        .as_ref()
+                        .is_some_and(|d| d.kind() == Kind::Stream && d.result_seen())
+                        && last_data.elapsed() >= f.idle;
+                    if stream_over {
+                        if let Some(l) = feed.take_partial() {
+                            self.line(&mut src, n, l, false, player)?;
+                        }
+                        return Ok(());
+                    }
+                    self.pacer.idle_for(f.poll, player).map_err(out_err)?;
+                    continue;
+                }
+            };
+            last_data = Instant::now();
+            let len = line.len() as u64 + u64::from(term);
+            if self.line(&mut src, n, line, term, player)? {
+                return Ok(());
+            }
+            self.progress
+                .update(self.done_bytes + consumed + len, self.last);
+        }
+    }
+
+    /// Decode and play one line; true when the run ended.
+    fn line(
+        &mut self,
+        src: &mut Src<'_>,
+        n: u64,
+        line: &[u8],
+        term: bool,
+        player: &mut dyn Player,
+    ) -> Result<bool, Error> {
+        let follow = src.follow;
+        let dec = src.decoder.get_or_insert_with(|| {
+            let mut d = Decoder::new(Kind::detect(line), None);
+            d.track_results(follow);
+            d
+        });
+        let item = dec
+            .decode(line, term)
+            .map_err(|m| Error::msg(format!("{}:{n}", src.name), m))?;
+        while let Some(k) = dec.take_unknown() {
+            player.warn(&format!(
+                "{}: skipping records of unknown kind `{k}`",
+                src.name
+            ));
+        }
+        let ended = dec.ended();
+        self.item(item, player).map_err(out_err)?;
+        Ok(ended)
+    }
+
+    fn at(&mut self, time: &Time) -> (Option<u64>, Stamp) {
+        let off = time.at_us.map(|a| self.base.saturating_add(a));
+        if let Some(o) = off {
+            self.last = self.last.max(o);
+        }
+        let stamp = Stamp {
+            unix_us: time.unix_us.unwrap_or(0),
+            mono_us: self.last,
+        };
+        (off, stamp)
+    }
+
+    fn item(&mut self, item: Item, player: &mut dyn Player) -> io::Result<()> {
+        match item {
+            Item::Skip => Ok(()),
+            Item::Header(h) => player.header(&h),
+            Item::Out(o) => {
+                let (off, stamp) = self.at(&o.time);
+                let skipping = player.skipping();
+                if !skipping {
+                    self.pacer.wait(off, player)?;
+                }
+                player.out(&o, stamp)?;
+                if skipping && !player.skipping() {
+                    self.pacer.rebase(off);
+                }
+                self.pacer.touch();
+                Ok(())
+            }
+            Item::Err { bytes, cut, time } => {
+                let (off, stamp) = self.at(&time);
+                if !player.skipping() {
+                    self.pacer.wait(off, player)?;
+                }
+                player.err(&bytes, cut, stamp)
+            }
+            Item::End(end, time) => {
+                let (off, stamp) = self.at(&time);
+                if !player.skipping() {
+                    self.pacer.wait(off, player)?;
+                }
+                self.outcome.end = Some(*end);
+                self.outcome.end_stamp = stamp;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// An error while feeding the player is an output error (of stdout, or of a named sink file).
+fn out_err(e: io::Error) -> Error {
+    crate::sink::named::output_error(e, "stdout")
+}
+
+/// The last run of an audit log (reads the file once more); `None` for stdin.
+fn last_audit_run(path: Option<&PathBuf>, first: &[u8]) -> Option<String> {
+    let lines: Box<dyn Iterator<Item = Vec<u8>>> = match path.and_then(|p| File::open(p).ok()) {
+        Some(f) => Box::new(BufReader::new(f).split(b'\n').map_while(Result::ok)),
+        None => Box::new(std::iter::once(first.to_vec())),
+    };
+    audit_runs(lines).pop()
+}
+
+/// A stable run id for an input without one: SHA-256 of `first`, shaped as a UUIDv8.
+pub fn derived_run_id(first: &[u8]) -> String {
+    let d = Sha256::digest(first);
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d[..16]);
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    uuid::Uuid::from_bytes(b).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speeds_parse() {
+        assert_eq!("max".parse::<Speed>(), Ok(Speed::Max));
+        assert_eq!("2".parse::<Speed>(), Ok(Speed::Factor(2.0)));
+        assert_eq!("0.5x".parse::<Speed>(), Ok(Speed::Factor(0.5)));
+        for bad in ["0", "-1", "fast", "inf", "NaN", ""] {
+            assert!(bad.parse::<Speed>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn derived_run_ids_are_stable_uuids() {
+        let a = derived_run_id(b"{\"type\":\"system\"}");
+        assert_eq!(a, derived_run_id(b"{\"type\":\"system\"}"));
+        assert_ne!(a, derived_run_id(b"{}"));
+        let u = uuid::Uuid::parse_str(&a).unwrap();
+        assert_eq!(u.get_version_num(), 8);
+    }
+
+    #[test]
+    fn run_ids_come_from_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let cap = write(
+            "c.jsonl",
+            "{\"rec\":\"header\",\"format\":\"boo-capture\",\"version\":1,\"run_id\":\"cap-run\"}\n",
+        );
+        let r = Replay::open(&[cap], Options::default()).unwrap();
+        assert_eq!(r.run_id(), "cap-run");
+        assert_eq!(r.kind(), Some(Kind::Capture));
+        let rec = |run: &str| {
+            format!(
+                "{{\"seq\":0,\"run_id\":\"{run}\",\"ts\":\"2025-01-01T00:00:00.000000Z\",\"mono_us\":0,\"event\":{{\"type\":\"x\"}},\"hash\":\"h\"}}\n"
+            )
+        };
+        let audit = write("a.jsonl", &(rec("first") + &rec("second")));
+        let r = Replay::open(std::slice::from_ref(&audit), Options::default()).unwrap();
+        assert_eq!((r.run_id(), r.kind()), ("second", Some(Kind::Audit)));
+        let opts = Options {
+            audit_run: Some("first".into()),
+            ..Options::default()
+        };
+        assert_eq!(Replay::open(&[audit], opts).unwrap().run_id(), "first");
+        let stream = write("s.ndjson", "{\"type\":\"system\"}\n");
+        let a = Replay::open(std::slice::from_ref(&stream), Options::default()).unwrap();
+        let b = Replay::open(&[stream], Options::default()).unwrap();
+        assert_eq!(a.run_id(), b.run_id());
+        assert_eq!(a.run_id(), derived_run_id(b"{\"type\":\"system\"}"));
+    }
+}

@@ -1,0 +1,195 @@
+//! The `replay` command line: its options, and the `--as-claude` argument split (everything
+//! after `--as-claude` belongs to the `claude` command line being imitated, so clap never sees
+//! it). Also the multi-call name: a link named `claude` to this binary runs `replay --as-claude`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser};
+
+use boo_normalize::replay::Speed;
+
+use crate::cli::{Cli, Command};
+
+pub const AFTER_HELP: &str = "\
+Inputs: a capture (normalize --record FILE), an audit log (--audit FILE), or plain stream-json;
+the kind is detected from the first line. Several FILEs play one after another as one run.
+
+Examples:
+  boo-normalize --record run.capture.jsonl < run.ndjson > run.envelope.ndjson
+  boo-normalize replay --speed max run.capture.jsonl | diff - run.envelope.ndjson
+  boo-normalize replay --raw --speed 2 run.capture.jsonl | my-consumer
+  boo-normalize replay --follow --last-event-id 41 live.capture.jsonl
+
+As a stand-in for claude (for another program's tests): everything after --as-claude is
+claude's command line and is ignored; the capture comes from --as-claude=FILE, else
+$BOO_REPLAY_CAPTURE, else the first argument after --as-claude. stdin is read and discarded;
+the recorded stdout and stderr are written with their timing (--speed before --as-claude, or
+$BOO_REPLAY_SPEED), then it exits with the recorded status or dies by the recorded signal.
+`--version` prints the recorded CLI version. A shim for CLAUDE_BIN or PATH:
+  #!/bin/sh
+  exec boo-normalize replay --as-claude=/path/to/run.capture.jsonl \"$@\"
+(or a symlink named `claude` to boo-normalize, with BOO_REPLAY_CAPTURE set). Under
+`boo-normalize spawn --claude-bin SHIM`, spawn's environment allowlist drops BOO_REPLAY_*:
+put the capture in the shim (--as-claude=FILE) or add `--env BOO_REPLAY_CAPTURE`.
+
+Exit status: 0 (1 with --strict and diagnostics), 2 on errors; --as-claude: the recorded one.";
+
+/// `replay` options.
+#[derive(Debug, Args, Default)]
+pub struct ReplayArgs {
+    /// Captures, audit logs or stream-json files; `-` reads stdin.
+    #[arg(value_name = "FILE", required_unless_present = "as_claude")]
+    pub files: Vec<PathBuf>,
+    /// Pacing: `1` the recorded timing, `N` N times faster, `max` as fast as possible.
+    /// Default: 1 (stream-json has no times and always plays at max; --follow defaults to max).
+    #[arg(long, value_name = "1|N|max", env = "BOO_REPLAY_SPEED")]
+    pub speed: Option<Speed>,
+    /// Write the original stream-json bytes instead of the envelope (timed by --speed).
+    #[arg(long)]
+    pub raw: bool,
+    /// Resume: start at the event with this seq (earlier lines are still normalized, unseen).
+    #[arg(long, value_name = "SEQ", conflicts_with_all = ["raw", "last_event_id"])]
+    pub from_seq: Option<u64>,
+    /// Keep reading FILE as it grows (like `tail -f`) until its run ends: a capture's end
+    /// record, an audit run's run.end, or for stream-json a `result` line followed by
+    /// --follow-idle without new data.
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow on stream-json: how long the file must stay unchanged after a `result`.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub follow_idle: Duration,
+    /// Audit logs: the run to replay (its run_id). Default: the last run in the file.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Recorded stderr lines become `child.stderr` events (as with `spawn --stderr-events`).
+    #[arg(long, conflicts_with = "raw")]
+    pub stderr_events: bool,
+    /// Time-stamping sinks get a new run id and the current time instead of the recorded ones.
+    #[arg(long)]
+    pub fresh_ids: bool,
+    /// Never show the progress bar (shown on a terminal stderr, stdout redirected, after 1 s).
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Behave like the `claude` binary (see below); must come after replay's own options.
+    #[arg(long)]
+    pub as_claude: bool,
+    /// `--as-claude=FILE`.
+    #[arg(skip)]
+    pub as_claude_file: Option<PathBuf>,
+    /// Arguments after `--as-claude` (claude's command line).
+    #[arg(skip)]
+    pub claude_args: Vec<OsString>,
+    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
+    #[arg(long)]
+    pub keep_blobs: bool,
+    /// Finish, then exit 1 if any line was unusable or of an unknown type.
+    #[arg(long)]
+    pub strict: bool,
+    /// Flush after every line (timed and followed replays always do).
+    #[arg(long)]
+    pub line_buffered: bool,
+    /// Cut lines longer than this many bytes (reported as `line_too_long`).
+    #[arg(long, value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
+    /// Parse with serde_json only (the reference parser) instead of simd-json.
+    #[arg(long, hide = true)]
+    pub reference_parser: bool,
+    /// Output options (stdout format, audit log, SSE, --last-event-id).
+    #[command(flatten)]
+    pub output: crate::output::OutputArgs,
+}
+
+/// The command line when it is an `--as-claude` one (`replay … --as-claude …`, or this binary
+/// called as `claude`); `None` otherwise.
+pub fn parse_as_claude() -> Option<Cli> {
+    split(std::env::args_os().collect())
+}
+
+fn split(args: Vec<OsString>) -> Option<Cli> {
+    let called_claude = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .is_some_and(|n| n == "claude");
+    if called_claude {
+        let mut cli = Cli::parse_from(["boo-normalize", "replay", "--as-claude"]);
+        if let Some(Command::Replay(r)) = &mut cli.command {
+            r.claude_args = args[1..].to_vec();
+        }
+        return Some(cli);
+    }
+    if args.get(1).is_none_or(|a| a != "replay") {
+        return None;
+    }
+    let i = args
+        .iter()
+        .take_while(|a| *a != "--")
+        .position(|a| a == "--as-claude" || a.to_string_lossy().starts_with("--as-claude="))?;
+    let file = args[i]
+        .to_str()
+        .and_then(|a| a.strip_prefix("--as-claude="))
+        .map(PathBuf::from);
+    let mut head = args[..i].to_vec();
+    head.push("--as-claude".into());
+    let mut cli = Cli::parse_from(head);
+    if let Some(Command::Replay(r)) = &mut cli.command {
+        r.as_claude_file = file;
+        r.claude_args = args[i + 1..].to_vec();
+    }
+    Some(cli)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    fn replay(cli: Option<Cli>) -> ReplayArgs {
+        match cli.expect("an --as-claude command line").command {
+            Some(Command::Replay(r)) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn everything_after_as_claude_is_claudes() {
+        let r = replay(split(os(&[
+            "boo-normalize",
+            "replay",
+            "--speed",
+            "max",
+            "--as-claude=cap.jsonl",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--max-turns",
+            "3",
+            "--",
+            "do it",
+        ])));
+        assert!(r.as_claude);
+        assert_eq!(r.speed, Some(Speed::Max));
+        assert_eq!(r.as_claude_file, Some(PathBuf::from("cap.jsonl")));
+        assert_eq!(r.claude_args.len(), 8);
+        let r = replay(split(os(&[
+            "x",
+            "replay",
+            "--as-claude",
+            "cap.jsonl",
+            "-p",
+        ])));
+        assert_eq!(r.as_claude_file, None);
+        assert_eq!(r.claude_args, os(&["cap.jsonl", "-p"]));
+        let r = replay(split(os(&["/usr/local/bin/claude", "-p", "hi"])));
+        assert!(r.as_claude);
+        assert_eq!(r.claude_args, os(&["-p", "hi"]));
+        assert!(split(os(&["x", "replay", "cap.jsonl"])).is_none());
+        assert!(split(os(&["x", "replay", "--", "--as-claude"])).is_none());
+        assert!(split(os(&["x", "normalize", "--as-claude"])).is_none());
+    }
+}

@@ -1,0 +1,92 @@
+//! A sink writing to a named file: its I/O errors carry the file's name, so the CLI can say
+//! `boo-normalize: FILE: cause` for an `--audit`/`--sse`/`--envelope` file instead of blaming
+//! stdout or the input.
+
+use std::fmt;
+use std::io;
+
+use crate::envelope::{EventMeta, Events};
+use crate::error::Error;
+use crate::sink::{EventCtx, Sink};
+
+/// `inner`, with its errors wrapped in [`NamedError`].
+pub struct Named<'a> {
+    name: String,
+    inner: Box<dyn Sink + 'a>,
+}
+
+impl<'a> Named<'a> {
+    /// Wrap `inner`, which writes to the file called `name`.
+    pub fn new(name: impl Into<String>, inner: Box<dyn Sink + 'a>) -> Self {
+        Named {
+            name: name.into(),
+            inner,
+        }
+    }
+
+    fn wrap(&self, err: io::Error) -> io::Error {
+        io::Error::other(NamedError {
+            name: self.name.clone(),
+            err,
+        })
+    }
+}
+
+/// An I/O error of a [`Named`] sink (inside an `io::Error` of kind `Other`).
+#[derive(Debug)]
+pub struct NamedError {
+    /// The file.
+    pub name: String,
+    /// What went wrong.
+    pub err: io::Error,
+}
+
+impl fmt::Display for NamedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.err)
+    }
+}
+
+impl std::error::Error for NamedError {}
+
+/// The CLI error for an output error `e`: a [`Named`] sink's error names its file; anything
+/// else is `Error::io(otherwise, e)`.
+pub fn output_error(e: io::Error, otherwise: &str) -> Error {
+    if e.get_ref().is_some_and(|r| r.is::<NamedError>()) {
+        let inner = e.into_inner().expect("checked above");
+        let n = inner.downcast::<NamedError>().expect("checked above");
+        return Error::io(n.name, n.err);
+    }
+    Error::io(otherwise, e)
+}
+
+impl Sink for Named<'_> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
+        self.inner
+            .event(events, meta, raw)
+            .map_err(|e| self.wrap(e))
+    }
+
+    fn event_with(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        self.inner
+            .event_with(events, meta, ctx)
+            .map_err(|e| self.wrap(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().map_err(|e| self.wrap(e))
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.inner.idle().map_err(|e| self.wrap(e))
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.inner.finish().map_err(|e| self.wrap(e))
+    }
+}
