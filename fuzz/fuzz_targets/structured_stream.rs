@@ -206,6 +206,9 @@ fuzz_target!(|steps: Vec<Step>| {
         }
         if v["type"] == "turn.end" {
             usage.clear();
+        }
+        if v["type"] == "session.init" {
+            // Each init opens a new scope for the one-call-per-id rule.
             calls.clear();
         }
         last = Some(v);

@@ -1,0 +1,35 @@
+//! Regression tests for what the fuzzers found, each named after the finding.
+
+mod common;
+
+use common::{events, run};
+
+/// structured_stream crash-4118730d: a tool use id streamed in a subagent, then a new init, then
+/// the same id streamed again (cut off) on the main thread. The second one is a new call in the
+/// new init scope: exactly one tool.call per id per scope, never a panic, never a lost call.
+#[test]
+fn fuzz_tool_id_reused_across_init_is_one_call_per_scope() {
+    let lines = [
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_s253","model":"m","content":[],"usage":{"input_tokens":3}}},"parent_tool_use_id":"toolu_parent0","session_id":"s"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_s0","name":"Bash","input":{}}},"parent_tool_use_id":"toolu_parent0","session_id":"s"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"\"}"}},"parent_tool_use_id":"toolu_parent0","session_id":"s"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_stop","index":0},"parent_tool_use_id":"toolu_parent0","session_id":"s"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_stop"},"parent_tool_use_id":"toolu_parent0","session_id":"s"}"#,
+        r#"{"type":"system","subtype":"init","session_id":"s255","model":"m","cwd":"/","tools":["Bash"],"mcp_servers":[],"permissionMode":"default","apiKeySource":"none","claude_code_version":"2.1.255"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_s0","model":"m","content":[],"usage":{"input_tokens":3}}},"parent_tool_use_id":null,"session_id":"s"}"#,
+        r#"{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_s0","name":"Bash","input":{}}},"parent_tool_use_id":null,"session_id":"s"}"#,
+    ];
+    let input = lines.join("\n") + "\n";
+    let out = run(&[], input.as_bytes());
+    assert!(out.status.success());
+    let ev = events(&out.stdout);
+    let calls: Vec<_> = ev.iter().filter(|e| e["type"] == "tool.call").collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0]["parent_tool_use_id"], "toolu_parent0");
+    assert_eq!(calls[0]["input"], serde_json::json!({"command": ""}));
+    assert!(calls[0]["input_error"].is_null());
+    // The second was cut off before any input: a tool without arguments.
+    assert_eq!(calls[1]["parent_tool_use_id"], serde_json::Value::Null);
+    assert_eq!(calls[1]["source"], "deltas");
+    assert_eq!(ev.last().unwrap()["type"], "run.end");
+}
