@@ -43,7 +43,7 @@
 //! calls `fdatasync` after each record, so a crash loses at most the record being written,
 //! which `audit verify` reports as a torn last record.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -202,15 +202,15 @@ pub fn open_append(path: &Path) -> io::Result<(File, [u8; 64])> {
         .append(true)
         .create(true)
         .open(path)?;
-    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+    match f.try_lock() {
         Ok(()) => {}
-        Err(rustix::io::Errno::WOULDBLOCK) => {
+        Err(TryLockError::WouldBlock) => {
             return Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
                 "another process is writing this audit log (it holds the lock)",
             ));
         }
-        Err(e) => return Err(e.into()),
+        Err(TryLockError::Error(e)) => return Err(e),
     }
     let prev = last_hash(&mut f)?;
     Ok((f, prev))
