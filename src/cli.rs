@@ -187,6 +187,10 @@ pub struct SpawnArgs {
     /// Time between SIGINT, SIGTERM and SIGKILL when stopping.
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5s")]
     pub grace: Duration,
+    /// While the child is quiet, send the sinks a keep-alive (an SSE `: keep-alive` comment) this
+    /// often.
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "15s")]
+    pub keep_alive: Duration,
     /// Leave processes the run started in the background running after the child ended.
     #[arg(long)]
     pub keep_background: bool,

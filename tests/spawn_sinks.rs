@@ -65,3 +65,31 @@ fn spawn_writes_sse_audit_and_envelope_from_one_run() {
         .unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
+
+#[test]
+fn spawn_sends_sse_keep_alives_while_the_child_is_quiet() {
+    let d = Dirs::new();
+    let mark = marker("keepalive");
+    let bin = fake(&d, "echo \"$INIT\"; sleep 1.2; echo \"$RESULT\"");
+    let c = spawn_cmd(
+        &d,
+        &bin,
+        &mark,
+        &["--format", "sse", "--keep-alive", "300ms", "--prompt", "hi"],
+    );
+    let out = output_within(c, Duration::from_secs(30));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sse = String::from_utf8(out.stdout).unwrap();
+    let n = sse.matches(": keep-alive").count();
+    assert!((2..=5).contains(&n), "{n} keep-alives in {sse}");
+    // Keep-alives sit between events, never inside one.
+    let init = sse.find("event: session.init").unwrap();
+    let first_ka = sse.find(": keep-alive").unwrap();
+    let end = sse.find("event: turn.end").unwrap();
+    assert!(init < first_ka && first_ka < end);
+}

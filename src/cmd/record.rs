@@ -179,6 +179,10 @@ pub mod spawn {
             self.record(|r| r.rec.flush())?;
             self.inner.idle()
         }
+
+        fn keep_alive(&mut self) -> io::Result<()> {
+            self.inner.keep_alive()
+        }
     }
 
     /// Write the end record: the child's status, and the `run.end` members the live run wrote.

@@ -98,6 +98,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         idle_timeout: a.idle_timeout,
         grace: a.grace,
         keep_background: a.keep_background,
+        keep_alive: a.keep_alive,
     };
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
 

@@ -117,4 +117,8 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
     fn idle(&mut self) -> io::Result<()> {
         self.pipeline.flush()
     }
+
+    fn keep_alive(&mut self) -> io::Result<()> {
+        self.pipeline.idle()
+    }
 }

@@ -36,6 +36,8 @@ pub struct Limits {
     pub grace: Duration,
     /// Leave descendants running after the child ended.
     pub keep_background: bool,
+    /// Quiet time after which the sinks get a keep-alive.
+    pub keep_alive: Duration,
 }
 
 impl Default for Limits {
@@ -45,6 +47,7 @@ impl Default for Limits {
             idle_timeout: None,
             grace: Duration::from_secs(5),
             keep_background: false,
+            keep_alive: KEEP_ALIVE_EVERY,
         }
     }
 }
@@ -58,7 +61,15 @@ pub trait Driver {
     fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()>;
     /// Nothing is pending: a good moment to flush.
     fn idle(&mut self) -> io::Result<()>;
+    /// The child has been quiet for `--keep-alive`: let the sinks say the stream is alive
+    /// (an SSE `: keep-alive` comment).
+    fn keep_alive(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
+
+/// Default quiet time before the sinks get a keep-alive.
+pub const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
 /// Longest sleep between checks of the child's status.
 const TICK: Duration = Duration::from_millis(200);
@@ -78,6 +89,7 @@ struct Sup<'d> {
     driver: &'d mut dyn Driver,
     start: Instant,
     last_line: Instant,
+    last_keep_alive: Instant,
     stdout_open: bool,
     stdout_closed_at: Option<Instant>,
     ended: Option<Ended>,
@@ -116,6 +128,7 @@ pub fn supervise(
         driver,
         start: now,
         last_line: now,
+        last_keep_alive: now,
         stdout_open: true,
         stdout_closed_at: None,
         ended: None,
@@ -195,6 +208,8 @@ impl Sup<'_> {
             };
             if let Some(m) = msg {
                 self.handle(m);
+            } else {
+                self.keep_alive_if_quiet();
             }
             self.poll_child();
         }
@@ -285,6 +300,17 @@ impl Sup<'_> {
             Err(_) => {
                 // Not our child any more (someone else reaped it): treat as gone.
                 self.gave_up = true;
+            }
+        }
+    }
+
+    /// A keep-alive for the sinks when neither a line nor a keep-alive went out for a while.
+    fn keep_alive_if_quiet(&mut self) {
+        let quiet_since = self.last_line.max(self.last_keep_alive);
+        if self.output_error.is_none() && quiet_since.elapsed() >= self.limits.keep_alive {
+            self.last_keep_alive = Instant::now();
+            if let Err(e) = self.driver.keep_alive() {
+                self.output_failed(e);
             }
         }
     }
