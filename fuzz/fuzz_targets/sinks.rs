@@ -1,0 +1,43 @@
+//! Fuzz target: the SSE, AI SDK and audit writers fed from one pass over arbitrary bytes. Every SSE
+//! event frame carries the envelope line as data, the AI SDK stream ends with `[DONE]`, and the
+//! audit log written for the run verifies.
+#![no_main]
+
+use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::pipeline::Pipeline;
+use boo_normalize::sink::Ndjson;
+use boo_normalize::sink::ai_sdk::AiSdk;
+use boo_normalize::sink::audit::Audit;
+use boo_normalize::sink::audit_verify::verify;
+use boo_normalize::sink::sse::Sse;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let (mut env, mut sse, mut ai, mut audit) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    {
+        let mut p = Pipeline::new(
+            Normalizer::new(Options::default()),
+            vec![
+                Box::new(Ndjson::new(&mut env)),
+                Box::new(Sse::new(&mut sse)),
+                Box::new(AiSdk::new(&mut ai)),
+                Box::new(Audit::new(&mut audit, "fuzz", [b'0'; 64])),
+            ],
+        );
+        p.run(data, None).unwrap();
+        p.finish(&EndInfo::eof()).unwrap();
+    }
+    let env = String::from_utf8(env).unwrap();
+    let sse = String::from_utf8(sse).unwrap();
+    // Each SSE data line is exactly one envelope line, in order.
+    let data_lines: Vec<&str> = sse
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    let env_lines: Vec<&str> = env.lines().collect();
+    assert_eq!(data_lines, env_lines);
+    let ai = String::from_utf8(ai).unwrap();
+    assert!(ai.trim_end().ends_with("data: [DONE]"), "{ai}");
+    let summary = verify(&audit[..]).unwrap_or_else(|f| panic!("audit does not verify: {f:?}"));
+    let _ = summary;
+});
