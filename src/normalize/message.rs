@@ -23,7 +23,7 @@ impl State {
         if let (Some(id), Some(u)) = (message_id, get_some(msg, "usage")) {
             self.note_usage(ev, ctx, id, model, u);
         }
-        if let Some(id) = message_id {
+        if let Some(id) = message_id.filter(|id| !self.assistant_seen.contains(*id)) {
             self.assistant_seen.insert(id.to_owned());
         }
         let skip_text = message_id.is_some_and(|id| self.text_from_deltas.contains(id));

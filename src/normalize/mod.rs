@@ -546,15 +546,23 @@ impl State {
     }
 }
 
-/// Overlay the members of object `u` onto `fields`.
+/// Overlay the members of object `u` onto `fields` (existing slots reuse their buffers).
 fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>) {
     let Some(obj) = u.as_object() else { return };
     for (k, x) in obj.iter() {
-        let mut o = Out::default();
+        let found = <[_]>::iter(fields).position(|(fk, _)| fk == k);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                fields.push((k.to_owned(), Vec::new()));
+                fields.len() - 1
+            }
+        };
+        let mut o = Out {
+            buf: std::mem::take(&mut fields[i].1),
+        };
+        o.buf.clear();
         o.value(x);
-        match fields.iter_mut().find(|(fk, _)| fk == k) {
-            Some(slot) => slot.1 = o.buf,
-            None => fields.push((k.to_owned(), o.buf)),
-        }
+        fields[i].1 = o.buf;
     }
 }
