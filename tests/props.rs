@@ -85,6 +85,11 @@ fn corpus_lines() -> Vec<Vec<u8>> {
         .collect()
 }
 
+fn validator() -> &'static jsonschema::Validator {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    V.get_or_init(|| jsonschema::validator_for(&boo_normalize::schema::schema(true)).unwrap())
+}
+
 fn check_stream(input: &[u8], out: &[u8]) {
     let text = std::str::from_utf8(out).expect("UTF-8 output");
     let events: Vec<serde_json::Value> = text
@@ -96,6 +101,9 @@ fn check_stream(input: &[u8], out: &[u8]) {
     assert_eq!(end["stats"]["lines"], common::line_count(input));
     for (i, e) in events.iter().enumerate() {
         assert_eq!(e["seq"], i as u64);
+        if let Err(err) = validator().validate(e) {
+            panic!("event {i} fails the strict schema: {err}\n{e}");
+        }
     }
 }
 
