@@ -45,6 +45,7 @@ pub enum Command {
     #[command(after_help = AFTER_HELP)]
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
+    #[command(after_help = SCHEMA_HELP)]
     Schema(SchemaArgs),
     /// Replay a capture, audit log or stream-json file: envelope, raw, or as a fake `claude`.
     #[command(after_help = crate::replay_cli::AFTER_HELP)]
@@ -53,6 +54,7 @@ pub enum Command {
     #[command(after_help = SPAWN_AFTER_HELP)]
     Spawn(Box<SpawnArgs>),
     /// Print a shell completion script.
+    #[command(after_help = COMPLETIONS_HELP)]
     Completions {
         /// The shell.
         shell: Shell,
@@ -70,15 +72,32 @@ pub enum Command {
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
     /// Audit log tools.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = AUDIT_HELP)]
     Audit(AuditCommand),
 }
+
+const SCHEMA_HELP: &str = "\
+Examples:
+  boo-normalize schema > envelope-v1.schema.json
+  boo-normalize schema --strict | jq '.[\"$defs\"] | keys'";
+
+const COMPLETIONS_HELP: &str = "\
+Examples:
+  boo-normalize completions bash > ~/.local/share/bash-completion/completions/boo-normalize
+  boo-normalize completions zsh > \"${fpath[1]}/_boo-normalize\"
+  boo-normalize completions fish > ~/.config/fish/completions/boo-normalize.fish";
+
+const AUDIT_HELP: &str = "\
+Examples:
+  claude -p … --output-format stream-json --verbose | boo-normalize --audit run.audit.jsonl
+  boo-normalize audit verify run.audit.jsonl   # exit 1 and FILE:LINE: reason on tampering";
 
 /// `audit` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
     /// Check an audit log's hash chain, seq continuity per run and last record; exit 1 naming
     /// the first bad line.
+    #[command(after_help = AUDIT_HELP)]
     Verify {
         /// The audit log (`-`: stdin).
         #[arg(value_name = "FILE")]

@@ -62,8 +62,26 @@ fn readme_lists_every_event_type() {
 }
 
 #[test]
-fn help_ends_with_examples() {
-    let out = bin().arg("--help").output().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("Examples:"), "{text}");
+fn every_help_ends_with_examples() {
+    for args in [
+        &[][..],
+        &["normalize"],
+        &["schema"],
+        &["completions"],
+        &["spawn"],
+        &["replay"],
+        &["profile"],
+        &["diff"],
+        &["audit"],
+        &["audit", "verify"],
+    ] {
+        let out = bin().args(args).arg("--help").output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let tail = text.trim_end().rsplit("\n\n").next().unwrap_or("");
+        assert!(
+            text.contains("Examples:") && !tail.contains("Options:"),
+            "`boo-normalize {} --help` does not end with examples",
+            args.join(" ")
+        );
+    }
 }
