@@ -180,6 +180,10 @@ struct After<S> {
 }
 
 impl<S: Sink> Sink for After<S> {
+    fn wants_time(&self) -> bool {
+        self.inner.wants_time()
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
         if meta.seq <= self.n {
             return Ok(());

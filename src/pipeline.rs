@@ -111,12 +111,21 @@ impl<'a> Pipeline<'a> {
         let added = self.events.len();
         inspect(&mut self.events, first);
         self.normalizer.count_events(&self.events, added);
-        let stamp = self.clock.now();
+        let stamp = self.stamp();
         self.drain(Some(line), stamp)?;
         if self.line_buffered {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// The clock's reading, when some sink uses it (reading it costs a syscall per line).
+    fn stamp(&mut self) -> Stamp {
+        if self.sinks.iter().any(|s| s.wants_time()) {
+            self.clock.now()
+        } else {
+            Stamp::default()
+        }
     }
 
     fn drain(&mut self, line: Option<&Line<'_>>, stamp: Stamp) -> io::Result<()> {
@@ -149,7 +158,7 @@ impl<'a> Pipeline<'a> {
         let first = self.events.len();
         f(&mut self.events, &self.normalizer);
         self.normalizer.count_events(&self.events, first);
-        let stamp = self.clock.now();
+        let stamp = self.stamp();
         self.drain(None, stamp)?;
         if self.line_buffered {
             self.flush()?;
@@ -176,7 +185,7 @@ impl<'a> Pipeline<'a> {
     /// Write `run.end` (and whatever was pending) and finish every sink.
     pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
         self.normalizer.finish(end, &mut self.events);
-        let stamp = self.clock.now();
+        let stamp = self.stamp();
         self.drain(None, stamp)?;
         for s in &mut self.sinks {
             s.finish()?;

@@ -495,6 +495,10 @@ fn error_text(content: &RawValue) -> String {
 }
 
 impl<W: Write> Sink for AiSdk<W> {
+    fn wants_time(&self) -> bool {
+        false
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
         self.out.buf.clear();
         self.ends.clear();

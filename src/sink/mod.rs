@@ -47,6 +47,11 @@ pub trait Sink {
     }
     /// Push buffered bytes to the underlying writer.
     fn flush(&mut self) -> io::Result<()>;
+    /// Whether this sink reads [`EventCtx::stamp`]; the pipeline reads the clock only if one does.
+    /// Defaults to true (correct for any sink); sinks that ignore time say false.
+    fn wants_time(&self) -> bool {
+        true
+    }
     /// The run is over (after the last event): write any trailer and flush.
     fn finish(&mut self) -> io::Result<()> {
         self.flush()
@@ -68,6 +73,10 @@ impl<W: Write> Ndjson<W> {
 }
 
 impl<W: Write> Sink for Ndjson<W> {
+    fn wants_time(&self) -> bool {
+        false
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
         self.w.write_all(events.bytes(meta))?;
         self.w.write_all(b"\n")

@@ -82,6 +82,10 @@ impl Sink for Named<'_> {
         self.inner.flush().map_err(|e| self.wrap(e))
     }
 
+    fn wants_time(&self) -> bool {
+        self.inner.wants_time()
+    }
+
     fn idle(&mut self) -> io::Result<()> {
         self.inner.idle().map_err(|e| self.wrap(e))
     }

@@ -127,6 +127,10 @@ impl<W: Write> Sse<W> {
 }
 
 impl<W: Write> Sink for Sse<W> {
+    fn wants_time(&self) -> bool {
+        false
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
         self.start()?;
         if self.skip_through.is_some_and(|n| meta.seq <= n) {
