@@ -1,6 +1,10 @@
 //! Command-line surface (clap derive). Validation only: no files are opened here.
 
+mod redact;
+
 use std::path::PathBuf;
+
+pub use redact::{RedactArgs, RedactCmdArgs, RedactRules};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -10,6 +14,8 @@ Examples:
   boo-normalize capture.ndjson | jq -c 'select(.type == \"tool.call\") | {name, input}'
   boo-normalize --strict old-run.ndjson > /dev/null   # exit 1 on unusable lines or unknown types
   boo-normalize schema > envelope-v1.schema.json
+  claude -p \"…\" --output-format stream-json --verbose | boo-normalize --redact
+  boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
 diagnostics or unknown events, 2 usage or I/O error.";
@@ -40,6 +46,8 @@ pub enum Command {
     Normalize(NormalizeArgs),
     /// Print the JSON Schema (draft 2020-12) of envelope v1.
     Schema(SchemaArgs),
+    /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
+    Redact(RedactCmdArgs),
 }
 
 /// `normalize` options.
@@ -63,6 +71,9 @@ pub struct NormalizeArgs {
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
+    /// Redaction.
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 /// `schema` options.

@@ -27,5 +27,7 @@ pub mod json;
 pub mod normalize;
 pub mod pipeline;
 pub mod read;
+pub mod redact;
 pub mod schema;
 pub mod sink;
+pub mod transform;

@@ -4,6 +4,9 @@
 //! whenever the reader has no complete line buffered (the next read could block), so a consumer
 //! behind a slow producer sees each event as soon as its line arrives. `line_buffered` flushes
 //! after every input line instead.
+//!
+//! An optional [`LineTransform`] (redaction) rewrites each input line before the normalizer
+//! sees it, so no sink ever sees the original bytes.
 
 use std::io::{self, Read};
 
@@ -11,6 +14,7 @@ use crate::envelope::Events;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::read::{Line, LineReader};
 use crate::sink::Sink;
+use crate::transform::{LineTransform, Transformed};
 
 /// Normalizer plus sinks.
 pub struct Pipeline<'a> {
@@ -19,6 +23,9 @@ pub struct Pipeline<'a> {
     sinks: Vec<Box<dyn Sink + 'a>>,
     line_buffered: bool,
     lines: u64,
+    transform: Option<Box<dyn LineTransform + 'a>>,
+    transformed: Transformed,
+    last_line: u64,
 }
 
 impl<'a> Pipeline<'a> {
@@ -30,7 +37,16 @@ impl<'a> Pipeline<'a> {
             sinks,
             line_buffered: false,
             lines: 0,
+            transform: None,
+            transformed: Transformed::default(),
+            last_line: 0,
         }
+    }
+
+    /// Rewrite every input line with `t` before normalizing it.
+    pub fn transform(mut self, t: Box<dyn LineTransform + 'a>) -> Self {
+        self.transform = Some(t);
+        self
     }
 
     /// Flush after every input line.
@@ -72,12 +88,44 @@ impl<'a> Pipeline<'a> {
 
     /// Normalize one line and hand its events to every sink.
     pub fn push_line(&mut self, line: &Line<'_>) -> io::Result<()> {
-        self.normalizer.push_line(line, &mut self.events);
-        self.drain(Some(line))?;
+        self.last_line = line.number;
+        if let Some(t) = self.transform.as_mut() {
+            self.transformed.clear();
+            t.line(line, &mut self.transformed);
+            self.push_transformed(line)?;
+        } else {
+            self.normalizer.push_line(line, &mut self.events);
+            self.drain(Some(line))?;
+        }
         if self.line_buffered {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Normalize the transform's output for `orig` (synthesized lines get `raw_len` 0).
+    fn push_transformed(&mut self, orig: &Line<'_>) -> io::Result<()> {
+        let out = std::mem::take(&mut self.transformed);
+        let mut res = Ok(());
+        for i in 0..out.len() {
+            let (bytes, members, synthesized) = out.get(i);
+            let l = Line {
+                bytes,
+                number: orig.number,
+                raw_len: if synthesized { 0 } else { orig.raw_len },
+                terminated: orig.terminated,
+                oversized: if synthesized { None } else { orig.oversized },
+            };
+            self.events.set_line_members(orig.number, members);
+            self.normalizer.push_line(&l, &mut self.events);
+            self.events.set_line_members(orig.number, b"");
+            res = self.drain(Some(&l));
+            if res.is_err() {
+                break;
+            }
+        }
+        self.transformed = out;
+        res
     }
 
     fn drain(&mut self, line: Option<&Line<'_>>) -> io::Result<()> {
@@ -104,6 +152,18 @@ impl<'a> Pipeline<'a> {
 
     /// Write `run.end` (and whatever was pending) and finish every sink.
     pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
+        if let Some(t) = self.transform.as_mut() {
+            self.transformed.clear();
+            t.finish(&mut self.transformed);
+            let last = Line {
+                bytes: b"",
+                number: self.last_line,
+                raw_len: 0,
+                terminated: true,
+                oversized: None,
+            };
+            self.push_transformed(&last)?;
+        }
         self.normalizer.finish(end, &mut self.events);
         self.drain(None)?;
         for s in &mut self.sinks {

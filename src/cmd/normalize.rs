@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
+use boo_normalize::redact::Redactor;
 use boo_normalize::sink::Ndjson;
 
 use crate::cli::NormalizeArgs;
@@ -15,10 +16,19 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         keep_blobs: a.keep_blobs,
         reference_parser: a.reference_parser,
     };
+    let redactor = if a.redact.enabled() {
+        let engine = super::redact::engine(&a.redact.rules)?;
+        Some(Box::new(Redactor::new(engine)))
+    } else {
+        None
+    };
     let stdout = io::stdout();
     let sink = Ndjson::new(stdout.lock());
     let mut p =
         Pipeline::new(Normalizer::new(opts), vec![Box::new(sink)]).line_buffered(a.line_buffered);
+    if let Some(r) = redactor {
+        p = p.transform(r);
+    }
     let files = if a.files.is_empty() {
         vec!["-".into()]
     } else {

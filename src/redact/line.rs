@@ -1,0 +1,533 @@
+//! The line redactor: one stream-json line in, the same line with secrets replaced out (same
+//! shape, every other byte unchanged), plus the `redactions` marks of that line.
+//!
+//! JSON lines are redacted string by string on decoded values (member names included) and the
+//! placeholders are spliced into the raw bytes. Lines that are not JSON are redacted as text
+//! (with a private key block followed across lines). `stream_event` delta lines feed per-block
+//! streams ([`super::stream`]), which may hold text back and release it in a synthesized delta
+//! line before the block's `content_block_stop` (or `message_stop`, `message_start`, or the end
+//! of input).
+
+use std::sync::Arc;
+
+use super::engine::{Engine, Hit, KindId, Scratch};
+use super::lex::{Frame, Lexer, NotJson, Str, Tok, decode, escape_into};
+use super::stream::{Ctx, JsonStream, TextStream};
+use crate::read::Line;
+use crate::transform::{LineTransform, Transformed};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Text,
+    Thinking,
+    Json,
+}
+
+impl Field {
+    fn delta_type(self) -> &'static str {
+        match self {
+            Field::Text => "text_delta",
+            Field::Thinking => "thinking_delta",
+            Field::Json => "input_json_delta",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Field::Text => "text",
+            Field::Thinking => "thinking",
+            Field::Json => "partial_json",
+        }
+    }
+}
+
+/// One content block being streamed.
+struct Stream {
+    /// Raw `parent_tool_use_id` string contents (`None` for null/absent).
+    parent: Option<Vec<u8>>,
+    index: u64,
+    field: Field,
+    session_raw: Vec<u8>,
+    parent_raw: Vec<u8>,
+    text: TextStream,
+    json: JsonStream,
+}
+
+/// What a `stream_event` line says about its stream.
+#[derive(Default)]
+struct Info {
+    event: Option<(usize, usize)>,
+    index: Option<u64>,
+    delta: Option<(usize, usize)>,
+    frag: Option<(Field, Str)>,
+    parent: Option<(usize, usize)>,
+    parent_raw: Option<(usize, usize)>,
+    session_raw: Option<(usize, usize)>,
+}
+
+/// Per-line counts of what was redacted, by kind.
+pub type Counts = std::collections::BTreeMap<String, u64>;
+
+/// Redacts stream-json lines. Deterministic for a given engine key.
+pub struct Redactor {
+    engine: Arc<Engine>,
+    sc: Scratch,
+    hits: Vec<Hit>,
+    kinds: Vec<KindId>,
+    stack: Vec<Frame>,
+    dec: Vec<u8>,
+    map: Vec<u32>,
+    key: Vec<u8>,
+    path: String,
+    marks: Vec<(String, KindId, u32)>,
+    streams: Vec<Stream>,
+    pem_open: bool,
+    frag: Vec<u8>,
+    lit: Vec<u8>,
+    totals: Vec<u64>,
+    held_max: usize,
+}
+
+impl Redactor {
+    /// A redactor using `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Redactor {
+            sc: engine.scratch(),
+            engine,
+            hits: Vec::new(),
+            kinds: Vec::new(),
+            stack: Vec::new(),
+            dec: Vec::new(),
+            map: Vec::new(),
+            key: Vec::new(),
+            path: String::new(),
+            marks: Vec::new(),
+            streams: Vec::new(),
+            pem_open: false,
+            frag: Vec::new(),
+            lit: Vec::new(),
+            totals: Vec::new(),
+            held_max: 0,
+        }
+    }
+
+    /// Placeholders written so far, by kind.
+    pub fn counts(&self) -> Counts {
+        self.totals
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (self.engine.kind(k as KindId).to_owned(), *n))
+            .collect()
+    }
+
+    /// The most bytes any delta stream held back at once (the added latency).
+    pub fn max_held(&self) -> usize {
+        self.held_max
+    }
+
+    /// Redact one line (`cut`: the line was cut by a length limit). Appends the output
+    /// line(s) to `out`: released delta text first, if any, then the line itself.
+    pub fn push(&mut self, bytes: &[u8], cut: bool, out: &mut Transformed) {
+        if memchr::memmem::find(bytes, b"\"stream_event\"").is_some()
+            && self.stream_line(bytes, cut, out)
+        {
+            return;
+        }
+        self.plain(bytes, cut, None, out);
+    }
+
+    /// End of input: release every stream.
+    pub fn flush(&mut self, out: &mut Transformed) {
+        while !self.streams.is_empty() {
+            self.release(0, out);
+        }
+    }
+
+    fn mark(&mut self, kind: KindId) {
+        if let Some(m) = self
+            .marks
+            .iter_mut()
+            .find(|m| m.1 == kind && m.0 == self.path)
+        {
+            m.2 += 1;
+        } else {
+            self.marks.push((self.path.clone(), kind, 1));
+        }
+        let k = kind as usize;
+        if self.totals.len() <= k {
+            self.totals.resize(k + 1, 0);
+        }
+        self.totals[k] += 1;
+    }
+
+    fn end_line(&mut self, out: &mut Transformed, synthesized: bool) {
+        if !self.marks.is_empty() {
+            let m = out.members();
+            m.extend_from_slice(b",\"redactions\":[");
+            for (i, (path, kind, n)) in self.marks.iter().enumerate() {
+                if i > 0 {
+                    m.push(b',');
+                }
+                m.extend_from_slice(b"{\"path\":\"");
+                escape_into(m, path.as_bytes());
+                m.extend_from_slice(b"\",\"kind\":\"");
+                escape_into(m, self.engine.kind(*kind).as_bytes());
+                m.extend_from_slice(b"\",\"count\":");
+                m.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes());
+                m.push(b'}');
+            }
+            m.push(b']');
+            self.marks.clear();
+        }
+        out.end_line(synthesized);
+    }
+
+    /// A line that is not a delta (or a delta whose fragment was already replaced by
+    /// `replace = (fragment start, new literal)`).
+    fn plain(&mut self, b: &[u8], cut: bool, replace: Option<usize>, out: &mut Transformed) {
+        let mark = out.buf().len();
+        let ok = match Lexer::new(b, &mut self.stack) {
+            Some(_) => self.json(b, cut, replace, out.buf()).is_ok(),
+            None => false,
+        };
+        if !ok {
+            out.buf().truncate(mark);
+            self.marks.clear();
+            self.text(b, cut, out.buf());
+        }
+        self.end_line(out, false);
+    }
+
+    fn json(
+        &mut self,
+        b: &[u8],
+        cut: bool,
+        replace: Option<usize>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), NotJson> {
+        let mut stack = std::mem::take(&mut self.stack);
+        let r = self.json_inner(b, cut, replace, out, &mut stack);
+        self.stack = stack;
+        r
+    }
+
+    fn json_inner(
+        &mut self,
+        b: &[u8],
+        cut: bool,
+        replace: Option<usize>,
+        out: &mut Vec<u8>,
+        stack: &mut Vec<Frame>,
+    ) -> Result<(), NotJson> {
+        let mut lx = Lexer::new(b, stack).ok_or(NotJson)?;
+        let mut copied = 0;
+        while let Some(t) = lx.next_tok()? {
+            let Tok::Str(s) = t else { continue };
+            if replace == Some(s.start) {
+                out.extend_from_slice(&b[copied..s.start - 1]);
+                out.extend_from_slice(&self.lit);
+                copied = s.end + 1;
+                continue;
+            }
+            if s.terminated && s.end - s.start < 4 {
+                continue;
+            }
+            let raw = &b[s.start..s.end];
+            let text: &[u8] = if s.escaped {
+                decode(raw, &mut self.dec, Some(&mut self.map));
+                &self.dec
+            } else {
+                raw
+            };
+            let key: Option<&[u8]> = match lx.value_key() {
+                Some((ks, ke, esc)) if !s.key => {
+                    if esc {
+                        decode(&b[ks..ke], &mut self.key, None);
+                        Some(&self.key)
+                    } else {
+                        Some(&b[ks..ke])
+                    }
+                }
+                _ => None,
+            };
+            self.hits.clear();
+            let cut_here = cut && !s.terminated;
+            self.engine
+                .scan_value(&mut self.sc, key, text, cut_here, &mut self.hits);
+            if self.hits.is_empty() {
+                continue;
+            }
+            lx.pointer(s.key, &mut self.path);
+            let hits = std::mem::take(&mut self.hits);
+            for h in &hits {
+                let (rs, re) = if s.escaped {
+                    (self.map[h.start] as usize, self.map[h.end] as usize)
+                } else {
+                    (h.start, h.end)
+                };
+                out.extend_from_slice(&b[copied..s.start + rs]);
+                let text: &[u8] = if s.escaped { &self.dec } else { raw };
+                self.engine.placeholder(h.kind, &text[h.start..h.end], out);
+                copied = s.start + re;
+                self.mark(h.kind);
+            }
+            self.hits = hits;
+        }
+        out.extend_from_slice(&b[copied..]);
+        Ok(())
+    }
+
+    /// A line that is not JSON, as text.
+    fn text(&mut self, b: &[u8], cut: bool, out: &mut Vec<u8>) {
+        self.path.clear();
+        let mut from = 0;
+        if self.pem_open {
+            let end_at = memchr::memmem::find(b, b"-----END");
+            let footer_end = end_at
+                .and_then(|e| memchr::memmem::find(&b[e + 8..], b"-----").map(|f| e + 8 + f + 5));
+            let body = |s: &[u8]| {
+                s.iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || b"+/=: ,-\t".contains(&c))
+            };
+            let upto = match footer_end {
+                Some(f) => {
+                    self.pem_open = false;
+                    Some(f)
+                }
+                None if body(b) => Some(b.len()),
+                None => {
+                    self.pem_open = false;
+                    None
+                }
+            };
+            if let Some(u) = upto.filter(|&u| u > 0) {
+                let kind = self.pem_kind();
+                self.engine.placeholder(kind, &b[..u], out);
+                self.mark(kind);
+                from = u;
+            }
+        }
+        self.hits.clear();
+        let rest = &b[from..];
+        self.engine
+            .scan_value(&mut self.sc, None, rest, cut, &mut self.hits);
+        let hits = std::mem::take(&mut self.hits);
+        let mut at = 0;
+        for h in &hits {
+            out.extend_from_slice(&rest[at..h.start]);
+            self.engine.placeholder(h.kind, &rest[h.start..h.end], out);
+            at = h.end;
+            self.mark(h.kind);
+            if self.engine.kind(h.kind) == "private_key"
+                && !contains(&rest[h.start..h.end], b"-----END")
+            {
+                self.pem_open = true;
+            }
+        }
+        out.extend_from_slice(&rest[at..]);
+        self.hits = hits;
+    }
+
+    fn pem_kind(&self) -> KindId {
+        (0..u16::MAX)
+            .find(|&k| self.engine.kind(k) == "private_key")
+            .expect("built-in kind")
+    }
+
+    /// Read what a `stream_event` line is about. `None` if it is not JSON.
+    fn info(&mut self, b: &[u8]) -> Option<Info> {
+        let mut lx = Lexer::new(b, &mut self.stack)?;
+        let mut i = Info::default();
+        let mut is_stream = false;
+        loop {
+            let t = lx.next_tok().ok()?;
+            let Some(t) = t else { break };
+            let (st, en) = match t {
+                Tok::Str(s) if s.key => continue,
+                Tok::Str(s) => (s.start, s.end),
+                Tok::Scalar(a, z) => (a, z),
+            };
+            let raw = match t {
+                Tok::Str(_) => (st - 1, (en + 1).min(b.len())),
+                Tok::Scalar(..) => (st, en),
+            };
+            if lx.at(&[b"type"]) {
+                is_stream = &b[st..en] == b"stream_event";
+            } else if lx.at(&[b"parent_tool_use_id"]) {
+                i.parent_raw = Some(raw);
+                if let Tok::Str(_) = t {
+                    i.parent = Some((st, en));
+                }
+            } else if lx.at(&[b"session_id"]) {
+                i.session_raw = Some(raw);
+            } else if lx.at(&[b"event", b"type"]) {
+                i.event = Some((st, en));
+            } else if lx.at(&[b"event", b"index"]) {
+                i.index = std::str::from_utf8(&b[st..en]).ok()?.parse().ok();
+            } else if lx.at(&[b"event", b"delta", b"type"]) {
+                i.delta = Some((st, en));
+            } else if let Tok::Str(s) = t {
+                for f in [Field::Text, Field::Thinking, Field::Json] {
+                    if lx.at(&[b"event", b"delta", f.name().as_bytes()]) {
+                        i.frag = Some((f, s));
+                    }
+                }
+            }
+        }
+        is_stream.then_some(i)
+    }
+
+    fn find(&self, parent: Option<&[u8]>, index: Option<u64>) -> Option<usize> {
+        self.streams
+            .iter()
+            .position(|s| s.parent.as_deref() == parent && index.is_none_or(|i| s.index == i))
+    }
+
+    /// Handle a `stream_event` line; false if it is not one (or not JSON).
+    fn stream_line(&mut self, b: &[u8], cut: bool, out: &mut Transformed) -> bool {
+        let Some(i) = self.info(b) else { return false };
+        let parent = i.parent.map(|(s, e)| &b[s..e]);
+        let event = i.event.map_or(&b""[..], |(s, e)| &b[s..e]);
+        match event {
+            b"content_block_delta" => {
+                let delta = i.delta.map(|(s, e)| &b[s..e]);
+                let (Some((field, frag)), Some(index)) = (i.frag, i.index) else {
+                    self.plain(b, cut, None, out);
+                    return true;
+                };
+                if delta != Some(field.delta_type().as_bytes()) || !frag.terminated {
+                    self.plain(b, cut, None, out);
+                    return true;
+                }
+                let at = match self.find(parent, Some(index)) {
+                    Some(at) if self.streams[at].field == field => at,
+                    other => {
+                        if let Some(at) = other {
+                            self.release(at, out);
+                        }
+                        let raw = |r: Option<(usize, usize)>| {
+                            r.map_or(b"null".to_vec(), |(s, e)| b[s..e].to_vec())
+                        };
+                        self.streams.push(Stream {
+                            parent: parent.map(<[u8]>::to_vec),
+                            index,
+                            field,
+                            session_raw: raw(i.session_raw),
+                            parent_raw: raw(i.parent_raw),
+                            text: TextStream::default(),
+                            json: JsonStream::default(),
+                        });
+                        self.streams.len() - 1
+                    }
+                };
+                let raw = &b[frag.start..frag.end];
+                let mut piece = std::mem::take(&mut self.frag);
+                if frag.escaped {
+                    decode(raw, &mut piece, None);
+                } else {
+                    piece.clear();
+                    piece.extend_from_slice(raw);
+                }
+                self.feed(at, &piece, false);
+                self.frag = piece;
+                self.path.clear();
+                self.path.push_str("/event/delta/");
+                self.path.push_str(field.name());
+                let kinds = std::mem::take(&mut self.kinds);
+                for k in &kinds {
+                    self.mark(*k);
+                }
+                self.kinds = kinds;
+                self.kinds.clear();
+                self.plain(b, cut, Some(frag.start), out);
+            }
+            b"content_block_stop" => {
+                if let Some(at) = self.find(parent, i.index) {
+                    self.release(at, out);
+                }
+                self.plain(b, cut, None, out);
+            }
+            b"message_start" | b"message_stop" => {
+                while let Some(at) = self.find(parent, None) {
+                    self.release(at, out);
+                }
+                self.plain(b, cut, None, out);
+            }
+            _ => self.plain(b, cut, None, out),
+        }
+        true
+    }
+
+    /// Feed decoded `piece` to stream `at`; leaves the new JSON string literal in `self.lit`
+    /// and the placeholder kinds in `self.kinds`.
+    fn feed(&mut self, at: usize, piece: &[u8], eof: bool) {
+        let st = &mut self.streams[at];
+        let mut cx = Ctx {
+            engine: &self.engine,
+            sc: &mut self.sc,
+            hits: &mut self.hits,
+            kinds: &mut self.kinds,
+        };
+        self.lit.clear();
+        self.lit.push(b'"');
+        self.dec.clear();
+        match st.field {
+            Field::Json => st.json.push(&mut cx, piece, eof, &mut self.dec),
+            _ => st.text.push(&mut cx, piece, eof, &mut self.dec),
+        }
+        escape_into(&mut self.lit, &self.dec);
+        self.lit.push(b'"');
+        let held = st.json.held() + st.text.held();
+        self.held_max = self.held_max.max(held);
+    }
+
+    /// Release stream `at`: a synthesized delta line with what it still holds.
+    fn release(&mut self, at: usize, out: &mut Transformed) {
+        self.feed(at, b"", true);
+        let st = self.streams.remove(at);
+        if self.lit.len() <= 2 && self.kinds.is_empty() {
+            return;
+        }
+        let o = out.buf();
+        o.extend_from_slice(
+            br#"{"type":"stream_event","event":{"type":"content_block_delta","index":"#,
+        );
+        o.extend_from_slice(itoa::Buffer::new().format(st.index).as_bytes());
+        o.extend_from_slice(br#","delta":{"type":""#);
+        o.extend_from_slice(st.field.delta_type().as_bytes());
+        o.extend_from_slice(br#"",""#);
+        o.extend_from_slice(st.field.name().as_bytes());
+        o.extend_from_slice(b"\":");
+        o.extend_from_slice(&self.lit);
+        o.extend_from_slice(br#"}},"session_id":"#);
+        o.extend_from_slice(&st.session_raw);
+        o.extend_from_slice(br#","parent_tool_use_id":"#);
+        o.extend_from_slice(&st.parent_raw);
+        o.push(b'}');
+        self.path.clear();
+        self.path.push_str("/event/delta/");
+        self.path.push_str(st.field.name());
+        let kinds = std::mem::take(&mut self.kinds);
+        for k in &kinds {
+            self.mark(*k);
+        }
+        self.kinds = kinds;
+        self.kinds.clear();
+        self.end_line(out, true);
+    }
+}
+
+fn contains(h: &[u8], n: &[u8]) -> bool {
+    memchr::memmem::find(h, n).is_some()
+}
+
+impl LineTransform for Redactor {
+    fn line(&mut self, line: &Line<'_>, out: &mut Transformed) {
+        self.push(line.bytes, line.oversized.is_some(), out);
+    }
+
+    fn finish(&mut self, out: &mut Transformed) {
+        self.flush(out);
+    }
+}
