@@ -108,7 +108,7 @@ impl<'a> Pipeline<'a> {
         let out = std::mem::take(&mut self.transformed);
         let mut res = Ok(());
         for i in 0..out.len() {
-            let (bytes, members, synthesized) = out.get(i);
+            let (bytes, members, synthesized) = out.get(i, orig.bytes);
             let l = Line {
                 bytes,
                 number: orig.number,

@@ -22,7 +22,8 @@ pub trait LineTransform {
 /// One output line of a transform.
 #[derive(Debug, Clone)]
 struct OutLine {
-    bytes: Range<usize>,
+    /// `None`: the input line, unchanged.
+    bytes: Option<Range<usize>>,
     members: Range<usize>,
     synthesized: bool,
 }
@@ -62,11 +63,22 @@ impl Transformed {
     /// one: the normalizer gets it with `raw_len` 0).
     pub fn end_line(&mut self, synthesized: bool) {
         self.lines.push(OutLine {
-            bytes: self.line_start..self.bytes.len(),
+            bytes: Some(self.line_start..self.bytes.len()),
             members: self.members_start..self.members.len(),
             synthesized,
         });
         self.line_start = self.bytes.len();
+        self.members_start = self.members.len();
+    }
+
+    /// Add the input line itself, unchanged (nothing written to [`Transformed::buf`] for it).
+    pub fn keep_line(&mut self) {
+        self.bytes.truncate(self.line_start);
+        self.lines.push(OutLine {
+            bytes: None,
+            members: self.members_start..self.members.len(),
+            synthesized: false,
+        });
         self.members_start = self.members.len();
     }
 
@@ -80,13 +92,14 @@ impl Transformed {
         self.lines.is_empty()
     }
 
-    /// Line `i`: its bytes, its extra members, and whether it was synthesized.
-    pub fn get(&self, i: usize) -> (&[u8], &[u8], bool) {
+    /// Line `i` of the output for input line `input`: its bytes, its extra members, and
+    /// whether it was synthesized.
+    pub fn get<'s>(&'s self, i: usize, input: &'s [u8]) -> (&'s [u8], &'s [u8], bool) {
         let l = &self.lines[i];
-        (
-            &self.bytes[l.bytes.clone()],
-            &self.members[l.members.clone()],
-            l.synthesized,
-        )
+        let bytes = match &l.bytes {
+            Some(r) => &self.bytes[r.clone()],
+            None => input,
+        };
+        (bytes, &self.members[l.members.clone()], l.synthesized)
     }
 }

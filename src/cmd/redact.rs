@@ -91,7 +91,7 @@ pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
             }
             out.clear();
             red.push(line.bytes, false, &mut out);
-            write_lines(&mut w, &out, line.terminated).map_err(out_err)?;
+            write_lines(&mut w, &out, line.bytes, line.terminated).map_err(out_err)?;
             last_unterminated = !line.terminated;
             if a.line_buffered {
                 w.flush().map_err(out_err)?;
@@ -103,7 +103,7 @@ pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
     if !out.is_empty() && last_unterminated {
         w.write_all(b"\n").map_err(out_err)?;
     }
-    write_lines(&mut w, &out, true).map_err(out_err)?;
+    write_lines(&mut w, &out, b"", true).map_err(out_err)?;
     w.flush().map_err(out_err)?;
     if a.summary {
         let counts = red.counts();
@@ -119,9 +119,14 @@ pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
     Ok(EXIT_OK)
 }
 
-fn write_lines(w: &mut impl Write, out: &Transformed, terminated: bool) -> io::Result<()> {
+fn write_lines(
+    w: &mut impl Write,
+    out: &Transformed,
+    input: &[u8],
+    terminated: bool,
+) -> io::Result<()> {
     for i in 0..out.len() {
-        let (bytes, _, _) = out.get(i);
+        let (bytes, _, _) = out.get(i, input);
         w.write_all(bytes)?;
         if terminated || i + 1 < out.len() {
             w.write_all(b"\n")?;

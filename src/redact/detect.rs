@@ -125,37 +125,43 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     // Context detectors: a keyword, then the secret.
     b(
         "aws_secret_key",
-        r#"(?i:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
+        r#"(?:{{aws}}_?{{secret}}_?{{access}}_?{{key}}|{{aws}}_?{{secret}}_?{{key}}|{{secret}}_?{{access}}_?{{key}})["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)"#,
         Check::AwsSecret,
         true,
     ),
     b(
         "authorization",
-        r#"(?i:\b(?:proxy-)?authorization)["']?\s*[:=]\s*["']?(?:(?i:bearer|basic|token|bot|digest)\s+)?([A-Za-z0-9._~+/\-]{8,}=*)"#,
+        r#"\b(?:{{proxy}}-)?{{authorization}}["']?\s*[:=]\s*["']?(?:(?:{{bearer}}|{{basic}}|{{token}}|{{bot}}|{{digest}})\s+)?([A-Za-z0-9._~+/\-]{8,}=*)"#,
         Check::Auth,
         true,
     ),
     b(
         "authorization",
-        r"(?i:\bbearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)",
+        r"\b{{bearer}}\s+([A-Za-z0-9._~+/\-]{16,}=*)",
         Check::Mixed,
         true,
     ),
     b(
         "url_password",
-        r#"://[^\s:@/?#"'<>\\\[\]]{1,64}:([^\s@/?#"'<>\\]{1,128})@[A-Za-z0-9\[]"#,
+        r#"//[^\s:@/?#"'<>\\\[\]]{1,64}:([^\s@/?#"'<>\\]{1,128})@[A-Za-z0-9\[]"#,
         Check::UrlPassword,
         true,
     ),
     b(
         "password",
-        r#"(?i:password|passwd|passphrase|\bpwd)[A-Za-z0-9_\-]{0,20}["']?\s*[:=]\s*(?:"([^"\r\n]{1,128})"|'([^'\r\n]{1,128})'|([^\s"'`,;&)}\]]{1,128}))"#,
+        r#"--(?:{{password}}|{{passwd}})\s+([^\s"'`]{1,128})"#,
+        Check::Password,
+        true,
+    ),
+    b(
+        "password",
+        r#"(?:{{password}}|{{passwd}}|{{passphrase}}|\b{{pwd}})[A-Za-z0-9_\-]{0,20}["']?\s*[:=]\s*(?:"([^"\r\n]{1,128})"|'([^'\r\n]{1,128})'|([^\s"'`,;&)}\]]{1,128}))"#,
         Check::Password,
         true,
     ),
     b(
         "secret",
-        r#"(?i:secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|signing[_\-]?key|credentials?)[A-Za-z0-9_\-]{0,20}["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.\-~]{16,})"#,
+        r#"(?:{{secret}}|{{token}}|{{api}}[_\-]?{{key}}|{{apikey}}|{{access}}[_\-]?{{key}}|{{private}}[_\-]?{{key}}|{{auth}}[_\-]?{{key}}|{{signing}}[_\-]?{{key}}|{{credential}}s?)[A-Za-z0-9_\-]{0,20}["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.\-~]{16,})"#,
         Check::Entropy,
         true,
     ),
@@ -167,6 +173,62 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     ),
 ];
 
+/// Literals such that every match of every built-in contains one, starting at most `back`
+/// bytes after the match starts. A string without any is skipped, and a string with some is
+/// searched only at the starts they allow. Keywords (second list) stand for their three
+/// spellings, like `{{word}}` in the patterns. All are 3+ bytes (the SIMD search then
+/// fingerprints 3 bytes); `//` (URL credentials) is searched separately.
+pub(crate) const ANCHORS: &[(&str, usize)] = &[
+    ("sk-", 0),
+    ("AKIA", 0),
+    ("ASIA", 0),
+    ("ABIA", 0),
+    ("ACCA", 0),
+    ("ghp_", 0),
+    ("gho_", 0),
+    ("ghu_", 0),
+    ("ghs_", 0),
+    ("ghr_", 0),
+    ("github_pat_", 0),
+    ("glpat-", 0),
+    ("xox", 0),
+    ("k_live_", 1),
+    ("k_test_", 1),
+    ("AIza", 0),
+    ("npm_", 0),
+    ("pypi-", 0),
+    ("eyJ", 0),
+    ("-----BEGIN", 0),
+];
+
+/// Keyword literals, `(word, back)`.
+pub(crate) const KEYWORD_ANCHORS: &[(&str, usize)] = &[
+    // `aws_secret…`
+    ("secret", 4),
+    // `proxy-authorization`
+    ("authorization", 6),
+    ("bearer", 0),
+    // `--password`
+    ("password", 2),
+    ("passwd", 2),
+    ("passphrase", 0),
+    ("pwd", 0),
+    ("token", 0),
+    // `signing_key`, `A_KEY`
+    ("key", 8),
+    ("credential", 0),
+];
+
+/// The three spellings of a keyword: `word`, `Word`, `WORD`.
+pub(crate) fn spellings(w: &str) -> [String; 3] {
+    let mut cap = w.to_owned();
+    cap[..1].make_ascii_uppercase();
+    [w.to_owned(), cap, w.to_ascii_uppercase()]
+}
+
+/// The literal of URL credentials, searched with `memmem` next to [`ANCHORS`].
+pub(crate) const URL_ANCHOR: &[u8] = b"//";
+
 /// How many leading entries of [`BUILTINS`] are token detectors (used to classify the value
 /// found by a context detector).
 pub(crate) const TOKEN_DETECTORS: usize = 13;
@@ -176,21 +238,39 @@ pub(crate) const TOKEN_DETECTORS: usize = 13;
 pub(crate) const KEY_CONTEXTS: &[(&str, &str, Check)] = &[
     (
         "password",
-        r"(?i:password|passwd|passphrase|pwd)$",
+        r"(?:{{password}}|{{passwd}}|{{passphrase}}|\b{{pwd}})$",
         Check::Password,
     ),
     (
         "aws_secret_key",
-        r"(?i:secret_?access_?key)$",
+        r"{{secret}}_?{{access}}_?{{key}}$",
         Check::AwsSecret,
     ),
-    ("authorization", r"(?i:authorization)$", Check::Auth),
+    ("authorization", r"{{authorization}}$", Check::Auth),
     (
         "secret",
-        r"(?i:secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|signing[_\-]?key|credentials?)$|[A-Z0-9]_KEY$",
+        r"(?:{{secret}}|{{token}}|{{api}}[_\-]?{{key}}|{{apikey}}|{{access}}[_\-]?{{key}}|{{private}}[_\-]?{{key}}|{{auth}}[_\-]?{{key}}|{{signing}}[_\-]?{{key}}|{{credential}}s?)$|[A-Z0-9]_KEY$",
         Check::Entropy,
     ),
 ];
+
+/// The regex of a built-in: each `{{word}}` (a keyword) becomes `(?:word|Word|WORD)`. Keywords
+/// match in these three spellings only, not in any case mix: that keeps every pattern's
+/// prefixes a small set of literals, which the regex engine searches with SIMD.
+pub(crate) fn expand(re: &str) -> String {
+    let mut out = String::with_capacity(re.len() * 2);
+    let mut rest = re;
+    while let Some(i) = rest.find("{{") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let j = after.find("}}").expect("keyword marker is closed");
+        let [lower, cap, upper] = spellings(&after[..j]);
+        out.push_str(&format!("(?:{lower}|{cap}|{upper})"));
+        rest = &after[j + 2..];
+    }
+    out.push_str(rest);
+    format!("(?-u:{out})")
+}
 
 /// Shannon entropy of `s` in bits per byte.
 pub(crate) fn entropy(s: &[u8]) -> f64 {
@@ -327,15 +407,19 @@ pub(crate) fn check(check: Check, s: &[u8], bits: f64) -> bool {
     }
 }
 
-/// For a whole value under a secret-looking key: the part that is the secret, if any.
+/// For a whole value under a secret-looking key: the part that is the secret.
 pub(crate) fn key_value_span(check: Check, v: &[u8]) -> (usize, usize) {
     if check == Check::Auth {
-        // `Bearer xyz`, `Basic xyz`: the credential follows the scheme.
-        if let Some(sp) = v.iter().position(|&c| c == b' ') {
-            let scheme = &v[..sp];
-            if scheme.iter().all(u8::is_ascii_alphabetic) && scheme.len() <= 10 {
+        // `Bearer xyz`, `Basic xyz`: the credential follows the scheme (the schemes of the
+        // `authorization` pattern, so a value found here is also found in text).
+        if let Some(sp) = v.iter().position(u8::is_ascii_whitespace) {
+            let scheme = std::str::from_utf8(&v[..sp]).unwrap_or("");
+            let known = ["bearer", "basic", "token", "bot", "digest"]
+                .iter()
+                .any(|w| spellings(w).iter().any(|x| x == scheme));
+            if known {
                 let mut st = sp;
-                while st < v.len() && v[st] == b' ' {
+                while st < v.len() && v[st].is_ascii_whitespace() {
                     st += 1;
                 }
                 return (st, v.len());
@@ -345,13 +429,24 @@ pub(crate) fn key_value_span(check: Check, v: &[u8]) -> (usize, usize) {
     (0, v.len())
 }
 
-/// Whether a whole value under a secret-looking key is shaped like a secret at all (the check
-/// then decides): one token, no spaces or line breaks.
+/// Whether a whole value under a secret-looking key is shaped like the value of the
+/// keyword's text pattern (so whatever a key finds, the text patterns find too, in the raw
+/// line): one token of the pattern's characters.
 pub(crate) fn key_value_shape(check: Check, s: &[u8]) -> bool {
     match check {
         Check::Entropy => s
             .iter()
             .all(|&c| c.is_ascii_alphanumeric() || b"+/=_.-~".contains(&c)),
+        Check::Auth => {
+            let body = s.strip_suffix(b"=").map_or(s, |_| {
+                let n = s.iter().rev().take_while(|&&c| c == b'=').count();
+                &s[..s.len() - n]
+            });
+            body.len() >= 8
+                && body
+                    .iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || b"._~+/-".contains(&c))
+        }
         _ => !s.iter().any(|&c| c.is_ascii_whitespace()),
     }
 }
@@ -374,6 +469,7 @@ mod tests {
         assert!(!random_ok(b"aaaaaaaaaaaaaaaaaaaa1", 3.5));
         assert!((entropy(b"abcd") - 2.0).abs() < 1e-9);
         assert_eq!(key_value_span(Check::Auth, b"Bearer  abc"), (8, 11));
+        assert_eq!(key_value_span(Check::Auth, b"MAC abc"), (0, 7));
         assert_eq!(key_value_span(Check::Auth, b"abc"), (0, 3));
     }
 }

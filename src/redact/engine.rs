@@ -7,14 +7,19 @@
 //! patterns also go into a lazy DFA, walked anchored from a position to tell whether more input
 //! could still produce a match there.
 
+use std::sync::LazyLock;
+
+use aho_corasick::{Span, packed};
 use hmac::{KeyInit, Mac};
 use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
 use regex_automata::meta::{self, Regex};
 use regex_automata::util::captures::Captures;
-use regex_automata::util::syntax;
+use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, Input, MatchKind};
 
-use super::detect::{self, BUILTINS, Check, KEY_CONTEXTS, TOKEN_DETECTORS};
+use super::detect::{
+    self, ANCHORS, BUILTINS, Check, KEY_CONTEXTS, KEYWORD_ANCHORS, TOKEN_DETECTORS, URL_ANCHOR,
+};
 use super::rules::{Pattern, Rule, RuleError};
 
 /// Index of a kind in [`Engine::kind`].
@@ -89,7 +94,32 @@ pub struct Engine {
     hmac: hmac::Hmac<sha2::Sha256>,
     bits: f64,
     truncated: KindId,
+    /// Literals every match contains (`None` when a user regex has no known ones), and how
+    /// far after a match's start each can be.
+    anchors: Option<packed::Searcher>,
+    anchor_back: Vec<usize>,
 }
+
+/// What [`Engine::find_anchors`] noticed in a line besides detector literals.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    /// The literals are known (false when a user regex has none: assume a secret anywhere).
+    pub known: bool,
+    /// `"stream_event"` occurs.
+    pub stream_event: bool,
+    /// A `\u00` escape (which can encode an ASCII character of a literal) occurs.
+    pub unicode_escape: bool,
+}
+
+const STREAM_EVENT: usize = usize::MAX;
+const UNICODE_ESCAPE: usize = usize::MAX - 1;
+
+/// A search looked at a JSON escape: scan the decoded string instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Escaped;
+
+/// Detector literals found in a text: `(start, back)`, ascending, one per start position.
+pub type Anchors = Vec<(usize, usize)>;
 
 /// Mutable search state for one [`Engine`].
 pub struct Scratch {
@@ -98,6 +128,7 @@ pub struct Scratch {
     dfa: DfaCache,
     tokens: meta::Cache,
     keys: meta::Cache,
+    starts: Anchors,
 }
 
 fn syntax_cfg() -> syntax::Config {
@@ -127,7 +158,27 @@ impl Engine {
         };
         let mut pats = Vec::new();
         let mut infos = Vec::new();
+        let mut anchor_lits: Vec<Vec<u8>> = Vec::new();
+        let mut anchor_back: Vec<usize> = Vec::new();
+        for (lit, back) in ANCHORS {
+            anchor_lits.push(lit.as_bytes().to_vec());
+            anchor_back.push(*back);
+        }
+        for (w, back) in KEYWORD_ANCHORS {
+            for sp in detect::spellings(w) {
+                anchor_lits.push(sp.into_bytes());
+                anchor_back.push(*back);
+            }
+        }
+        let mut anchored = true;
         for r in &cfg.rules {
+            match &r.pattern {
+                Pattern::Literal(v) => {
+                    anchor_lits.push(v.clone());
+                    anchor_back.push(0);
+                }
+                Pattern::Regex(_) => anchored = false,
+            }
             let p = match &r.pattern {
                 Pattern::Literal(v) => {
                     format!("(?-u:{})", regex::escape(&String::from_utf8_lossy(v)))
@@ -155,7 +206,7 @@ impl Engine {
             });
         }
         for b in BUILTINS {
-            pats.push(format!("(?-u:{})", b.re));
+            pats.push(detect::expand(b.re));
             infos.push(PatInfo {
                 kind: kind_id(b.kind),
                 check: b.check,
@@ -175,12 +226,12 @@ impl Engine {
             .map_err(|e| internal(e.to_string()))?;
         let token_pats: Vec<String> = BUILTINS[..TOKEN_DETECTORS]
             .iter()
-            .map(|b| format!("(?-u:{})", b.re))
+            .map(|b| detect::expand(b.re))
             .collect();
         let tokens = build(&token_pats).map_err(|e| internal(e.to_string()))?;
         let key_pats: Vec<String> = KEY_CONTEXTS
             .iter()
-            .map(|(_, re, _)| format!("(?-u:{re})"))
+            .map(|(_, re, _)| detect::expand(re))
             .collect();
         let keys = build(&key_pats).map_err(|e| internal(e.to_string()))?;
         let min_len = pats
@@ -195,6 +246,25 @@ impl Engine {
             .max(1);
         let hmac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(&cfg.key.0)
             .map_err(|_| internal("bad key".into()))?;
+        // Leftmost-first: built-ins come first, so where a user literal and a built-in
+        // literal start at the same place the built-in one (whose `back` may be larger) is
+        // reported.
+        let anchors = if anchored {
+            let mut b = packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostFirst)
+                .builder();
+            for l in &anchor_lits {
+                b.add(l);
+            }
+            // Not secrets: noticed in the same pass over a raw line.
+            b.add(b"\"stream_event\"");
+            anchor_back.push(STREAM_EVENT);
+            b.add(b"\\u00");
+            anchor_back.push(UNICODE_ESCAPE);
+            b.build()
+        } else {
+            None
+        };
         let mut e = Engine {
             re,
             dfa,
@@ -207,6 +277,8 @@ impl Engine {
             hmac,
             bits: cfg.entropy_bits,
             truncated,
+            anchors,
+            anchor_back,
         };
         e.can_start = e.start_bytes();
         Ok(e)
@@ -220,7 +292,49 @@ impl Engine {
             dfa: self.dfa.create_cache(),
             tokens: self.tokens.create_cache(),
             keys: self.keys.create_cache(),
+            starts: Vec::new(),
         }
+    }
+
+    /// Every position of `text` where a detector literal starts, for
+    /// [`Engine::scan_value`]. A text without literals holds no secret, but escapes hide
+    /// literals: look at decoded text, or at raw JSON without `\u00…`/`\/` escapes. The same
+    /// pass notes a few other literals of a raw line.
+    pub fn find_anchors(&self, text: &[u8], out: &mut Anchors) -> Seen {
+        out.clear();
+        let mut seen = Seen::default();
+        let Some(t) = &self.anchors else {
+            return seen;
+        };
+        seen.known = true;
+        static URL: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(URL_ANCHOR));
+        let mut pos = 0;
+        let mut urls = URL.find_iter(text).peekable();
+        while pos < text.len() {
+            let Some(m) = t.find_in(text, Span::from(pos..text.len())) else {
+                break;
+            };
+            // Restart right after the start: overlapping literals are found too.
+            pos = m.start() + 1;
+            match self.anchor_back[m.pattern().as_usize()] {
+                STREAM_EVENT => seen.stream_event = true,
+                UNICODE_ESCAPE => seen.unicode_escape = true,
+                back => {
+                    while let Some(&u) = urls.peek().filter(|&&u| u < m.start()) {
+                        out.push((u, 0));
+                        urls.next();
+                    }
+                    out.push((m.start(), back));
+                }
+            }
+        }
+        for u in urls {
+            if out.last().is_none_or(|l| l.0 < u) {
+                out.push((u, 0));
+            }
+        }
+        seen
     }
 
     /// The name of a kind.
@@ -315,6 +429,17 @@ impl Engine {
         if eof && len.saturating_sub(from) < self.min_len {
             return len;
         }
+        if eof && self.anchors.is_some() {
+            let mut starts = std::mem::take(&mut sc.starts);
+            self.find_anchors(&text[from..], &mut starts);
+            for a in starts.iter_mut() {
+                a.0 += from;
+            }
+            let r = self.scan_anchored(sc, text, from, &starts, false, hits);
+            debug_assert!(r.is_ok());
+            sc.starts = starts;
+            return len;
+        }
         let mut pos = from;
         while pos < len {
             let input = Input::new(text).range(pos..);
@@ -340,6 +465,191 @@ impl Engine {
             }
         }
         len
+    }
+
+    /// `scan` of complete text, searching only where a detector literal allows a match to
+    /// start: the same hits as the leftmost-first scan over every position, since every match
+    /// contains a literal at most its `back` bytes after its start.
+    /// Scan complete text at the starts `starts` allows (see [`Engine::scan`]).
+    ///
+    /// With `raw_json`, `text` is the raw inside of a JSON string whose escapes are all
+    /// two-byte ones (`\n`, `\"`, …; no `\u`, no `\/`): the result is valid for the decoded
+    /// string as long as no search looked at an escape (or at the byte after one), and
+    /// `Err(Escaped)` says one did (then scan the decoded string instead).
+    fn scan_anchored(
+        &self,
+        sc: &mut Scratch,
+        text: &[u8],
+        from: usize,
+        starts: &[(usize, usize)],
+        raw_json: bool,
+        hits: &mut Vec<Hit>,
+    ) -> Result<(), Escaped> {
+        let mut pos = from;
+        for &(a, back) in starts {
+            let mut s = a.saturating_sub(back).max(pos);
+            while s <= a {
+                let (m, seen) = self.walk(&mut sc.dfa, text, s);
+                if raw_json && memchr::memchr(b'\\', &text[s.saturating_sub(2)..seen]).is_some() {
+                    return Err(Escaped);
+                }
+                let Some(end) = m else {
+                    s += 1;
+                    continue;
+                };
+                // The match is known: get its groups.
+                let input = Input::new(text).range(s..end).anchored(Anchored::Yes);
+                self.re
+                    .search_captures_with(&mut sc.re, &input, &mut sc.caps);
+                let Some(m) = sc.caps.get_match() else {
+                    s += 1;
+                    continue;
+                };
+                match self.accept(sc, text, m.pattern().as_usize()) {
+                    Some(h) => {
+                        hits.push(h);
+                        s = m.end().max(h.end).max(m.start() + 1);
+                    }
+                    None => s += 1,
+                }
+            }
+            pos = pos.max(s);
+        }
+        Ok(())
+    }
+
+    /// Whether the raw line `text` certainly holds no secret, without tokenizing it. `text`
+    /// must have no `\u` and no `\/` escape; `anchors` are its literals
+    /// ([`Engine::find_anchors`]).
+    ///
+    /// True when, at every start the literals allow, no detector matches, neither in the raw
+    /// bytes (the line as text) nor with JSON escapes decoded on the fly (the line as JSON).
+    /// A search over a decoded string ends at its closing quote where this one goes on past
+    /// it (a match ending there is found here too), and whatever a secret-looking member name
+    /// finds, its keyword's pattern finds across `"name": "value"` here.
+    pub fn clear_raw(&self, sc: &mut Scratch, text: &[u8], anchors: &[(usize, usize)]) -> bool {
+        let mut next = 0;
+        for &(a, back) in anchors {
+            for s in a.saturating_sub(back).max(next)..=a {
+                let (m, seen) = self.walk(&mut sc.dfa, text, s);
+                if m.is_some() {
+                    return false;
+                }
+                let escapes = s > 0 && (text[s - 1] == b'\\' || escaped(text, s - 1));
+                if (escapes || memchr::memchr(b'\\', &text[s..seen]).is_some())
+                    && self.walk_unescaped(&mut sc.dfa, text, s)
+                {
+                    return false;
+                }
+            }
+            next = next.max(a + 1);
+        }
+        true
+    }
+
+    /// Whether a detector may match at raw position `s` of `text` (JSON without `\u`
+    /// escapes) with its escapes decoded. Unsure counts as yes.
+    fn walk_unescaped(&self, cache: &mut DfaCache, text: &[u8], s: usize) -> bool {
+        let unit = if escaped(text, s) { s - 1 } else { s };
+        let before = match unit.checked_sub(1) {
+            None => None,
+            Some(p) if escaped(text, p) => match unescape(text[p]) {
+                Some(c) => Some(c),
+                None => return true,
+            },
+            Some(p) => Some(text[p]),
+        };
+        let cfg = start::Config::new()
+            .anchored(Anchored::Yes)
+            .look_behind(before);
+        let Ok(mut sid) = self.dfa.start_state(cache, &cfg) else {
+            return true;
+        };
+        let mut i = unit;
+        while i < text.len() {
+            let (c, step) = if text[i] == b'\\' {
+                match text.get(i + 1).and_then(|&e| unescape(e)) {
+                    Some(c) => (c, 2),
+                    None => return true,
+                }
+            } else {
+                (text[i], 1)
+            };
+            sid = match self.dfa.next_state(cache, sid, c) {
+                Ok(x) => x,
+                Err(_) => return true,
+            };
+            if sid.is_tagged() {
+                if sid.is_match() || sid.is_quit() {
+                    return true;
+                }
+                if sid.is_dead() {
+                    return false;
+                }
+            }
+            i += step;
+        }
+        match self.dfa.next_eoi_state(cache, sid) {
+            Ok(x) => x.is_match(),
+            Err(_) => true,
+        }
+    }
+
+    /// The end of the leftmost-first match anchored at `s`, walking the lazy DFA, and the end
+    /// of the bytes the walk looked at.
+    fn walk(&self, cache: &mut DfaCache, text: &[u8], s: usize) -> (Option<usize>, usize) {
+        let input = Input::new(text).range(s..).anchored(Anchored::Yes);
+        let Ok(mut sid) = self.dfa.start_state_forward(cache, &input) else {
+            return self.walk_slow(text, s);
+        };
+        let mut last = None;
+        for (at, &c) in text.iter().enumerate().skip(s) {
+            sid = match self.dfa.next_state(cache, sid, c) {
+                Ok(x) => x,
+                Err(_) => return self.walk_slow(text, s),
+            };
+            if sid.is_tagged() {
+                if sid.is_match() {
+                    last = Some(at);
+                } else if sid.is_dead() {
+                    return (last, at + 1);
+                } else if sid.is_quit() {
+                    return self.walk_slow(text, s);
+                }
+            }
+        }
+        match self.dfa.next_eoi_state(cache, sid) {
+            Ok(x) if x.is_match() => (Some(text.len()), text.len()),
+            Ok(_) => (last, text.len()),
+            Err(_) => self.walk_slow(text, s),
+        }
+    }
+
+    /// [`Engine::walk`] when the lazy DFA gives up (a Unicode word boundary on non-ASCII
+    /// text, a thrashing cache): ask the full regex, and assume it looked at everything.
+    fn walk_slow(&self, text: &[u8], s: usize) -> (Option<usize>, usize) {
+        let input = Input::new(text).range(s..).anchored(Anchored::Yes);
+        (self.re.search(&input).map(|m| m.end()), text.len())
+    }
+
+    /// The leftmost-first scan over every position (what [`Engine::scan`] does without
+    /// literals). For tests: it must agree with the literal-driven one.
+    #[doc(hidden)]
+    pub fn scan_every_position(&self, sc: &mut Scratch, text: &[u8], hits: &mut Vec<Hit>) {
+        let mut pos = 0;
+        while pos < text.len() {
+            let input = Input::new(text).range(pos..);
+            self.re
+                .search_captures_with(&mut sc.re, &input, &mut sc.caps);
+            let Some(m) = sc.caps.get_match() else { return };
+            match self.accept(sc, text, m.pattern().as_usize()) {
+                Some(h) => {
+                    hits.push(h);
+                    pos = m.end().max(h.end).max(m.start() + 1);
+                }
+                None => pos = m.start() + 1,
+            }
+        }
     }
 
     /// Turn the match in `sc.caps` into a hit, if its check passes.
@@ -425,13 +735,49 @@ impl Engine {
         cut: bool,
         hits: &mut Vec<Hit>,
     ) {
+        let r = self.scan_value_at(sc, key, text, cut, None, false, hits);
+        debug_assert!(r.is_ok());
+    }
+
+    /// [`Engine::scan_value`] with the detector literals of `text` already found
+    /// ([`Engine::find_anchors`]). With `raw_json` (see [`Engine::scan_anchored`]), `text` is a
+    /// raw JSON string with two-byte escapes; hits are then in raw coordinates, and
+    /// `Err(Escaped)` asks for the decoded string.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_value_at(
+        &self,
+        sc: &mut Scratch,
+        key: Option<&[u8]>,
+        text: &[u8],
+        cut: bool,
+        anchors: Option<&[(usize, usize)]>,
+        raw_json: bool,
+        hits: &mut Vec<Hit>,
+    ) -> Result<(), Escaped> {
         if let Some(k) = key {
             if !cut {
+                if raw_json && self.is_secret_key(sc, k) {
+                    return Err(Escaped);
+                }
                 if let Some(h) = self.key_hit(sc, k, text) {
                     hits.push(h);
-                    return;
+                    return Ok(());
                 }
             }
+        }
+        if let (Some(a), false, true) = (anchors, cut, self.anchors.is_some()) {
+            if text.len() >= self.min_len {
+                let n = hits.len();
+                let r = self.scan_anchored(sc, text, 0, a, raw_json, hits);
+                if r.is_err() {
+                    hits.truncate(n);
+                }
+                return r;
+            }
+            return Ok(());
+        }
+        if raw_json {
+            return Err(Escaped);
         }
         let d = self.scan(sc, text, 0, !cut, hits);
         if d < text.len() {
@@ -441,7 +787,26 @@ impl Engine {
                 kind: self.truncated,
             });
         }
+        Ok(())
     }
+}
+
+/// Whether the byte at `p` is escaped (follows an odd run of backslashes).
+fn escaped(text: &[u8], p: usize) -> bool {
+    text[..p].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1
+}
+
+/// The byte a two-byte JSON escape stands for (`None`: not one).
+fn unescape(e: u8) -> Option<u8> {
+    Some(match e {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'b' => 8,
+        b'f' => 12,
+        b'"' | b'\\' | b'/' => e,
+        _ => return None,
+    })
 }
 
 fn is_cont(b: u8) -> bool {

@@ -6,7 +6,9 @@
 //! middle (an open string or container at the end); anything else outside strings (a bare
 //! word, `=`, a second document) makes it give up, and the line is then redacted as text.
 
-use memchr::memchr2;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 /// One open container.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +44,7 @@ pub(crate) enum Tok {
 }
 
 /// The line is not JSON.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct NotJson;
 
 /// The tokenizer. `stack` is borrowed scratch space.
@@ -163,35 +165,32 @@ impl<'a, 's> Lexer<'a, 's> {
         let key = self.expect_key && self.stack.last().is_some_and(|f| f.obj);
         let start = self.i + 1;
         let mut j = start;
-        let mut escaped = false;
-        loop {
-            match memchr2(b'"', b'\\', &b[j.min(b.len())..]) {
-                None => {
-                    self.i = b.len();
-                    return Str {
-                        start,
-                        end: b.len(),
-                        escaped,
-                        key,
-                        terminated: false,
-                    };
-                }
+        // The first quote not escaped, i.e. not preceded by an odd run of backslashes.
+        let end = loop {
+            match memchr::memchr(b'"', &b[j.min(b.len())..]) {
+                None => break None,
                 Some(k) => {
-                    let p = j + k;
-                    if b[p] == b'"' {
-                        self.i = p + 1;
-                        return Str {
-                            start,
-                            end: p,
-                            escaped,
-                            key,
-                            terminated: true,
-                        };
+                    let q = j + k;
+                    let run = b[start..q]
+                        .iter()
+                        .rev()
+                        .take_while(|&&c| c == b'\\')
+                        .count();
+                    if run % 2 == 0 {
+                        break Some(q);
                     }
-                    escaped = true;
-                    j = p + 2;
+                    j = q + 1;
                 }
             }
+        };
+        let stop = end.unwrap_or(b.len());
+        self.i = end.map_or(b.len(), |q| q + 1);
+        Str {
+            start,
+            end: stop,
+            escaped: memchr::memchr(b'\\', &b[start..stop]).is_some(),
+            key,
+            terminated: end.is_some(),
         }
     }
 
@@ -264,11 +263,20 @@ pub(crate) fn decode(raw: &[u8], out: &mut Vec<u8>, mut map: Option<&mut Vec<u32
     }
     let mut i = 0;
     while i < raw.len() {
+        // A run without escapes.
+        let run = memchr::memchr(b'\\', &raw[i..]).unwrap_or(raw.len() - i);
+        if run > 0 {
+            out.extend_from_slice(&raw[i..i + run]);
+            if let Some(m) = map.as_deref_mut() {
+                m.extend((i..i + run).map(|x| x as u32));
+            }
+            i += run;
+            continue;
+        }
         let at = i;
-        let c = raw[i];
         let before = out.len();
-        if c != b'\\' || i + 1 >= raw.len() {
-            out.push(c);
+        if i + 1 >= raw.len() {
+            out.push(b'\\');
             i += 1;
         } else {
             let e = raw[i + 1];
@@ -317,6 +325,25 @@ pub(crate) fn decode(raw: &[u8], out: &mut Vec<u8>, mut map: Option<&mut Vec<u32
     if let Some(m) = map {
         m.push(raw.len() as u32);
     }
+}
+
+/// Whether raw JSON string text has an escape that can hide a detector literal (`\u00…`, which
+/// can encode an ASCII character, or `\/`).
+pub(crate) fn hides_literals(raw: &[u8]) -> bool {
+    static U: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u00"));
+    U.find(raw).is_some() || has_escaped_slash(raw)
+}
+
+/// Whether raw JSON text has a `\u` escape (or a backslash before a `u`).
+pub(crate) fn has_unicode_escape(raw: &[u8]) -> bool {
+    static U: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
+    U.find(raw).is_some()
+}
+
+/// Whether raw JSON text has a `\/` escape.
+pub(crate) fn has_escaped_slash(raw: &[u8]) -> bool {
+    static SLASH: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\/"));
+    SLASH.find(raw).is_some()
 }
 
 /// Append `s` JSON-escaped (without quotes).

@@ -10,8 +10,11 @@
 
 use std::sync::Arc;
 
-use super::engine::{Engine, Hit, KindId, Scratch};
-use super::lex::{Frame, Lexer, NotJson, Str, Tok, decode, escape_into};
+use super::engine::{Engine, Hit, KindId, Scratch, Seen};
+use super::lex::{
+    Frame, Lexer, NotJson, Str, Tok, decode, escape_into, has_escaped_slash, has_unicode_escape,
+    hides_literals,
+};
 use super::stream::{Ctx, JsonStream, TextStream};
 use crate::read::Line;
 use crate::transform::{LineTransform, Transformed};
@@ -86,6 +89,9 @@ pub struct Redactor {
     lit: Vec<u8>,
     totals: Vec<u64>,
     held_max: usize,
+    anchors: Vec<(usize, usize)>,
+    line_anchors: Vec<(usize, usize)>,
+    seen: Seen,
 }
 
 impl Redactor {
@@ -108,6 +114,9 @@ impl Redactor {
             lit: Vec::new(),
             totals: Vec::new(),
             held_max: 0,
+            anchors: Vec::new(),
+            line_anchors: Vec::new(),
+            seen: Seen::default(),
         }
     }
 
@@ -129,9 +138,10 @@ impl Redactor {
     /// Redact one line (`cut`: the line was cut by a length limit). Appends the output
     /// line(s) to `out`: released delta text first, if any, then the line itself.
     pub fn push(&mut self, bytes: &[u8], cut: bool, out: &mut Transformed) {
-        if memchr::memmem::find(bytes, b"\"stream_event\"").is_some()
-            && self.stream_line(bytes, cut, out)
-        {
+        let mut anchors = std::mem::take(&mut self.line_anchors);
+        self.seen = self.engine.find_anchors(bytes, &mut anchors);
+        self.line_anchors = anchors;
+        if self.seen.stream_event && self.stream_line(bytes, cut, out) {
             return;
         }
         self.plain(bytes, cut, None, out);
@@ -186,16 +196,40 @@ impl Redactor {
     /// A line that is not a delta (or a delta whose fragment was already replaced by
     /// `replace = (fragment start, new literal)`).
     fn plain(&mut self, b: &[u8], cut: bool, replace: Option<usize>, out: &mut Transformed) {
+        // `push` found the line's literals.
+        let anchors = std::mem::take(&mut self.line_anchors);
+        let known = self.seen.known;
+        let hides = self.seen.unicode_escape || has_escaped_slash(b);
+        // Fast path: no detector literal anywhere, nothing escaped that could hide one.
+        if known
+            && replace.is_none()
+            && !cut
+            && !self.pem_open
+            && !hides
+            && (anchors.is_empty()
+                || (!has_unicode_escape(b) && self.engine.clear_raw(&mut self.sc, b, &anchors)))
+        {
+            self.line_anchors = anchors;
+            out.keep_line();
+            return;
+        }
+        let known = known.then_some(&anchors[..]);
         let mark = out.buf().len();
-        let ok = match Lexer::new(b, &mut self.stack) {
-            Some(_) => self.json(b, cut, replace, out.buf()).is_ok(),
-            None => false,
+        let res = match Lexer::new(b, &mut self.stack) {
+            Some(_) => self.json(b, cut, replace, known, hides, out.buf()),
+            None => Err(NotJson),
         };
-        if !ok {
+        if res == Ok(false) {
+            self.line_anchors = anchors;
+            out.keep_line();
+            return;
+        }
+        if res.is_err() {
             out.buf().truncate(mark);
             self.marks.clear();
-            self.text(b, cut, out.buf());
+            self.text(b, cut, known, out.buf());
         }
+        self.line_anchors = anchors;
         self.end_line(out, false);
     }
 
@@ -204,10 +238,12 @@ impl Redactor {
         b: &[u8],
         cut: bool,
         replace: Option<usize>,
+        anchors: Option<&[(usize, usize)]>,
+        hides: bool,
         out: &mut Vec<u8>,
-    ) -> Result<(), NotJson> {
+    ) -> Result<bool, NotJson> {
         let mut stack = std::mem::take(&mut self.stack);
-        let r = self.json_inner(b, cut, replace, out, &mut stack);
+        let r = self.json_inner(b, cut, replace, anchors, hides, out, &mut stack);
         self.stack = stack;
         r
     }
@@ -217,29 +253,31 @@ impl Redactor {
         b: &[u8],
         cut: bool,
         replace: Option<usize>,
+        line_anchors: Option<&[(usize, usize)]>,
+        line_hides: bool,
         out: &mut Vec<u8>,
         stack: &mut Vec<Frame>,
-    ) -> Result<(), NotJson> {
+    ) -> Result<bool, NotJson> {
         let mut lx = Lexer::new(b, stack).ok_or(NotJson)?;
+        let mut anchors = std::mem::take(&mut self.anchors);
         let mut copied = 0;
-        while let Some(t) = lx.next_tok()? {
-            let Tok::Str(s) = t else { continue };
+        let mut cur = 0;
+        let mut key_literal = false;
+        let res = loop {
+            let s = match lx.next_tok() {
+                Ok(Some(Tok::Str(s))) => s,
+                Ok(Some(Tok::Scalar(..))) => continue,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
             if replace == Some(s.start) {
                 out.extend_from_slice(&b[copied..s.start - 1]);
                 out.extend_from_slice(&self.lit);
                 copied = s.end + 1;
                 continue;
             }
-            if s.terminated && s.end - s.start < 4 {
-                continue;
-            }
             let raw = &b[s.start..s.end];
-            let text: &[u8] = if s.escaped {
-                decode(raw, &mut self.dec, Some(&mut self.map));
-                &self.dec
-            } else {
-                raw
-            };
+            let cut_here = cut && !s.terminated;
             let key: Option<&[u8]> = match lx.value_key() {
                 Some((ks, ke, esc)) if !s.key => {
                     if esc {
@@ -251,35 +289,119 @@ impl Redactor {
                 }
                 _ => None,
             };
+            // Skip strings that certainly hold nothing: no literal inside, none hidden by an
+            // escape, not the value of a secret-looking member. (Strings come in order, so
+            // the line's literals are walked with a cursor.)
+            let inside = line_anchors.map(|la| {
+                while cur < la.len() && la[cur].0 < s.start {
+                    cur += 1;
+                }
+                let mut end = cur;
+                while end < la.len() && la[end].0 < s.end {
+                    end += 1;
+                }
+                &la[cur..end]
+            });
+            let hides = line_hides && s.escaped && hides_literals(raw);
+            if s.key {
+                // A member name can only be secret-looking if it holds a keyword literal.
+                key_literal = inside.is_none_or(|i| !i.is_empty()) || hides;
+            }
+            if s.terminated && s.end - s.start < 4 {
+                continue;
+            }
+            let key = key.filter(|k| {
+                key_literal && raw.len() >= 6 && self.engine.is_secret_key(&mut self.sc, k)
+            });
+            let needed = inside.is_none_or(|i| !i.is_empty()) || cut_here || hides || key.is_some();
+            if !needed {
+                continue;
+            }
             self.hits.clear();
-            let cut_here = cut && !s.terminated;
-            self.engine
-                .scan_value(&mut self.sc, key, text, cut_here, &mut self.hits);
+            // First on the raw bytes (no decoding) when the escapes cannot matter; the
+            // decoded string when they can.
+            let mut decoded = false;
+            let simple = s.escaped && !hides && !cut_here;
+            let direct = match inside {
+                Some(i) if !s.escaped || simple => {
+                    anchors.clear();
+                    anchors.extend(i.iter().map(|&(a, k)| (a - s.start, k)));
+                    self.engine
+                        .scan_value_at(
+                            &mut self.sc,
+                            key,
+                            raw,
+                            cut_here,
+                            Some(&anchors),
+                            simple,
+                            &mut self.hits,
+                        )
+                        .is_ok()
+                }
+                _ => false,
+            };
+            if !direct {
+                let text: &[u8] = if s.escaped {
+                    decode(raw, &mut self.dec, None);
+                    decoded = true;
+                    &self.dec
+                } else {
+                    raw
+                };
+                // The literals in decoded coordinates (two-byte escapes shorten by 1).
+                let known = match inside {
+                    Some(i) if !hides => {
+                        shift(raw, s.start, s.escaped, i, &mut anchors);
+                        Some(&anchors[..])
+                    }
+                    _ => None,
+                };
+                self.hits.clear();
+                let r = self.engine.scan_value_at(
+                    &mut self.sc,
+                    key,
+                    text,
+                    cut_here,
+                    known,
+                    false,
+                    &mut self.hits,
+                );
+                debug_assert!(r.is_ok());
+            }
             if self.hits.is_empty() {
                 continue;
+            }
+            if decoded {
+                decode(raw, &mut self.dec, Some(&mut self.map));
             }
             lx.pointer(s.key, &mut self.path);
             let hits = std::mem::take(&mut self.hits);
             for h in &hits {
-                let (rs, re) = if s.escaped {
+                let (rs, re) = if decoded {
                     (self.map[h.start] as usize, self.map[h.end] as usize)
                 } else {
                     (h.start, h.end)
                 };
                 out.extend_from_slice(&b[copied..s.start + rs]);
-                let text: &[u8] = if s.escaped { &self.dec } else { raw };
+                let text: &[u8] = if decoded { &self.dec } else { raw };
                 self.engine.placeholder(h.kind, &text[h.start..h.end], out);
                 copied = s.start + re;
                 self.mark(h.kind);
             }
             self.hits = hits;
+        };
+        self.anchors = anchors;
+        res?;
+        if copied == 0 {
+            // Nothing replaced: the caller keeps the input line.
+            return Ok(false);
         }
         out.extend_from_slice(&b[copied..]);
-        Ok(())
+        Ok(true)
     }
 
     /// A line that is not JSON, as text.
-    fn text(&mut self, b: &[u8], cut: bool, out: &mut Vec<u8>) {
+    fn text(&mut self, b: &[u8], cut: bool, anchors: Option<&[(usize, usize)]>, out: &mut Vec<u8>) {
         self.path.clear();
         let mut from = 0;
         if self.pem_open {
@@ -310,8 +432,17 @@ impl Redactor {
         }
         self.hits.clear();
         let rest = &b[from..];
-        self.engine
-            .scan_value(&mut self.sc, None, rest, cut, &mut self.hits);
+        let anchors = anchors.filter(|_| from == 0);
+        let r = self.engine.scan_value_at(
+            &mut self.sc,
+            None,
+            rest,
+            cut,
+            anchors,
+            false,
+            &mut self.hits,
+        );
+        debug_assert!(r.is_ok());
         let hits = std::mem::take(&mut self.hits);
         let mut at = 0;
         for h in &hits {
@@ -516,6 +647,52 @@ impl Redactor {
         self.kinds.clear();
         self.end_line(out, true);
     }
+}
+
+/// Literal positions `line` (line coordinates, inside the string starting at `start`) in the
+/// coordinates of the decoded string: each escape before them (2 raw bytes for 1; `\u` and `\/`
+/// are not handled here) shifts them by one.
+fn shift(
+    raw: &[u8],
+    start: usize,
+    escaped: bool,
+    line: &[(usize, usize)],
+    out: &mut Vec<(usize, usize)>,
+) {
+    out.clear();
+    if !escaped {
+        out.extend(line.iter().map(|&(a, b)| (a - start, b)));
+        return;
+    }
+    let mut k = 0;
+    let mut gone = 0;
+    let mut i = 0;
+    loop {
+        let next = memchr::memchr(b'\\', &raw[i.min(raw.len())..]).map(|j| i + j);
+        let limit = next.unwrap_or(raw.len());
+        while k < line.len() && line[k].0 - start < limit {
+            let p = line[k].0 - start;
+            out.push((p.saturating_sub(gone), line[k].1));
+            k += 1;
+        }
+        let Some(j) = next else { break };
+        gone += 1;
+        i = j + 2;
+    }
+    out.extend(
+        line[k..]
+            .iter()
+            .map(|&(a, b)| ((a - start).saturating_sub(gone), b)),
+    );
+    // A literal made of an escape's letter (`\npm_…`) can land on a real one: keep the
+    // larger reach.
+    out.dedup_by(|b, a| {
+        let same = a.0 == b.0;
+        if same {
+            a.1 = a.1.max(b.1);
+        }
+        same
+    });
 }
 
 fn contains(h: &[u8], n: &[u8]) -> bool {

@@ -72,7 +72,7 @@ mod line;
 mod rules;
 mod stream;
 
-pub use engine::{Config, DEFAULT_ENTROPY_BITS, Engine, Hit, Key, KindId, Scratch};
+pub use engine::{Config, DEFAULT_ENTROPY_BITS, Engine, Hit, Key, KindId, Scratch, Seen};
 pub use line::{Counts, Redactor};
 pub use rules::{MIN_LITERAL, Pattern, Rule, RuleError, env, literal, parse_file};
 
@@ -90,4 +90,13 @@ pub fn redact_str(engine: &Engine, sc: &mut Scratch, key: Option<&[u8]>, s: &[u8
     }
     out.extend_from_slice(&s[at..]);
     out
+}
+
+/// The built-in detector regexes, in priority order (for benchmarks and experiments).
+#[doc(hidden)]
+pub fn builtin_patterns() -> Vec<String> {
+    detect::BUILTINS
+        .iter()
+        .map(|b| detect::expand(b.re))
+        .collect()
 }
