@@ -284,6 +284,14 @@ impl Engine {
         Ok(e)
     }
 
+    /// The same engine searching every position instead of only where detector literals
+    /// allow (as with a user regex rule). Slower; for tests, which compare the two.
+    #[doc(hidden)]
+    pub fn exhaustive(mut self) -> Self {
+        self.anchors = None;
+        self
+    }
+
     /// Fresh search state.
     pub fn scratch(&self) -> Scratch {
         Scratch {
@@ -304,6 +312,13 @@ impl Engine {
         out.clear();
         let mut seen = Seen::default();
         let Some(t) = &self.anchors else {
+            // No literals known (a user regex): the other literals still count.
+            static STREAM: LazyLock<memchr::memmem::Finder<'static>> =
+                LazyLock::new(|| memchr::memmem::Finder::new(b"\"stream_event\""));
+            static UNICODE: LazyLock<memchr::memmem::Finder<'static>> =
+                LazyLock::new(|| memchr::memmem::Finder::new(b"\\u00"));
+            seen.stream_event = STREAM.find(text).is_some();
+            seen.unicode_escape = UNICODE.find(text).is_some();
             return seen;
         };
         seen.known = true;

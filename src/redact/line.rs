@@ -219,6 +219,10 @@ impl Redactor {
             Some(_) => self.json(b, cut, replace, known, hides, out.buf()),
             None => Err(NotJson),
         };
+        if res.is_ok() {
+            // Only text lines continue a private key block.
+            self.pem_open = false;
+        }
         if res == Ok(false) {
             self.line_anchors = anchors;
             out.keep_line();
@@ -405,29 +409,42 @@ impl Redactor {
         self.path.clear();
         let mut from = 0;
         if self.pem_open {
+            // Inside a private key block that a previous text line opened: its base64 lines
+            // (after any log prefix), header lines, and the footer line.
             let end_at = memchr::memmem::find(b, b"-----END");
             let footer_end = end_at
                 .and_then(|e| memchr::memmem::find(&b[e + 8..], b"-----").map(|f| e + 8 + f + 5));
-            let body = |s: &[u8]| {
-                s.iter()
-                    .all(|&c| c.is_ascii_alphanumeric() || b"+/=: ,-\t".contains(&c))
+            let tail_start = |upto: usize| {
+                b[..upto]
+                    .iter()
+                    .rposition(u8::is_ascii_whitespace)
+                    .map_or(0, |i| i + 1)
             };
-            let upto = match footer_end {
-                Some(f) => {
+            let base64 = |s: &[u8]| {
+                !s.is_empty()
+                    && s.iter()
+                        .all(|&c| c.is_ascii_alphanumeric() || b"+/=".contains(&c))
+            };
+            let trimmed = b.trim_ascii_end().len();
+            let span = match (end_at, footer_end) {
+                (Some(e), Some(f)) => {
                     self.pem_open = false;
-                    Some(f)
+                    let t = tail_start(e);
+                    Some((if base64(&b[t..e]) { t } else { e }, f))
                 }
-                None if body(b) => Some(b.len()),
-                None => {
+                _ if base64(&b[tail_start(trimmed)..trimmed]) => Some((tail_start(trimmed), trimmed)),
+                _ if contains(b, b"Proc-Type:") || contains(b, b"DEK-Info:") || trimmed == 0 => None,
+                _ => {
                     self.pem_open = false;
                     None
                 }
             };
-            if let Some(u) = upto.filter(|&u| u > 0) {
+            if let Some((st, en)) = span {
                 let kind = self.pem_kind();
-                self.engine.placeholder(kind, &b[..u], out);
+                out.extend_from_slice(&b[..st]);
+                self.engine.placeholder(kind, &b[st..en], out);
                 self.mark(kind);
-                from = u;
+                from = en;
             }
         }
         self.hits.clear();
