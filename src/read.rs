@@ -108,23 +108,23 @@ impl<R: Read> LineReader<R> {
                 let nl = self.pos + scanned + i;
                 self.pos = nl + 1;
                 let mut line_end = nl;
-                if let Some(max) = self.max_line {
-                    if nl - start > max {
-                        dropped += (nl - start - max) as u64;
-                        line_end = start + max;
-                    }
+                if let Some(max) = self.max_line
+                    && nl - start > max
+                {
+                    dropped += (nl - start - max) as u64;
+                    line_end = start + max;
                 }
                 return Ok(Some(self.make_line(start, line_end, dropped, true)));
             }
             scanned = self.end - self.pos;
-            if let Some(max) = self.max_line {
-                if scanned > max {
-                    // Keep the first `max` bytes, drop the rest of what is buffered.
-                    let keep_end = self.pos + max;
-                    dropped += (self.end - keep_end) as u64;
-                    self.end = keep_end;
-                    scanned = max;
-                }
+            if let Some(max) = self.max_line
+                && scanned > max
+            {
+                // Keep the first `max` bytes, drop the rest of what is buffered.
+                let keep_end = self.pos + max;
+                dropped += (self.end - keep_end) as u64;
+                self.end = keep_end;
+                scanned = max;
             }
             if self.eof {
                 if self.end == self.pos && dropped == 0 {
@@ -145,10 +145,10 @@ impl<R: Read> LineReader<R> {
         let raw_len = full_len + u64::from(terminated);
         let mut bytes = &self.buf[start..end];
         let oversized = if dropped > 0 { Some(full_len) } else { None };
-        if oversized.is_none() {
-            if let [rest @ .., b'\r'] = bytes {
-                bytes = rest;
-            }
+        if oversized.is_none()
+            && let [rest @ .., b'\r'] = bytes
+        {
+            bytes = rest;
         }
         Line {
             bytes,

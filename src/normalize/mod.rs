@@ -402,10 +402,10 @@ impl State {
             return;
         }
         let own_sid = get_str(v, "session_id");
-        if let Some(sid) = own_sid {
-            if self.session.as_deref() != Some(sid) {
-                self.session = Some(sid.to_owned());
-            }
+        if let Some(sid) = own_sid
+            && self.session.as_deref() != Some(sid)
+        {
+            self.session = Some(sid.to_owned());
         }
         // Lines without a session id (wrapper markers, foreign objects) belong to the current one.
         let fallback = if own_sid.is_none() {

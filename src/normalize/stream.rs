@@ -81,10 +81,10 @@ impl State {
             }
             "content_block_delta" => self.delta(e, index, key, ctx, ev),
             "content_block_stop" => {
-                if let Some(s) = self.streams.get_mut(&key) {
-                    if let Some(StreamBlock::Tool(c)) = index.and_then(|i| s.blocks.get_mut(&i)) {
-                        c.complete = true;
-                    }
+                if let Some(s) = self.streams.get_mut(&key)
+                    && let Some(StreamBlock::Tool(c)) = index.and_then(|i| s.blocks.get_mut(&i))
+                {
+                    c.complete = true;
                 }
                 let o = ev.begin_ephemeral("block.stop", ctx);
                 o.key("index");

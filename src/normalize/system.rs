@@ -122,11 +122,11 @@ impl State {
         ctx: &Ctx<'_>,
         ev: &mut Events,
     ) {
-        if kind == "conversation_reset" {
-            if let Some(new) = get_str(v, "new_conversation_id") {
-                self.flush_all(ev, "the conversation was reset");
-                self.session = Some(new.to_owned());
-            }
+        if kind == "conversation_reset"
+            && let Some(new) = get_str(v, "new_conversation_id")
+        {
+            self.flush_all(ev, "the conversation was reset");
+            self.session = Some(new.to_owned());
         }
         self.mapped_or_unknown(v, kind, "", ctx, ev);
     }

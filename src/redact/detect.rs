@@ -246,7 +246,7 @@ pub(crate) const KEY_CONTEXTS: &[(&str, &str, Check)] = &[
         r"{{secret}}_?{{access}}_?{{key}}$",
         Check::AwsSecret,
     ),
-    ("authorization", r"{{authorization}}$", Check::Auth),
+    ("authorization", r"\b{{authorization}}$", Check::Auth),
     (
         "secret",
         r"(?:{{secret}}|{{token}}|{{api}}[_\-]?{{key}}|{{apikey}}|{{access}}[_\-]?{{key}}|{{private}}[_\-]?{{key}}|{{auth}}[_\-]?{{key}}|{{signing}}[_\-]?{{key}}|{{credential}}s?)$|[A-Z0-9]_KEY$",

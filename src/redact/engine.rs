@@ -136,11 +136,14 @@ fn syntax_cfg() -> syntax::Config {
     syntax::Config::new().utf8(false)
 }
 
-fn build(pats: &[String]) -> Result<Regex, meta::BuildError> {
+/// Compile `pats` into one regex (the error is the library's text: it may quote a pattern,
+/// so it is only shown for built-ins).
+fn build(pats: &[String]) -> Result<Regex, String> {
     Regex::builder()
         .syntax(syntax_cfg())
         .configure(Regex::config().utf8_empty(false))
         .build_many(pats)
+        .map_err(|e| e.to_string())
 }
 
 impl Engine {
@@ -218,7 +221,11 @@ impl Engine {
             rule: "built-in".into(),
             reason: e,
         };
-        let re = build(&pats).map_err(|e| internal(e.to_string()))?;
+        // The library's message may quote a pattern, i.e. a user's literal: not shown.
+        let re = build(&pats).map_err(|_| RuleError {
+            rule: "--redact-*".into(),
+            reason: "the rules are too large to compile together".into(),
+        })?;
         let dfa = DFA::builder()
             .syntax(syntax_cfg())
             .configure(DFA::config().match_kind(MatchKind::LeftmostFirst))
@@ -228,12 +235,12 @@ impl Engine {
             .iter()
             .map(|b| detect::expand(b.re))
             .collect();
-        let tokens = build(&token_pats).map_err(|e| internal(e.to_string()))?;
+        let tokens = build(&token_pats).map_err(internal)?;
         let key_pats: Vec<String> = KEY_CONTEXTS
             .iter()
             .map(|(_, re, _)| detect::expand(re))
             .collect();
-        let keys = build(&key_pats).map_err(|e| internal(e.to_string()))?;
+        let keys = build(&key_pats).map_err(internal)?;
         let min_len = pats
             .iter()
             .filter_map(|p| {
@@ -769,15 +776,15 @@ impl Engine {
         raw_json: bool,
         hits: &mut Vec<Hit>,
     ) -> Result<(), Escaped> {
-        if let Some(k) = key {
-            if !cut {
-                if raw_json && self.is_secret_key(sc, k) {
-                    return Err(Escaped);
-                }
-                if let Some(h) = self.key_hit(sc, k, text) {
-                    hits.push(h);
-                    return Ok(());
-                }
+        if let Some(k) = key
+            && !cut
+        {
+            if raw_json && self.is_secret_key(sc, k) {
+                return Err(Escaped);
+            }
+            if let Some(h) = self.key_hit(sc, k, text) {
+                hits.push(h);
+                return Ok(());
             }
         }
         if let (Some(a), false, true) = (anchors, cut, self.anchors.is_some()) {

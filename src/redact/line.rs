@@ -68,6 +68,18 @@ struct Info {
     session_raw: Option<(usize, usize)>,
 }
 
+/// How to redact a JSON line.
+struct How<'a> {
+    /// The line was cut by a length limit.
+    cut: bool,
+    /// Start of a string to replace with `Redactor::lit` (a delta's fragment).
+    replace: Option<usize>,
+    /// The line's detector literals (`None`: unknown).
+    anchors: Option<&'a [(usize, usize)]>,
+    /// The line has escapes that can hide literals.
+    hides: bool,
+}
+
 /// Per-line counts of what was redacted, by kind.
 pub type Counts = std::collections::BTreeMap<String, u64>;
 
@@ -216,7 +228,15 @@ impl Redactor {
         let known = known.then_some(&anchors[..]);
         let mark = out.buf().len();
         let res = match Lexer::new(b, &mut self.stack) {
-            Some(_) => self.json(b, cut, replace, known, hides, out.buf()),
+            Some(_) => {
+                let how = How {
+                    cut,
+                    replace,
+                    anchors: known,
+                    hides,
+                };
+                self.json(b, &how, out.buf())
+            }
             None => Err(NotJson),
         };
         if res.is_ok() {
@@ -237,17 +257,9 @@ impl Redactor {
         self.end_line(out, false);
     }
 
-    fn json(
-        &mut self,
-        b: &[u8],
-        cut: bool,
-        replace: Option<usize>,
-        anchors: Option<&[(usize, usize)]>,
-        hides: bool,
-        out: &mut Vec<u8>,
-    ) -> Result<bool, NotJson> {
+    fn json(&mut self, b: &[u8], how: &How<'_>, out: &mut Vec<u8>) -> Result<bool, NotJson> {
         let mut stack = std::mem::take(&mut self.stack);
-        let r = self.json_inner(b, cut, replace, anchors, hides, out, &mut stack);
+        let r = self.json_inner(b, how, out, &mut stack);
         self.stack = stack;
         r
     }
@@ -255,13 +267,12 @@ impl Redactor {
     fn json_inner(
         &mut self,
         b: &[u8],
-        cut: bool,
-        replace: Option<usize>,
-        line_anchors: Option<&[(usize, usize)]>,
-        line_hides: bool,
+        how: &How<'_>,
         out: &mut Vec<u8>,
         stack: &mut Vec<Frame>,
     ) -> Result<bool, NotJson> {
+        let (cut, replace, line_anchors, line_hides) =
+            (how.cut, how.replace, how.anchors, how.hides);
         let mut lx = Lexer::new(b, stack).ok_or(NotJson)?;
         let mut anchors = std::mem::take(&mut self.anchors);
         let mut copied = 0;
@@ -432,8 +443,12 @@ impl Redactor {
                     let t = tail_start(e);
                     Some((if base64(&b[t..e]) { t } else { e }, f))
                 }
-                _ if base64(&b[tail_start(trimmed)..trimmed]) => Some((tail_start(trimmed), trimmed)),
-                _ if contains(b, b"Proc-Type:") || contains(b, b"DEK-Info:") || trimmed == 0 => None,
+                _ if base64(&b[tail_start(trimmed)..trimmed]) => {
+                    Some((tail_start(trimmed), trimmed))
+                }
+                _ if contains(b, b"Proc-Type:") || contains(b, b"DEK-Info:") || trimmed == 0 => {
+                    None
+                }
                 _ => {
                     self.pem_open = false;
                     None

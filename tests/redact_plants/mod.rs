@@ -132,15 +132,30 @@ pub fn plants() -> Vec<Plant> {
             format!("ghp_{}", g.chars(&an, 36)),
             ".",
         ),
-        p("github_token", "oauth ", format!("gho_{}", g.chars(&an, 36)), ""),
-        p("github_token", "", format!("ghu_{}", g.chars(&an, 36)), " user"),
+        p(
+            "github_token",
+            "oauth ",
+            format!("gho_{}", g.chars(&an, 36)),
+            "",
+        ),
+        p(
+            "github_token",
+            "",
+            format!("ghu_{}", g.chars(&an, 36)),
+            " user",
+        ),
         p(
             "github_token",
             "GH_TOKEN=",
             format!("ghs_{}", g.chars(&an, 36)),
             "",
         ),
-        p("github_token", "refresh ", format!("ghr_{}", g.chars(&an, 36)), ""),
+        p(
+            "github_token",
+            "refresh ",
+            format!("ghr_{}", g.chars(&an, 36)),
+            "",
+        ),
         p(
             "github_token",
             "fine-grained ",
@@ -247,18 +262,8 @@ pub fn plants() -> Vec<Plant> {
             format!("{}%{}", g.chars(&an, 6), g.chars(&an, 4)),
             " -u root",
         ),
-        p(
-            "secret",
-            "api_key = \"",
-            g.chars(&an, 32),
-            "\"",
-        ),
-        p(
-            "secret",
-            "client_secret: ",
-            g.chars(&an, 40),
-            "\n",
-        ),
+        p("secret", "api_key = \"", g.chars(&an, 32), "\""),
+        p("secret", "client_secret: ", g.chars(&an, 40), "\n"),
         p(
             "secret",
             "export SENDGRID_KEY=",
@@ -290,11 +295,20 @@ pub fn keyed() -> Vec<(String, Plant)> {
     vec![
         (
             "password".into(),
-            v("password", format!("{}-{}", g.chars(&an, 8), g.chars(DIGITS, 2))),
+            v(
+                "password",
+                format!("{}-{}", g.chars(&an, 8), g.chars(DIGITS, 2)),
+            ),
         ),
         ("api_key".into(), v("secret", g.chars(&an, 32))),
-        ("GITHUB_TOKEN".into(), v("github_token", format!("ghp_{}", g.chars(&an, 36)))),
-        ("SecretAccessKey".into(), v("aws_secret_key", g.chars(&b64, 40))),
+        (
+            "GITHUB_TOKEN".into(),
+            v("github_token", format!("ghp_{}", g.chars(&an, 36))),
+        ),
+        (
+            "SecretAccessKey".into(),
+            v("aws_secret_key", g.chars(&b64, 40)),
+        ),
         (
             "Authorization".into(),
             Plant {
