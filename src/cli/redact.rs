@@ -9,14 +9,16 @@ use clap::Args;
 #[derive(Debug, Args, Default, Clone)]
 #[command(next_help_heading = "Redaction")]
 pub struct RedactRules {
-    /// Also redact this exact value (repeatable; at least 4 bytes). Implies --redact.
+    /// Also redact this exact value (repeatable; at least 4 bytes; arguments show in the
+    /// process list, prefer --redact-env). Implies --redact.
     #[arg(long, value_name = "VALUE")]
     pub redact_literal: Vec<String>,
     /// Also redact the current value of environment variable NAME (repeatable). Implies --redact.
     #[arg(long, value_name = "NAME")]
     pub redact_env: Vec<String>,
-    /// Also apply the named regexes in FILE, one `name = regex` per line (repeatable; see
-    /// `man boo-normalize`). Implies --redact.
+    /// Also apply the named regexes in FILE: one `name = regex` per line, `#` comments; the
+    /// name (a-z, 0-9, _) is the placeholder kind; the regex's first capture group, if any,
+    /// is the part replaced (repeatable). Implies --redact.
     #[arg(long, value_name = "FILE")]
     pub redact_rules: Vec<PathBuf>,
     /// Key of the placeholder hash, for placeholders that are stable across runs (default: a

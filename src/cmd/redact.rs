@@ -111,9 +111,10 @@ pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
         let list: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = writeln!(
             io::stderr(),
-            "boo-normalize: redact: {total} redacted{}{}",
+            "boo-normalize: redact: {total} redacted{}{}; delta text held back at most {} bytes",
             if list.is_empty() { "" } else { ": " },
-            list.join(", ")
+            list.join(", "),
+            red.max_held()
         );
     }
     Ok(EXIT_OK)

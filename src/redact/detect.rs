@@ -49,7 +49,7 @@ const fn b(kind: &'static str, re: &'static str, check: Check, context: bool) ->
 
 /// PEM private keys: the whole block when its footer is there, else the header and the
 /// base64 body that follows (a block cut by the end of a string or line).
-const PEM: &str = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.\\\-]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)";
+const PEM: &str = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.\\\-]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)";
 
 /// The built-in detectors, most specific first (on the same start, the earlier one wins).
 /// Token detectors come before context detectors; `TOKEN_DETECTORS` counts them.
@@ -143,25 +143,25 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     ),
     b(
         "url_password",
-        r#"//[^\s:@/?#"'<>\\\[\]]{1,64}:([^\s@/?#"'<>\\]{1,128})@[A-Za-z0-9\[]"#,
+        r#"//[^\s:@/?#"'<>\\\[\]]+:([^\s@/?#"'<>\\]+)@[A-Za-z0-9\[]"#,
         Check::UrlPassword,
         true,
     ),
     b(
         "password",
-        r#"--(?:{{password}}|{{passwd}})\s+([^\s"'`]{1,128})"#,
+        r#"--(?:{{password}}|{{passwd}})\s+([^\s"'`]+)"#,
         Check::Password,
         true,
     ),
     b(
         "password",
-        r#"(?:{{password}}|{{passwd}}|{{passphrase}}|\b{{pwd}})[A-Za-z0-9_\-]{0,20}["']?\s*[:=]\s*(?:"([^"\r\n]{1,128})"|'([^'\r\n]{1,128})'|([^\s"'`,;&)}\]]{1,128}))"#,
+        r#"(?:{{password}}|{{passwd}}|{{passphrase}}|\b{{pwd}})[A-Za-z0-9_\-]*["']?\s*[:=]\s*(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"'`,;&)}\]]+))"#,
         Check::Password,
         true,
     ),
     b(
         "secret",
-        r#"(?:{{secret}}|{{token}}|{{api}}[_\-]?{{key}}|{{apikey}}|{{access}}[_\-]?{{key}}|{{private}}[_\-]?{{key}}|{{auth}}[_\-]?{{key}}|{{signing}}[_\-]?{{key}}|{{credential}}s?)[A-Za-z0-9_\-]{0,20}["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.\-~]{16,})"#,
+        r#"(?:{{secret}}|{{token}}|{{api}}[_\-]?{{key}}|{{apikey}}|{{access}}[_\-]?{{key}}|{{private}}[_\-]?{{key}}|{{auth}}[_\-]?{{key}}|{{signing}}[_\-]?{{key}}|{{credential}}s?)[A-Za-z0-9_\-]*["']?\s*[:=]\s*["']?([A-Za-z0-9+/=_.\-~]{16,})"#,
         Check::Entropy,
         true,
     ),
