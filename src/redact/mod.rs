@@ -65,11 +65,13 @@
 //! the secret. The normalizer writes them as the common member `redactions` of every event
 //! made from that line.
 
+mod deltas;
 mod detect;
 mod engine;
 mod lex;
 mod line;
 mod rules;
+mod search;
 mod stream;
 
 pub use engine::{Config, DEFAULT_ENTROPY_BITS, Engine, Hit, Key, KindId, Scratch, Seen};

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod build;
+
 /// A secret in context.
 #[derive(Debug, Clone)]
 pub struct Plant {
