@@ -1,8 +1,11 @@
 //! Command-line surface (clap derive). Validation only: no files are opened here.
 
+mod redact;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
+
+pub use redact::{RedactArgs, RedactCmdArgs, RedactRules};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -16,6 +19,8 @@ Examples:
   boo-normalize schema > envelope-v1.schema.json
   boo-normalize --format sse --audit run.audit.jsonl capture.ndjson   # SSE out, audit appended
   boo-normalize audit verify run.audit.jsonl                          # exit 1: FILE:LINE: reason
+  claude -p \"…\" --output-format stream-json --verbose | boo-normalize --redact
+  boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
 diagnostics or unknown events, 2 usage or I/O error.";
@@ -74,6 +79,8 @@ pub enum Command {
     /// Audit log tools.
     #[command(subcommand, after_help = AUDIT_HELP)]
     Audit(AuditCommand),
+    /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
+    Redact(RedactCmdArgs),
 }
 
 const SCHEMA_HELP: &str = "\
@@ -144,6 +151,9 @@ pub struct NormalizeArgs {
     /// Output options.
     #[command(flatten)]
     pub output: crate::output::OutputArgs,
+    /// Redaction.
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 const SPAWN_AFTER_HELP: &str = "\
@@ -265,6 +275,9 @@ pub struct StreamArgs {
     /// Output options (stdout format, audit log, SSE).
     #[command(flatten)]
     pub output: crate::output::OutputArgs,
+    /// Redaction (applied to the child's stdout and stderr before any output or record).
+    #[command(flatten)]
+    pub redact: RedactArgs,
 }
 
 /// Parse a duration: `30s`, `5m`, `1500ms`, `1h 30m` (humantime syntax) or bare seconds (`30`,

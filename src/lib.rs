@@ -31,8 +31,10 @@ pub mod normalize;
 pub mod pipeline;
 pub mod profile;
 pub mod read;
+pub mod redact;
 pub mod replay;
 pub mod schema;
 pub mod sink;
 #[cfg(unix)]
 pub mod spawn;
+pub mod transform;

@@ -12,6 +12,7 @@ use crate::envelope::Events;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::read::{Line, LineReader};
 use crate::sink::{EventCtx, Sink};
+use crate::transform::{LineTransform, Transformed};
 
 /// Normalizer plus sinks.
 pub struct Pipeline<'a> {
@@ -22,6 +23,9 @@ pub struct Pipeline<'a> {
     lines: u64,
     clock: Box<dyn Clock + 'a>,
     resume_after: Option<u64>,
+    transform: Option<Box<dyn LineTransform + 'a>>,
+    transformed: Transformed,
+    last_line: u64,
 }
 
 impl<'a> Pipeline<'a> {
@@ -35,7 +39,17 @@ impl<'a> Pipeline<'a> {
             lines: 0,
             clock: Box::new(SystemClock::new()),
             resume_after: None,
+            transform: None,
+            transformed: Transformed::default(),
+            last_line: 0,
         }
+    }
+
+    /// Rewrite every input line with `t` before normalizing it (redaction): the normalizer and
+    /// every sink, audit raw lines included, see only the rewritten bytes.
+    pub fn transform(mut self, t: Box<dyn LineTransform + 'a>) -> Self {
+        self.transform = Some(t);
+        self
     }
 
     /// Read times from `clock` instead of the system clock (replays, tests).
@@ -104,7 +118,28 @@ impl<'a> Pipeline<'a> {
     pub fn push_line_with(
         &mut self,
         line: &Line<'_>,
-        inspect: impl FnOnce(&mut Events, usize),
+        inspect: impl FnMut(&mut Events, usize),
+    ) -> io::Result<()> {
+        self.last_line = line.number;
+        if self.transform.is_some() {
+            let t = self.transform.as_mut().expect("checked");
+            self.transformed.clear();
+            t.line(line, &mut self.transformed);
+            self.push_transformed(line, inspect)?;
+        } else {
+            self.push_one(line, inspect)?;
+        }
+        if self.line_buffered {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Normalize one (possibly rewritten) line, let `inspect` see its events, hand them out.
+    fn push_one(
+        &mut self,
+        line: &Line<'_>,
+        mut inspect: impl FnMut(&mut Events, usize),
     ) -> io::Result<()> {
         let first = self.events.len();
         self.normalizer.push_line(line, &mut self.events);
@@ -112,11 +147,37 @@ impl<'a> Pipeline<'a> {
         inspect(&mut self.events, first);
         self.normalizer.count_events(&self.events, added);
         let stamp = self.stamp();
-        self.drain(Some(line), stamp)?;
-        if self.line_buffered {
-            self.flush()?;
+        self.drain(Some(line), stamp)
+    }
+
+    /// Normalize the transform's output for `orig`: usually one rewritten line, sometimes
+    /// preceded by lines the transform releases (held-back delta text), which get `raw_len` 0 so
+    /// `stats.lines` still counts input lines.
+    fn push_transformed(
+        &mut self,
+        orig: &Line<'_>,
+        mut inspect: impl FnMut(&mut Events, usize),
+    ) -> io::Result<()> {
+        let out = std::mem::take(&mut self.transformed);
+        let mut res = Ok(());
+        for i in 0..out.len() {
+            let (bytes, members, synthesized) = out.get(i, orig.bytes);
+            let l = Line {
+                bytes,
+                number: orig.number,
+                raw_len: if synthesized { 0 } else { orig.raw_len },
+                terminated: orig.terminated,
+                oversized: if synthesized { None } else { orig.oversized },
+            };
+            self.events.set_line_members(orig.number, members);
+            res = self.push_one(&l, &mut inspect);
+            self.events.set_line_members(orig.number, b"");
+            if res.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.transformed = out;
+        res
     }
 
     /// The clock's reading, when some sink uses it (reading it costs a syscall per line).
@@ -184,6 +245,18 @@ impl<'a> Pipeline<'a> {
 
     /// Write `run.end` (and whatever was pending) and finish every sink.
     pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
+        if let Some(t) = self.transform.as_mut() {
+            self.transformed.clear();
+            t.finish(&mut self.transformed);
+            let last = Line {
+                bytes: b"",
+                number: self.last_line,
+                raw_len: 0,
+                terminated: true,
+                oversized: None,
+            };
+            self.push_transformed(&last, |_, _| {})?;
+        }
         self.normalizer.finish(end, &mut self.events);
         let stamp = self.stamp();
         self.drain(None, stamp)?;

@@ -99,6 +99,10 @@ pub struct ReplayArgs {
     /// Output options (stdout format, audit log, SSE, --last-event-id).
     #[command(flatten)]
     pub output: crate::output::OutputArgs,
+    /// Redaction (applied to every replayed line before any output; not with --raw or
+    /// --as-claude, which re-emit the recorded bytes).
+    #[command(flatten)]
+    pub redact: crate::cli::RedactArgs,
 }
 
 /// The command line when it is an `--as-claude` one (`replay … --as-claude …`, or this binary

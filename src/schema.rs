@@ -351,7 +351,20 @@ pub fn schema(strict: bool) -> Value {
                 "parent_tool_use_id": nullable("string"),
                 "line": {"type": ["integer", "null"], "minimum": 1},
                 "uuid": {"type": "string"},
-                "ephemeral": {"const": true}
+                "ephemeral": {"const": true},
+                "redactions": {
+                    "description": "With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, \"\" for a text line). Never the secret.",
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["path", "kind", "count"],
+                        "properties": {
+                            "path": {"type": "string"},
+                            "kind": {"type": "string"},
+                            "count": {"type": "integer", "minimum": 1}
+                        }
+                    }
+                }
             }
         }),
     );

@@ -27,6 +27,15 @@ use std::time::Instant;
 use super::{End, Header, write_err, write_out};
 use crate::json::Out;
 use crate::read::Line;
+use crate::transform::{LineTransform, Transformed};
+
+/// Rewrites applied to lines before they are recorded (redaction): one for stdout, one for
+/// stderr, each with its own state.
+struct Rewrite {
+    stdout: Box<dyn LineTransform>,
+    stderr: Box<dyn LineTransform>,
+    out: Transformed,
+}
 
 /// Writes one capture.
 pub struct Recorder<W: Write> {
@@ -37,9 +46,56 @@ pub struct Recorder<W: Write> {
     rec: Out,
     scratch: Vec<u8>,
     error: Option<io::Error>,
+    rewrite: Option<Rewrite>,
 }
 
 impl<W: Write> Recorder<W> {
+    /// Record every stdout and stderr line as rewritten by these transforms (`--redact`: the
+    /// capture never holds what the envelope does not). Lines a transform releases late (held
+    /// back delta text) are recorded when it releases them, with the time of that moment.
+    pub fn rewrite(&mut self, stdout: Box<dyn LineTransform>, stderr: Box<dyn LineTransform>) {
+        self.rewrite = Some(Rewrite {
+            stdout,
+            stderr,
+            out: Transformed::default(),
+        });
+    }
+
+    /// Run `line` through the stdout (`err` false) or stderr rewrite and write each result.
+    fn rewritten(&mut self, line: &Line<'_>, err: bool, us: u64) -> io::Result<()> {
+        let mut rw = self.rewrite.take().expect("caller checked");
+        rw.out.clear();
+        if err {
+            rw.stderr.line(line, &mut rw.out);
+        } else {
+            rw.stdout.line(line, &mut rw.out);
+        }
+        let mut res = Ok(());
+        for i in 0..rw.out.len() {
+            let (bytes, _, _) = rw.out.get(i, line.bytes);
+            if err {
+                write_err(&mut self.rec, us, bytes, false);
+            } else {
+                write_out(&mut self.rec, us, bytes, line.terminated, None);
+            }
+            res = self.put();
+            if res.is_err() {
+                break;
+            }
+        }
+        self.rewrite = Some(rw);
+        res
+    }
+
+    fn plain_line(bytes: &[u8], terminated: bool) -> Line<'_> {
+        Line {
+            bytes,
+            number: 0,
+            raw_len: bytes.len() as u64 + u64::from(terminated),
+            terminated,
+            oversized: None,
+        }
+    }
     /// Write `header` to `w` (pass a buffered writer; the recorder flushes at batch ends).
     /// Offsets are measured from `start`, which should be taken with the header's start time.
     pub fn new(w: W, header: &Header, start: Instant) -> io::Result<Self> {
@@ -51,6 +107,7 @@ impl<W: Write> Recorder<W> {
             rec: Out::default(),
             scratch: Vec::new(),
             error: None,
+            rewrite: None,
         };
         header.write(&mut r.rec);
         r.put()?;
@@ -89,6 +146,9 @@ impl<W: Write> Recorder<W> {
     /// for a last line without newline.
     pub fn stdout_line(&mut self, line: &[u8], terminated: bool, at: Instant) -> io::Result<()> {
         let us = self.offset(at);
+        if self.rewrite.is_some() {
+            return self.rewritten(&Self::plain_line(line, terminated), false, us);
+        }
         write_out(&mut self.rec, us, line, terminated, None);
         self.put()
     }
@@ -98,6 +158,9 @@ impl<W: Write> Recorder<W> {
     /// cut by `--max-line-bytes` is kept as cut, with its real length.
     pub fn stdout_framed(&mut self, line: &Line<'_>, at: Instant) -> io::Result<()> {
         let us = self.offset(at);
+        if self.rewrite.is_some() {
+            return self.rewritten(line, false, us);
+        }
         let full = line.oversized.unwrap_or(line.bytes.len() as u64);
         if line.oversized.is_none() && line.terminated && line.raw_len == full + 2 {
             self.scratch.clear();
@@ -119,6 +182,9 @@ impl<W: Write> Recorder<W> {
     /// Record one stderr line (without its newline); `cut` when the producer truncated it.
     pub fn stderr_line(&mut self, line: &[u8], cut: bool, at: Instant) -> io::Result<()> {
         let us = self.offset(at);
+        if self.rewrite.is_some() {
+            return self.rewritten(&Self::plain_line(line, true), true, us);
+        }
         write_err(&mut self.rec, us, line, cut);
         self.put()
     }
@@ -135,6 +201,16 @@ impl<W: Write> Recorder<W> {
             return Err(e);
         }
         end.at_us = self.offset(at);
+        if let Some(mut rw) = self.rewrite.take() {
+            // What the stdout rewrite still holds back belongs before the end.
+            rw.out.clear();
+            rw.stdout.finish(&mut rw.out);
+            for i in 0..rw.out.len() {
+                let (bytes, _, _) = rw.out.get(i, b"");
+                write_out(&mut self.rec, end.at_us, bytes, true, None);
+                self.put()?;
+            }
+        }
         end.write(&mut self.rec);
         self.put()?;
         self.flush()?;

@@ -6,6 +6,7 @@ mod generate;
 mod normalize;
 mod profile;
 mod record;
+mod redact;
 mod replay;
 #[cfg(unix)]
 mod spawn;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
         Some(Command::Spawn(_)) => Err(Error::msg("spawn", "only supported on Linux")),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
+        Some(Command::Redact(a)) => redact::run(a),
         Some(Command::Schema(a)) => {
             let doc = boo_normalize::schema::schema(a.strict);
             let text = serde_json::to_string_pretty(&doc).expect("schema serializes");

@@ -8,6 +8,7 @@ use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
+use boo_normalize::redact::Redactor;
 
 use crate::cli::NormalizeArgs;
 use crate::cmd::record;
@@ -18,10 +19,19 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         keep_blobs: a.keep_blobs,
         reference_parser: a.reference_parser,
     };
+    let engine = if a.redact.enabled() {
+        Some(super::redact::engine(&a.redact.rules)?)
+    } else {
+        None
+    };
+    let redactor = engine.clone().map(|e| Box::new(Redactor::new(e)));
     let run_id = a.output.run_id();
     let stdout = io::stdout();
     let sinks = a.output.sinks(stdout.lock(), &run_id)?;
     let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.line_buffered);
+    if let Some(r) = redactor {
+        p = p.transform(r);
+    }
     let files = if a.files.is_empty() {
         vec!["-".into()]
     } else {
@@ -39,6 +49,9 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         }
     }
     let mut rec = record::start_normalize(a.record.as_deref(), Some(&run_id))?;
+    if let (Some(r), Some(e)) = (rec.as_mut(), &engine) {
+        r.redact(e);
+    }
     // While recording, time-stamping sinks (the audit log) take the capture's times, so that a
     // replay of the capture reproduces them byte for byte.
     let clock = ManualClock::default();

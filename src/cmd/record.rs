@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Read};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use boo_normalize::capture::record::{Recorder, Tee, is_capture_error};
@@ -11,6 +12,7 @@ use boo_normalize::capture::{End, Header};
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::Error;
 use boo_normalize::normalize::EndInfo;
+use boo_normalize::redact::{Engine, Redactor};
 
 /// An open capture file.
 pub struct Recording {
@@ -30,6 +32,15 @@ impl Recording {
         )
         .map_err(|e| Error::io(&name, e))?;
         Ok(Recording { name, rec })
+    }
+
+    /// Record lines as `--redact` rewrites them (separate redactor state for stdout and
+    /// stderr, same key, so placeholders match the envelope's).
+    pub fn redact(&mut self, engine: &Arc<Engine>) {
+        self.rec.rewrite(
+            Box::new(Redactor::new(engine.clone())),
+            Box::new(Redactor::new(engine.clone())),
+        );
     }
 
     /// The recorded time of instant `at` (µs since the start, wall clock µs): set the audit

@@ -19,6 +19,13 @@ use crate::output::io_error;
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
 pub fn run(a: ReplayArgs) -> Result<u8, Error> {
+    if a.redact.enabled() && (a.as_claude || a.raw) {
+        // These re-emit the recorded bytes; redact a stream with `boo-normalize redact` instead.
+        return Err(Error::msg(
+            "--redact",
+            "not with --raw or --as-claude (they re-emit recorded bytes unchanged)",
+        ));
+    }
     if a.as_claude {
         return as_claude(a);
     }
@@ -73,6 +80,10 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     let mut p = Pipeline::new(Normalizer::new(norm), sinks)
         .line_buffered(a.line_buffered)
         .resume_after(from);
+    if a.redact.enabled() {
+        let engine = super::redact::engine(&a.redact.rules)?;
+        p = p.transform(Box::new(boo_normalize::redact::Redactor::new(engine)));
+    }
     let clock = ManualClock::default();
     if !a.fresh_ids {
         p = p.with_clock(Box::new(clock.clone()));

@@ -7,6 +7,7 @@ use std::io::{self, Read, Write};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
+use boo_normalize::redact::Redactor;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
@@ -109,13 +110,27 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     let out = &a.stream.output;
     let sinks = out.sinks(io::stdout(), &out.run_id())?;
     let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.stream.line_buffered);
+    let engine = if a.stream.redact.enabled() {
+        Some(super::redact::engine(&a.stream.redact.rules)?)
+    } else {
+        None
+    };
+    if let Some(e) = &engine {
+        p = p.transform(Box::new(Redactor::new(e.clone())));
+    }
     let stderr_mode = if a.stderr_events {
         StderrMode::Events
     } else {
         StderrMode::Pass
     };
     let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), stderr_mode, io::stderr());
+    if let Some(e) = &engine {
+        driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
+    }
     let mut rec = record::spawn::start(a.record.as_deref(), &spec)?;
+    if let (Some(r), Some(e)) = (rec.as_mut(), &engine) {
+        r.redact(e);
+    }
     let mut tap = record::spawn::tap(&mut rec, &mut driver);
     let outcome = supervise(&spec, &limits, &mut tap).map_err(|e| match e {
         RunError::Output(e) => {

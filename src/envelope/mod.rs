@@ -13,9 +13,10 @@
 //! | `parent_tool_use_id` | string \| null | set inside a subagent: the `tool_use_id` of the spawning `Task`/`Agent` call |
 //! | `line` | integer \| null | 1-based input line the event came from; `null` for synthesized events |
 //!
-//! Optional common keys: `uuid` (the source line's `uuid`, when it has one) and `ephemeral: true`
+//! Optional common keys: `uuid` (the source line's `uuid`, when it has one), `ephemeral: true`
 //! (live-only progress: deltas and stream lifecycle; a consumer that only wants final state drops
-//! them).
+//! them) and `redactions` (with `--redact`: `[{"path", "kind", "count"}]`, what was redacted in
+//! the input line named by `line`, `path` being a JSON Pointer into that line; never the secret).
 //!
 //! Example (`claude … | boo-normalize`):
 //!
@@ -76,6 +77,8 @@ pub struct Events {
     pub metas: Vec<EventMeta>,
     next_seq: u64,
     open: Option<(usize, &'static str, Option<u64>, bool)>,
+    /// Extra common members (raw JSON, each starting with `,`) for events of one input line.
+    line_members: (u64, Vec<u8>),
 }
 
 impl Events {
@@ -84,6 +87,22 @@ impl Events {
         Events {
             next_seq: first_seq,
             ..Default::default()
+        }
+    }
+
+    /// Write `members` (raw JSON members, each starting with `,`; empty for none) into every
+    /// event begun with `line` as its input line, until changed.
+    pub fn set_line_members(&mut self, line: u64, members: &[u8]) {
+        self.line_members.0 = line;
+        self.line_members.1.clear();
+        self.line_members.1.extend_from_slice(members);
+    }
+
+    /// The extra members of events from `line` (see [`Events::set_line_members`]).
+    pub fn line_members(&self, line: Option<u64>) -> &[u8] {
+        match line {
+            Some(n) if n == self.line_members.0 => &self.line_members.1,
+            _ => b"",
         }
     }
 
@@ -126,6 +145,9 @@ impl Events {
         }
         if ephemeral {
             o.raw(b",\"ephemeral\":true");
+        }
+        if ctx.line.is_some() && ctx.line == Some(self.line_members.0) {
+            o.raw(&self.line_members.1);
         }
         o
     }

@@ -206,7 +206,11 @@ impl Normalizer {
     pub fn push_line(&mut self, line: &Line<'_>, ev: &mut Events) {
         let first = ev.len();
         let st = &mut self.st;
-        st.stats.lines += 1;
+        // `raw_len` 0: synthesized by a line transform (e.g. released redacted delta text), not
+        // an input line.
+        if line.raw_len > 0 {
+            st.stats.lines += 1;
+        }
         st.stats.bytes += line.raw_len;
         let n = line.number;
         if let Some(real) = line.oversized {

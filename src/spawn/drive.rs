@@ -7,6 +7,7 @@ use crate::envelope::Ctx;
 use crate::error::sanitize;
 use crate::pipeline::Pipeline;
 use crate::read::Line;
+use crate::transform::{LineTransform, Transformed};
 
 use super::guard::Guards;
 use super::supervise::Driver;
@@ -34,6 +35,8 @@ pub struct PipelineDriver<'p, 'a, E: Write> {
     stderr: StderrMode,
     err_out: E,
     last_turn_ok: Option<bool>,
+    /// Rewrites stderr lines before they go anywhere (`--redact`).
+    stderr_rewrite: Option<(Box<dyn LineTransform>, Transformed)>,
 }
 
 impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
@@ -50,7 +53,14 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
             stderr,
             err_out,
             last_turn_ok: None,
+            stderr_rewrite: None,
         }
+    }
+
+    /// Rewrite every stderr line with `t` (redaction) before it is passed through or emitted.
+    pub fn rewrite_stderr(mut self, t: Box<dyn LineTransform>) -> Self {
+        self.stderr_rewrite = Some((t, Transformed::default()));
+        self
     }
 
     /// Whether the last `turn.end` was a success (`None`: no result came).
@@ -91,6 +101,42 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
     }
 
     fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
+        if let Some((mut t, mut out)) = self.stderr_rewrite.take() {
+            out.clear();
+            let l = Line {
+                bytes: line,
+                number: 0,
+                raw_len: line.len() as u64 + 1,
+                terminated: true,
+                oversized: None,
+            };
+            t.line(&l, &mut out);
+            let mut res = Ok(());
+            for i in 0..out.len() {
+                let (bytes, _, _) = out.get(i, line);
+                let bytes = bytes.to_vec();
+                res = self.stderr_plain(&bytes, truncated);
+                if res.is_err() {
+                    break;
+                }
+            }
+            self.stderr_rewrite = Some((t, out));
+            return res;
+        }
+        self.stderr_plain(line, truncated)
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.pipeline.flush()
+    }
+
+    fn keep_alive(&mut self) -> io::Result<()> {
+        self.pipeline.idle()
+    }
+}
+
+impl<E: Write> PipelineDriver<'_, '_, E> {
+    fn stderr_plain(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
         match self.stderr {
             StderrMode::Drop => Ok(()),
             StderrMode::Pass => {
@@ -112,13 +158,5 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
                 ev.end();
             }),
         }
-    }
-
-    fn idle(&mut self) -> io::Result<()> {
-        self.pipeline.flush()
-    }
-
-    fn keep_alive(&mut self) -> io::Result<()> {
-        self.pipeline.idle()
     }
 }
