@@ -80,8 +80,15 @@ pub enum Command {
     #[command(subcommand, after_help = AUDIT_HELP)]
     Audit(AuditCommand),
     /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
+    #[command(after_help = REDACT_HELP)]
     Redact(RedactCmdArgs),
 }
+
+const REDACT_HELP: &str = "\
+Examples:
+  boo-normalize redact run.ndjson > shareable.ndjson
+  boo-normalize redact --redact-env DATABASE_URL --summary run.ndjson > shareable.ndjson
+  claude -p … --output-format stream-json --verbose | boo-normalize --redact --audit a.jsonl";
 
 const SCHEMA_HELP: &str = "\
 Examples:

@@ -74,6 +74,7 @@ fn every_help_ends_with_examples() {
         &["diff"],
         &["audit"],
         &["audit", "verify"],
+        &["redact"],
     ] {
         let out = bin().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
