@@ -33,3 +33,17 @@ fn fuzz_tool_id_reused_across_init_is_one_call_per_scope() {
     assert_eq!(calls[1]["source"], "deltas");
     assert_eq!(ev.last().unwrap()["type"], "run.end");
 }
+
+/// parse_line crash-2b6f34a8: simd-json read the 17-digit float 0.38520001354184372 one ULP low
+/// (0.3852000135418437); the envelope must carry the exact value, 0.38520001354184374, as
+/// serde_json, Python and JavaScript read it.
+#[test]
+fn fuzz_long_float_is_not_one_ulp_off() {
+    let line = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s","total_cost_usd":0.38520001354184372,"modelUsage":{"m":{"costUSD":0.38520001354184372}}}"#;
+    let out = run(&[], format!("{line}\n").as_bytes());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(r#""cost_usd":0.38520001354184374"#), "{text}");
+    assert!(text.contains(r#""costUSD":0.38520001354184374"#), "{text}");
+    let reference = run(&["--reference-parser"], format!("{line}\n").as_bytes());
+    assert_eq!(text, String::from_utf8(reference.stdout).unwrap());
+}
