@@ -15,6 +15,22 @@ use boo_normalize::error::{EXIT_OK, Error};
 
 use crate::cli::{Cli, Command};
 
+/// `--strict`: true (after a summary on stderr) when the run had unusable lines or unknown events.
+pub fn strict_failed(s: &boo_normalize::normalize::Stats) -> bool {
+    if s.diagnostics == 0 && s.unknown == 0 {
+        return false;
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
+        s.diagnostics,
+        s.lines,
+        s.unknown
+    );
+    true
+}
+
 /// Run the chosen subcommand and return its exit status.
 pub fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {

@@ -2,7 +2,7 @@
 //! stdout by default).
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
@@ -70,18 +70,8 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     }
     p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
     record::finish_normalize(rec, p.normalizer().cli_version(), &end, end_at)?;
-    if a.strict {
-        let s = p.stats();
-        if s.diagnostics > 0 || s.unknown > 0 {
-            let _ = writeln!(
-                io::stderr(),
-                "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-                s.diagnostics,
-                s.lines,
-                s.unknown
-            );
-            return Ok(EXIT_STRICT);
-        }
+    if a.strict && super::strict_failed(p.stats()) {
+        return Ok(EXIT_STRICT);
     }
     Ok(EXIT_OK)
 }

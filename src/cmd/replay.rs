@@ -1,7 +1,7 @@
 //! `replay`: a capture, audit log or stream-json file back through the pipeline (envelope), as
 //! raw stream-json (`--raw`), or as a stand-in for the `claude` binary (`--as-claude`).
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -105,18 +105,8 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     drop(player);
     let end = outcome.end.map(|e| e.run_end).unwrap_or_else(EndInfo::eof);
     p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
-    if a.strict {
-        let s = p.stats();
-        if s.diagnostics > 0 || s.unknown > 0 {
-            let _ = writeln!(
-                io::stderr(),
-                "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-                s.diagnostics,
-                s.lines,
-                s.unknown
-            );
-            return Ok(EXIT_STRICT);
-        }
+    if a.strict && super::strict_failed(p.stats()) {
+        return Ok(EXIT_STRICT);
     }
     Ok(EXIT_OK)
 }

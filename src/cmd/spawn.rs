@@ -2,7 +2,7 @@
 //! through the pipeline, and map the outcome to an exit status.
 
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{Normalizer, Options};
@@ -151,18 +151,8 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         .map_err(|e| io_error(e, "stdout"))?;
     record::spawn::finish(rec, &outcome, p.normalizer().cli_version(), end_at)?;
     let code = outcome.exit_status(last_ok);
-    if a.stream.strict && code == EXIT_OK {
-        let s = p.stats();
-        if s.diagnostics > 0 || s.unknown > 0 {
-            let _ = writeln!(
-                io::stderr(),
-                "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-                s.diagnostics,
-                s.lines,
-                s.unknown
-            );
-            return Ok(EXIT_STRICT);
-        }
+    if a.stream.strict && code == EXIT_OK && super::strict_failed(p.stats()) {
+        return Ok(EXIT_STRICT);
     }
     Ok(code)
 }
