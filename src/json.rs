@@ -90,7 +90,8 @@ impl Parser {
             self.scratch.extend_from_slice(line);
             self.scratch
                 .resize(line.len() + simd_json::INPUT_PADDING, b' ');
-            // SAFETY-free: `fill_tape_padded` is a safe fn; it rewrites `scratch[..len]` in place.
+            // `fill_tape_padded` (a safe fn) unescapes strings in place in `scratch[..len]`; the
+            // caller's bytes stay untouched for raw passthrough and the fallback below.
             let res = simd_json::fill_tape_padded(
                 &mut self.scratch,
                 line.len(),
@@ -108,7 +109,8 @@ impl Parser {
             }
             // Fall through to the reference parser: it decides what is JSON.
         }
-        let _ = tape;
+        // Keep the tape's allocation for the next line.
+        self.tape = Some(tape.reset());
         match serde_json::from_slice::<RefValue>(line) {
             Ok(v) => {
                 self.reference = Some(v);

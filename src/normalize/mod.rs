@@ -464,7 +464,7 @@ impl State {
         let mut keys: Vec<Option<String>> = self.streams.keys().cloned().collect();
         keys.sort();
         for k in keys {
-            self.flush_stream(&k, ev, None, why);
+            self.flush_stream(&k, ev, why);
         }
         let mut keys: Vec<(Option<u64>, Option<String>)> = self
             .usage

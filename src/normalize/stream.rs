@@ -26,7 +26,7 @@ impl State {
                 let id = m.and_then(|m| get_str(m, "id"));
                 let model = m.and_then(|m| get_str(m, "model"));
                 // A new message on this stream: anything left of the previous one is flushed.
-                self.flush_stream(&key, ev, None, "a new message started first");
+                self.flush_stream(&key, ev, "a new message started first");
                 let s = self.streams.entry(key.clone()).or_default();
                 s.message_id = id.map(str::to_owned);
                 s.model = model.map(str::to_owned);
@@ -112,12 +112,7 @@ impl State {
                 o.key("message_id");
                 o.opt_str(id.as_deref());
                 ev.end();
-                self.flush_stream(
-                    &key,
-                    ev,
-                    ctx.line,
-                    "message_stop came before the block stop",
-                );
+                self.flush_stream(&key, ev, "message_stop came before the block stop");
                 self.flush_usage(&key, ev);
             }
             "ping" => {
@@ -236,18 +231,12 @@ impl State {
             }
         }
         if let Some(c) = found {
-            self.emit_assembled(c, ev, None, "the tool result came before the block stop");
+            self.emit_assembled(c, ev, "the tool result came before the block stop");
         }
     }
 
     /// Emit what is left of one stream's current message from its deltas.
-    pub(super) fn flush_stream(
-        &mut self,
-        key: &Option<String>,
-        ev: &mut Events,
-        line: Option<u64>,
-        why: &str,
-    ) {
+    pub(super) fn flush_stream(&mut self, key: &Option<String>, ev: &mut Events, why: &str) {
         let Some(s) = self.streams.get_mut(key) else {
             return;
         };
@@ -261,7 +250,7 @@ impl State {
         for (_, b) in blocks {
             let (kind, field, text) = match b {
                 StreamBlock::Tool(c) => {
-                    self.emit_assembled(c, ev, line, why);
+                    self.emit_assembled(c, ev, why);
                     continue;
                 }
                 StreamBlock::Text(t) => ("text", "text", t),
@@ -300,7 +289,7 @@ impl State {
     }
 
     /// `tool.call` from assembled fragments (once per id).
-    fn emit_assembled(&mut self, c: PendingCall, ev: &mut Events, _line: Option<u64>, why: &str) {
+    fn emit_assembled(&mut self, c: PendingCall, ev: &mut Events, why: &str) {
         if self
             .tools
             .get(&c.id)
