@@ -445,6 +445,10 @@ impl Out {
                 self.raw(b.format(i).as_bytes());
             }
             StaticNode::U64(u) => self.u64(u),
+            // Negative zero is written `0`, as JavaScript's JSON.stringify does: serde_json reads
+            // `-0` as -0.0 and simd-json as the integer 0, and both must write the same bytes
+            // (found by the parse_line fuzz target).
+            StaticNode::F64(f) if f == 0.0 && f.is_sign_negative() => self.raw(b"0"),
             StaticNode::F64(f) => {
                 if f.is_finite() {
                     let mut b = ryu::Buffer::new();

@@ -47,3 +47,17 @@ fn fuzz_long_float_is_not_one_ulp_off() {
     let reference = run(&["--reference-parser"], format!("{line}\n").as_bytes());
     assert_eq!(text, String::from_utf8(reference.stdout).unwrap());
 }
+
+/// parse_line crash-0fefd27c: `-0` is the integer 0 to simd-json and -0.0 to serde_json. Negative
+/// zero is written `0` (as JavaScript's JSON.stringify does), so both engines write the same bytes.
+#[test]
+fn fuzz_negative_zero_is_written_as_zero_by_both_engines() {
+    let line = "{\"type\":\"x\",\"a\":-0,\"b\":-0.0,\"c\":-0e5,\"d\":0.0}\n";
+    let fast = String::from_utf8(run(&[], line.as_bytes()).stdout).unwrap();
+    let slow = String::from_utf8(run(&["--reference-parser"], line.as_bytes()).stdout).unwrap();
+    assert_eq!(fast, slow);
+    assert!(
+        fast.contains(r#""raw":{"type":"x","a":0,"b":0,"c":0,"d":0.0}"#),
+        "{fast}"
+    );
+}
