@@ -61,8 +61,10 @@ fn allocations_per_line_stay_small() {
         eprintln!("pass {pass}: {allocs} allocations for {lines} lines = {per_line:.2} per line");
         if pass == 1 {
             // Per-line state (owned ids for usage/tool pairing, stream keys) allocates a few
-            // small strings; values and events do not.
-            assert!(per_line < 8.0, "{per_line:.2} allocations per line");
+            // small strings; values and events do not. Lines holding floats with 15+ significant
+            // digits go through the allocating serde_json reference parser (exactness), which
+            // adds about 1.5 per line on this corpus.
+            assert!(per_line < 10.0, "{per_line:.2} allocations per line");
         }
     }
     n.finish(&EndInfo::eof(), &mut ev);
