@@ -100,7 +100,8 @@ impl Parser {
             );
             // simd-json can be one ULP off on floats with 16–17 significant digits (fuzzing found
             // 0.38520001354184372 read as 0.3852000135418437). Such values print with many digits
-            // either way, so a line holding one is parsed again by serde_json, which is exact.
+            // either way, so a line holding one is parsed again by serde_json, which is exact with its
+            // `float_roundtrip` feature.
             if res.is_ok() && !tape.0.iter().any(is_long_float) {
                 return Ok(Parsed {
                     tape,

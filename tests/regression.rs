@@ -61,3 +61,18 @@ fn fuzz_negative_zero_is_written_as_zero_by_both_engines() {
         "{fast}"
     );
 }
+
+/// parse_line crash-d1b5748b: `6e88` must stay 6e88 through both engines. serde_json's default
+/// float parser can be one ULP off (5.999999999999999e88); the `float_roundtrip` feature makes the
+/// reference path, which also handles every long float the fast path hands over, exact.
+#[test]
+fn fuzz_6e88_is_exact_in_both_engines() {
+    let line = "{\"type\":\"x\",\"v\":6e88,\"w\":0.38520001354184372}\n";
+    for args in [&[][..], &["--reference-parser"]] {
+        let out = String::from_utf8(run(args, line.as_bytes()).stdout).unwrap();
+        assert!(
+            out.contains(r#""v":6e88,"w":0.38520001354184374"#),
+            "{args:?}: {out}"
+        );
+    }
+}
