@@ -130,19 +130,17 @@ pub enum Shell {
     Fish,
 }
 
-/// `normalize` options.
-#[derive(Debug, Args, Default)]
-pub struct NormalizeArgs {
-    /// Input files; `-` or none reads stdin. Several inputs are read as one stream.
-    #[arg(value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+/// Envelope options shared by `normalize`, `spawn` and `replay`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct EnvelopeArgs {
     /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
     #[arg(long)]
     pub keep_blobs: bool,
-    /// Finish the stream, then exit 1 if any line was unusable or of an unknown type.
+    /// Write the whole stream, then exit 1 (when it otherwise succeeded) if any line was unusable
+    /// or of an unknown type.
     #[arg(long)]
     pub strict: bool,
-    /// Flush after every input line (default: flush whenever the input has nothing buffered).
+    /// Flush after every input line (default: flush whenever no input is pending).
     #[arg(long)]
     pub line_buffered: bool,
     /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
@@ -151,6 +149,27 @@ pub struct NormalizeArgs {
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
+}
+
+impl EnvelopeArgs {
+    /// The normalizer options these flags select.
+    pub fn options(&self) -> boo_normalize::normalize::Options {
+        boo_normalize::normalize::Options {
+            keep_blobs: self.keep_blobs,
+            reference_parser: self.reference_parser,
+        }
+    }
+}
+
+/// `normalize` options.
+#[derive(Debug, Args, Default)]
+pub struct NormalizeArgs {
+    /// Input files; `-` or none reads stdin. Several inputs are read as one stream.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Envelope options.
+    #[command(flatten)]
+    pub envelope: EnvelopeArgs,
     /// Also write a capture of the input (each line with its arrival time) to FILE, for
     /// `boo-normalize replay`.
     #[arg(long, value_name = "FILE")]
@@ -264,21 +283,9 @@ pub struct SpawnArgs {
 /// (audit log, SSE) belong next to these.
 #[derive(Debug, Args, Default, Clone)]
 pub struct StreamArgs {
-    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
-    #[arg(long)]
-    pub keep_blobs: bool,
-    /// Exit 1 (when the run otherwise succeeded) if any line was unusable or unknown.
-    #[arg(long)]
-    pub strict: bool,
-    /// Flush after every event batch (default: whenever the child has nothing pending).
-    #[arg(long)]
-    pub line_buffered: bool,
-    /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
-    #[arg(long, value_name = "BYTES")]
-    pub max_line_bytes: Option<usize>,
-    /// Parse with serde_json only (the reference parser) instead of simd-json.
-    #[arg(long, hide = true)]
-    pub reference_parser: bool,
+    /// Envelope options.
+    #[command(flatten)]
+    pub envelope: EnvelopeArgs,
     /// Output options (stdout format, audit log, SSE).
     #[command(flatten)]
     pub output: crate::output::OutputArgs,

@@ -161,11 +161,11 @@ impl<R: Read> LineReader<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A reader that returns at most `n` bytes per call, to exercise re-chunking.
-    struct Trickle<'a>(&'a [u8], usize);
+    pub(crate) struct Trickle<'a>(pub(crate) &'a [u8], pub(crate) usize);
     impl Read for Trickle<'_> {
         fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
             let n = self.1.min(self.0.len()).min(out.len());

@@ -81,21 +81,9 @@ pub struct ReplayArgs {
     /// Arguments after `--as-claude` (claude's command line).
     #[arg(skip)]
     pub claude_args: Vec<OsString>,
-    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
-    #[arg(long)]
-    pub keep_blobs: bool,
-    /// Finish, then exit 1 if any line was unusable or of an unknown type.
-    #[arg(long)]
-    pub strict: bool,
-    /// Flush after every line (timed and followed replays always do).
-    #[arg(long)]
-    pub line_buffered: bool,
-    /// Cut lines longer than this many bytes (reported as `line_too_long`).
-    #[arg(long, value_name = "BYTES")]
-    pub max_line_bytes: Option<usize>,
-    /// Parse with serde_json only (the reference parser) instead of simd-json.
-    #[arg(long, hide = true)]
-    pub reference_parser: bool,
+    /// Envelope options (timed and followed replays always flush per line).
+    #[command(flatten)]
+    pub envelope: crate::cli::EnvelopeArgs,
     /// Output options (stdout format, audit log, SSE, --last-event-id).
     #[command(flatten)]
     pub output: crate::output::OutputArgs,

@@ -340,16 +340,7 @@ mod tests {
     use super::*;
     use crate::read::LineReader;
 
-    /// Returns at most `n` bytes per read.
-    struct Trickle<'a>(&'a [u8], usize);
-    impl Read for Trickle<'_> {
-        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-            let n = self.1.min(self.0.len()).min(out.len());
-            out[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
-        }
-    }
+    use crate::read::tests::Trickle;
 
     #[test]
     fn tee_records_lines_split_across_reads() {

@@ -6,7 +6,7 @@ use std::io;
 
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
 
@@ -15,10 +15,7 @@ use crate::cmd::record;
 use crate::output::io_error;
 
 pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
-    let opts = Options {
-        keep_blobs: a.keep_blobs,
-        reference_parser: a.reference_parser,
-    };
+    let opts = a.envelope.options();
     let engine = if a.redact.enabled() {
         Some(super::redact::engine(&a.redact.rules)?)
     } else {
@@ -28,7 +25,7 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     let run_id = a.output.run_id();
     let stdout = io::stdout();
     let sinks = a.output.sinks(stdout.lock(), &run_id)?;
-    let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.line_buffered);
+    let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.envelope.line_buffered);
     if let Some(r) = redactor {
         p = p.transform(r);
     }
@@ -60,7 +57,7 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     }
     for (name, src) in inputs {
         let src = record::tee(&mut rec, src, &clock);
-        p.run(src, a.max_line_bytes)
+        p.run(src, a.envelope.max_line_bytes)
             .map_err(|e| record::failed(&mut rec, &e).unwrap_or_else(|| io_error(e, &name)))?;
     }
     let (end, end_at) = (EndInfo::eof(), std::time::Instant::now());
@@ -70,7 +67,7 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     }
     p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
     record::finish_normalize(rec, p.normalizer().cli_version(), &end, end_at)?;
-    if a.strict && super::strict_failed(p.stats()) {
+    if a.envelope.strict && super::strict_failed(p.stats()) {
         return Ok(EXIT_STRICT);
     }
     Ok(EXIT_OK)

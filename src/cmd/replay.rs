@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
-use boo_normalize::normalize::{EndInfo, Normalizer, Options as NormOptions};
+use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
 use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit};
@@ -73,12 +73,9 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
             .unwrap_or_else(|| replay.run_id().to_owned())
     };
     let sinks = a.output.sinks(io::stdout().lock(), &run_id)?;
-    let norm = NormOptions {
-        keep_blobs: a.keep_blobs,
-        reference_parser: a.reference_parser,
-    };
+    let norm = a.envelope.options();
     let mut p = Pipeline::new(Normalizer::new(norm), sinks)
-        .line_buffered(a.line_buffered)
+        .line_buffered(a.envelope.line_buffered)
         .resume_after(from);
     if a.redact.enabled() {
         let engine = super::redact::engine(&a.redact.rules)?;
@@ -89,7 +86,7 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
         p = p.with_clock(Box::new(clock.clone()));
     }
     let paced = a.follow || (speed != Speed::Max && replay.kind().is_some_and(|k| k.timed()));
-    let mut player = Envelope::new(&mut p, a.max_line_bytes, paced)
+    let mut player = Envelope::new(&mut p, a.envelope.max_line_bytes, paced)
         .resume_after(resume)
         .stderr_events(a.stderr_events);
     if !a.fresh_ids {
@@ -105,7 +102,7 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     drop(player);
     let end = outcome.end.map(|e| e.run_end).unwrap_or_else(EndInfo::eof);
     p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
-    if a.strict && super::strict_failed(p.stats()) {
+    if a.envelope.strict && super::strict_failed(p.stats()) {
         return Ok(EXIT_STRICT);
     }
     Ok(EXIT_OK)

@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Read};
 
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
-use boo_normalize::normalize::{Normalizer, Options};
+use boo_normalize::normalize::Normalizer;
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
@@ -92,7 +92,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         args: inv.args,
         env: policy.build(std::env::vars_os()),
         stdin: inv.stdin,
-        max_line: a.stream.max_line_bytes,
+        max_line: a.stream.envelope.max_line_bytes,
     };
     let limits = Limits {
         timeout: a.timeout,
@@ -103,13 +103,11 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     };
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
 
-    let opts = Options {
-        keep_blobs: a.stream.keep_blobs,
-        reference_parser: a.stream.reference_parser,
-    };
+    let opts = a.stream.envelope.options();
     let out = &a.stream.output;
     let sinks = out.sinks(io::stdout(), &out.run_id())?;
-    let mut p = Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.stream.line_buffered);
+    let mut p =
+        Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.stream.envelope.line_buffered);
     let engine = if a.stream.redact.enabled() {
         Some(super::redact::engine(&a.stream.redact.rules)?)
     } else {
@@ -151,7 +149,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         .map_err(|e| io_error(e, "stdout"))?;
     record::spawn::finish(rec, &outcome, p.normalizer().cli_version(), end_at)?;
     let code = outcome.exit_status(last_ok);
-    if a.stream.strict && code == EXIT_OK && super::strict_failed(p.stats()) {
+    if a.stream.envelope.strict && code == EXIT_OK && super::strict_failed(p.stats()) {
         return Ok(EXIT_STRICT);
     }
     Ok(code)
