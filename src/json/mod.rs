@@ -9,7 +9,9 @@
 use simd_json::prelude::*;
 use simd_json::{Buffers, Node, StaticNode, Tape};
 
+mod out;
 mod reference;
+pub use out::{Out, static_of};
 pub use reference::{RefValue, build_ref_tape};
 
 /// A read-only view of a parsed JSON value.
@@ -55,6 +57,9 @@ pub struct Parsed<'a> {
     pub tape: Tape<'a>,
     /// Which engine produced it.
     pub engine: Engine,
+    /// With [`Engine::Simd`]: the address of the parser's copy of the line, where the tape's
+    /// strings point (for [`Out::set_source`]); 0 otherwise.
+    pub base: usize,
 }
 
 /// An emptied tape allocation, no longer borrowing the parser.
@@ -93,6 +98,7 @@ impl Parser {
             self.scratch.extend_from_slice(line);
             self.scratch
                 .resize(line.len() + simd_json::INPUT_PADDING, b' ');
+            let base = self.scratch.as_ptr() as usize;
             // `fill_tape_padded` (a safe fn) unescapes strings in place in `scratch[..len]`; the
             // caller's bytes stay untouched for raw passthrough and the fallback below.
             let res = simd_json::fill_tape_padded(
@@ -109,6 +115,7 @@ impl Parser {
                 return Ok(Parsed {
                     tape,
                     engine: Engine::Simd,
+                    base,
                 });
             }
             // Fall through to the reference parser: it decides what is JSON.
@@ -124,6 +131,7 @@ impl Parser {
                 Ok(Parsed {
                     tape: Tape(nodes),
                     engine: Engine::Serde,
+                    base: 0,
                 })
             }
             Err(e) => Err(ParseError {
@@ -193,222 +201,6 @@ pub fn get_some<'t, 'i>(v: Val<'t, 'i>, key: &str) -> Option<Val<'t, 'i>> {
     get(v, key).filter(|x| !x.is_null())
 }
 
-/// A growable output buffer with JSON writing helpers. Nothing here allocates per value once the
-/// buffer has grown to the working size.
-#[derive(Default)]
-pub struct Out {
-    /// The bytes written so far.
-    pub buf: Vec<u8>,
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// For each byte: 0 = copy as is, otherwise the escape letter (`u` = `\u00XX`).
-static ESCAPE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = b'u';
-        i += 1;
-    }
-    t[b'\n' as usize] = b'n';
-    t[b'\r' as usize] = b'r';
-    t[b'\t' as usize] = b't';
-    t[0x08] = b'b';
-    t[0x0c] = b'f';
-    t[b'"' as usize] = b'"';
-    t[b'\\' as usize] = b'\\';
-    t
-};
-
-/// Index of the first byte at or after `from` that needs escaping in a JSON string.
-#[inline]
-fn next_escape(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut i = from;
-    while i + 8 <= b.len() {
-        let x = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        // Bytes < 0x20, == '"' (0x22), == '\\' (0x5c); the lowest flagged byte is exact.
-        let ctrl = x.wrapping_sub(ONES * 0x20) & !x;
-        let q = x ^ (ONES * 0x22);
-        let bs = x ^ (ONES * 0x5c);
-        let quote = q.wrapping_sub(ONES) & !q;
-        let back = bs.wrapping_sub(ONES) & !bs;
-        let m = (ctrl | quote | back) & HIGH;
-        if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    b[i..]
-        .iter()
-        .position(|&c| ESCAPE[c as usize] != 0)
-        .map(|p| i + p)
-}
-
-impl Out {
-    /// Raw bytes.
-    #[inline]
-    pub fn raw(&mut self, b: &[u8]) {
-        self.buf.extend_from_slice(b);
-    }
-
-    /// A JSON string literal. Runs of bytes that need no escaping are found 8 bytes at a time
-    /// (SWAR) and copied whole; only `"`, `\\` and control characters are escaped.
-    pub fn str(&mut self, s: &str) {
-        let b = s.as_bytes();
-        self.buf.reserve(b.len() + 2);
-        self.buf.push(b'"');
-        let mut start = 0;
-        let mut i = 0;
-        while i < b.len() {
-            match next_escape(b, i) {
-                None => break,
-                Some(j) => {
-                    let c = b[j];
-                    self.buf.extend_from_slice(&b[start..j]);
-                    let e = ESCAPE[c as usize];
-                    if e == b'u' {
-                        self.buf.extend_from_slice(&[
-                            b'\\',
-                            b'u',
-                            b'0',
-                            b'0',
-                            HEX[(c >> 4) as usize],
-                            HEX[(c & 0xf) as usize],
-                        ]);
-                    } else {
-                        self.buf.extend_from_slice(&[b'\\', e]);
-                    }
-                    start = j + 1;
-                    i = j + 1;
-                }
-            }
-        }
-        self.buf.extend_from_slice(&b[start..]);
-        self.buf.push(b'"');
-    }
-
-    /// A string or `null`.
-    pub fn opt_str(&mut self, s: Option<&str>) {
-        match s {
-            Some(s) => self.str(s),
-            None => self.raw(b"null"),
-        }
-    }
-
-    /// An unsigned integer.
-    pub fn u64(&mut self, n: u64) {
-        let mut b = itoa::Buffer::new();
-        self.raw(b.format(n).as_bytes());
-    }
-
-    /// A boolean.
-    pub fn bool(&mut self, b: bool) {
-        self.raw(if b { b"true" } else { b"false" });
-    }
-
-    /// `"key":` (the key must not need escaping beyond what [`Out::str`] does).
-    #[inline]
-    pub fn key(&mut self, k: &str) {
-        self.buf.push(b',');
-        self.str(k);
-        self.buf.push(b':');
-    }
-
-    /// A static node.
-    pub fn static_node(&mut self, n: &StaticNode) {
-        match *n {
-            StaticNode::Null => self.raw(b"null"),
-            StaticNode::Bool(b) => self.bool(b),
-            StaticNode::I64(i) => {
-                let mut b = itoa::Buffer::new();
-                self.raw(b.format(i).as_bytes());
-            }
-            StaticNode::U64(u) => self.u64(u),
-            // Negative zero is written `0`, as JavaScript's JSON.stringify does: serde_json reads
-            // `-0` as -0.0 and simd-json as the integer 0, and both must write the same bytes
-            // (found by the parse_line fuzz target).
-            StaticNode::F64(f) if f == 0.0 && f.is_sign_negative() => self.raw(b"0"),
-            StaticNode::F64(f) => {
-                if f.is_finite() {
-                    let mut b = ryu::Buffer::new();
-                    self.raw(b.format_finite(f).as_bytes());
-                } else {
-                    self.raw(b"null");
-                }
-            }
-            #[allow(unreachable_patterns)]
-            _ => self.raw(b"null"),
-        }
-    }
-
-    /// Any tape value, written compactly in its original key order.
-    pub fn value(&mut self, v: Val<'_, '_>) {
-        self.value_with(v, &mut |_, _, _| false);
-    }
-
-    /// Like [`Out::value`], but `hook(out, key, value)` may write an object member's value itself
-    /// (returning true) instead of the default rendering. Used to elide blobs.
-    pub fn value_with(
-        &mut self,
-        v: Val<'_, '_>,
-        hook: &mut dyn FnMut(&mut Out, &str, Val<'_, '_>) -> bool,
-    ) {
-        if let Some(o) = v.as_object() {
-            self.buf.push(b'{');
-            for (i, (k, x)) in o.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                self.str(k);
-                self.buf.push(b':');
-                if !hook(self, k, x) {
-                    self.value_with(x, hook);
-                }
-            }
-            self.buf.push(b'}');
-        } else if let Some(a) = v.as_array() {
-            self.buf.push(b'[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                self.value_with(x, hook);
-            }
-            self.buf.push(b']');
-        } else if let Some(s) = str_of(v) {
-            self.str(s);
-        } else {
-            self.static_node(&static_of(v));
-        }
-    }
-
-    /// An optional value (`null` when absent).
-    pub fn opt_value(&mut self, v: Option<Val<'_, '_>>) {
-        match v {
-            Some(v) => self.value(v),
-            None => self.raw(b"null"),
-        }
-    }
-}
-
-/// The scalar content of a non-container value.
-pub fn static_of(v: Val<'_, '_>) -> StaticNode {
-    if v.is_null() {
-        StaticNode::Null
-    } else if let Some(b) = v.as_bool() {
-        StaticNode::Bool(b)
-    } else if v.is_i64() {
-        StaticNode::I64(v.as_i64().unwrap_or(0))
-    } else if v.is_u64() {
-        StaticNode::U64(v.as_u64().unwrap_or(0))
-    } else {
-        StaticNode::F64(v.as_f64().unwrap_or(0.0))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,7 +231,7 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn str_escaping_matches_serde_json(s in "[\\u{0}-\\u{7f}\\u{80}-\\u{10ffff}]{0,80}") {
+        fn str_escaping_matches_serde_json(s in "[\\u{0}-\\u{7f}\\u{80}-\\u{10ffff}]{0,300}") {
             let mut o = Out::default();
             o.str(&s);
             proptest::prop_assert_eq!(String::from_utf8(o.buf).unwrap(), serde_json::to_string(&s).unwrap());

@@ -234,12 +234,16 @@ impl Normalizer {
                         st.stats.reference_fallbacks += 1;
                     }
                     let v = parsed.tape.as_value();
+                    if parsed.engine == Engine::Simd {
+                        ev.out.set_source(parsed.base, line.bytes);
+                    }
                     if v.as_object().is_some() {
                         st.object_line(v, n, ev);
                     } else {
                         let len = line.bytes.len() as u64;
                         st.diagnostic(ev, n, "not_object", line.bytes, len, None);
                     }
+                    ev.out.clear_source();
                     let spare = parsed.into_spare();
                     self.parser.recycle(spare);
                 }
@@ -562,9 +566,7 @@ fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>) {
                 fields.len() - 1
             }
         };
-        let mut o = Out {
-            buf: std::mem::take(&mut fields[i].1),
-        };
+        let mut o = Out::from_buf(std::mem::take(&mut fields[i].1));
         o.buf.clear();
         o.value(x);
         fields[i].1 = o.buf;

@@ -1,0 +1,297 @@
+//! Writing JSON into a reused byte buffer: string escaping, scalars, tape values, and the raw
+//! copy of string literals straight from the input line.
+
+use simd_json::StaticNode;
+use simd_json::prelude::BaseGenerator;
+use simd_json::prelude::*;
+
+use super::{Val, str_of};
+
+/// A growable output buffer with JSON writing helpers. Nothing here allocates per value once the
+/// buffer has grown to the working size.
+#[derive(Default)]
+pub struct Out {
+    /// The bytes written so far.
+    pub buf: Vec<u8>,
+    src: Source,
+}
+
+/// Where the strings being written were parsed from (see [`Out::set_plain_source`]): the address
+/// range of the parser's copy of a line that holds no backslash. Empty when unset.
+#[derive(Default)]
+struct Source {
+    base: usize,
+    len: usize,
+}
+
+/// Strings at least this long are escaped with simd-json's SIMD string writer; shorter ones (keys,
+/// ids, names) with the SWAR loop below, which has no setup cost.
+const SIMD_MIN: usize = 32;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// For each byte: 0 = copy as is, otherwise the escape letter (`u` = `\u00XX`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// Index of the first byte at or after `from` that needs escaping in a JSON string.
+#[inline]
+fn next_escape(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while i + 8 <= b.len() {
+        let x = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        // Bytes < 0x20, == '"' (0x22), == '\\' (0x5c); the lowest flagged byte is exact.
+        let ctrl = x.wrapping_sub(ONES * 0x20) & !x;
+        let q = x ^ (ONES * 0x22);
+        let bs = x ^ (ONES * 0x5c);
+        let quote = q.wrapping_sub(ONES) & !q;
+        let back = bs.wrapping_sub(ONES) & !bs;
+        let m = (ctrl | quote | back) & HIGH;
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| ESCAPE[c as usize] != 0)
+        .map(|p| i + p)
+}
+
+impl Out {
+    /// Raw bytes.
+    #[inline]
+    pub fn raw(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    /// An output buffer that writes into `buf` (kept, not cleared).
+    pub fn from_buf(buf: Vec<u8>) -> Self {
+        Out {
+            buf,
+            src: Source::default(),
+        }
+    }
+
+    /// Declare that, until [`Out::clear_source`], tape strings point into
+    /// `base..base + line.len()`, the parser's copy of `line` (see [`crate::json::Parsed::base`]).
+    /// When `line` holds no backslash, no string in it needs escaping (simd-json rejects raw
+    /// control characters, and a quote inside a string needs a backslash), so [`Out::str`] copies
+    /// such strings as they are. Must be cleared before that copy changes.
+    pub fn set_source(&mut self, base: usize, line: &[u8]) {
+        self.src = if memchr::memchr(b'\\', line).is_none() {
+            Source {
+                base,
+                len: line.len(),
+            }
+        } else {
+            Source::default()
+        };
+    }
+
+    /// Forget the source set by [`Out::set_source`].
+    pub fn clear_source(&mut self) {
+        self.src = Source::default();
+    }
+
+    /// A JSON string literal, escaped as `serde_json` and JavaScript's `JSON.stringify` do:
+    /// `"`, `\\` and control characters only (`\\n`-style short forms where they exist, else
+    /// `\\u00xx`).
+    #[inline]
+    pub fn str(&mut self, s: &str) {
+        let p = s.as_ptr() as usize;
+        if p >= self.src.base && p + s.len() <= self.src.base + self.src.len {
+            // A string of the current line, which has no escapes: nothing to escape.
+            self.buf.reserve(s.len() + 2);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(s.as_bytes());
+            self.buf.push(b'"');
+        } else if s.len() >= SIMD_MIN {
+            struct Generator<'a>(&'a mut Vec<u8>);
+            impl BaseGenerator for Generator<'_> {
+                type T = Vec<u8>;
+                fn get_writer(&mut self) -> &mut Vec<u8> {
+                    self.0
+                }
+                fn write_min(&mut self, slice: &[u8], _: u8) -> std::io::Result<()> {
+                    self.0.extend_from_slice(slice);
+                    Ok(())
+                }
+            }
+            // Writing to a Vec cannot fail.
+            let _ = Generator(&mut self.buf).write_string(s);
+        } else {
+            self.escape(s);
+        }
+    }
+
+    /// [`Out::str`] for short strings: runs of bytes that need no escaping are found 8 bytes at
+    /// a time (SWAR) and copied whole.
+    fn escape(&mut self, s: &str) {
+        let b = s.as_bytes();
+        self.buf.reserve(b.len() + 2);
+        self.buf.push(b'"');
+        let mut start = 0;
+        let mut i = 0;
+        while i < b.len() {
+            match next_escape(b, i) {
+                None => break,
+                Some(j) => {
+                    let c = b[j];
+                    self.buf.extend_from_slice(&b[start..j]);
+                    let e = ESCAPE[c as usize];
+                    if e == b'u' {
+                        self.buf.extend_from_slice(&[
+                            b'\\',
+                            b'u',
+                            b'0',
+                            b'0',
+                            HEX[(c >> 4) as usize],
+                            HEX[(c & 0xf) as usize],
+                        ]);
+                    } else {
+                        self.buf.extend_from_slice(&[b'\\', e]);
+                    }
+                    start = j + 1;
+                    i = j + 1;
+                }
+            }
+        }
+        self.buf.extend_from_slice(&b[start..]);
+        self.buf.push(b'"');
+    }
+
+    /// A string or `null`.
+    pub fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => self.str(s),
+            None => self.raw(b"null"),
+        }
+    }
+
+    /// An unsigned integer.
+    pub fn u64(&mut self, n: u64) {
+        let mut b = itoa::Buffer::new();
+        self.raw(b.format(n).as_bytes());
+    }
+
+    /// A boolean.
+    pub fn bool(&mut self, b: bool) {
+        self.raw(if b { b"true" } else { b"false" });
+    }
+
+    /// `"key":` (the key must not need escaping beyond what [`Out::str`] does).
+    #[inline]
+    pub fn key(&mut self, k: &str) {
+        self.buf.push(b',');
+        self.str(k);
+        self.buf.push(b':');
+    }
+
+    /// A static node.
+    pub fn static_node(&mut self, n: &StaticNode) {
+        match *n {
+            StaticNode::Null => self.raw(b"null"),
+            StaticNode::Bool(b) => self.bool(b),
+            StaticNode::I64(i) => {
+                let mut b = itoa::Buffer::new();
+                self.raw(b.format(i).as_bytes());
+            }
+            StaticNode::U64(u) => self.u64(u),
+            // Negative zero is written `0`, as JavaScript's JSON.stringify does: serde_json reads
+            // `-0` as -0.0 and simd-json as the integer 0, and both must write the same bytes
+            // (found by the parse_line fuzz target).
+            StaticNode::F64(f) if f == 0.0 && f.is_sign_negative() => self.raw(b"0"),
+            StaticNode::F64(f) => {
+                if f.is_finite() {
+                    let mut b = ryu::Buffer::new();
+                    self.raw(b.format_finite(f).as_bytes());
+                } else {
+                    self.raw(b"null");
+                }
+            }
+            #[allow(unreachable_patterns)]
+            _ => self.raw(b"null"),
+        }
+    }
+
+    /// Any tape value, written compactly in its original key order.
+    pub fn value(&mut self, v: Val<'_, '_>) {
+        self.value_with(v, &mut |_, _, _| false);
+    }
+
+    /// Like [`Out::value`], but `hook(out, key, value)` may write an object member's value itself
+    /// (returning true) instead of the default rendering. Used to elide blobs.
+    pub fn value_with(
+        &mut self,
+        v: Val<'_, '_>,
+        hook: &mut dyn FnMut(&mut Out, &str, Val<'_, '_>) -> bool,
+    ) {
+        if let Some(o) = v.as_object() {
+            self.buf.push(b'{');
+            for (i, (k, x)) in o.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.str(k);
+                self.buf.push(b':');
+                if !hook(self, k, x) {
+                    self.value_with(x, hook);
+                }
+            }
+            self.buf.push(b'}');
+        } else if let Some(a) = v.as_array() {
+            self.buf.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.value_with(x, hook);
+            }
+            self.buf.push(b']');
+        } else if let Some(s) = str_of(v) {
+            self.str(s);
+        } else {
+            self.static_node(&static_of(v));
+        }
+    }
+
+    /// An optional value (`null` when absent).
+    pub fn opt_value(&mut self, v: Option<Val<'_, '_>>) {
+        match v {
+            Some(v) => self.value(v),
+            None => self.raw(b"null"),
+        }
+    }
+}
+
+/// The scalar content of a non-container value.
+pub fn static_of(v: Val<'_, '_>) -> StaticNode {
+    if v.is_null() {
+        StaticNode::Null
+    } else if let Some(b) = v.as_bool() {
+        StaticNode::Bool(b)
+    } else if v.is_i64() {
+        StaticNode::I64(v.as_i64().unwrap_or(0))
+    } else if v.is_u64() {
+        StaticNode::U64(v.as_u64().unwrap_or(0))
+    } else {
+        StaticNode::F64(v.as_f64().unwrap_or(0.0))
+    }
+}
