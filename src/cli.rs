@@ -157,6 +157,7 @@ impl EnvelopeArgs {
         boo_normalize::normalize::Options {
             keep_blobs: self.keep_blobs,
             reference_parser: self.reference_parser,
+            ..Default::default()
         }
     }
 }

@@ -147,7 +147,10 @@ proptest! {
         check_stream(&input, &out);
         // The reference parser agrees on every mutated stream.
         let reference = normalize_with(&input, vec![1 << 20], Options { reference_parser: true, ..Options::default() });
-        prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(reference).unwrap());
+        prop_assert_eq!(String::from_utf8(out.clone()).unwrap(), String::from_utf8(reference).unwrap());
+        // So does the fast path with every long string literal hollowed.
+        let hollowed = normalize_with(&input, vec![1 << 20], Options { hollow: Some((0, 64)), ..Options::default() });
+        prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(hollowed).unwrap());
     }
 
     #[test]
@@ -165,7 +168,9 @@ proptest! {
         let input = format!("{line}\n{unknown}\n");
         let fast = normalize(input.as_bytes());
         let slow = normalize_with(input.as_bytes(), vec![1 << 20], Options { reference_parser: true, ..Options::default() });
-        prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap());
+        let hollowed = normalize_with(input.as_bytes(), vec![1 << 20], Options { hollow: Some((0, 16)), ..Options::default() });
+        prop_assert_eq!(String::from_utf8(fast.clone()).unwrap(), String::from_utf8(slow).unwrap());
+        prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(hollowed).unwrap());
     }
 }
 
@@ -188,4 +193,53 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
                 .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
         ]
     })
+}
+
+/// Hollowing long string literals (what huge lines get) changes no byte of the output, on every
+/// capture, with the literals cut at several sizes.
+#[test]
+fn hollowing_changes_no_output_on_any_capture() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut files = Vec::new();
+    for dir in [
+        "real",
+        "captured/1.0.128",
+        "captured/2.0.76",
+        "captured/2.1.45",
+        "captured/2.1.330",
+    ] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "ndjson") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 60);
+    for p in files {
+        let input = std::fs::read(&p).unwrap();
+        let plain = normalize_with(
+            &input,
+            vec![1 << 20],
+            Options {
+                hollow: Some((usize::MAX, 0)),
+                ..Options::default()
+            },
+        );
+        for sizes in [(0, 0), (0, 64), (0, 300), (4096, 1000)] {
+            let hollowed = normalize_with(
+                &input,
+                vec![1 << 20],
+                Options {
+                    hollow: Some(sizes),
+                    ..Options::default()
+                },
+            );
+            assert!(
+                plain == hollowed,
+                "{}: hollowing {sizes:?} changed the output",
+                p.display()
+            );
+        }
+    }
 }

@@ -9,9 +9,11 @@
 use simd_json::prelude::*;
 use simd_json::{Buffers, Node, StaticNode, Tape};
 
+mod hollow;
 mod out;
 mod reference;
-pub use out::{Out, static_of};
+pub use hollow::Hole;
+pub use out::{Out, Splice, static_of};
 pub use reference::{RefValue, build_ref_tape};
 
 /// A read-only view of a parsed JSON value.
@@ -19,6 +21,9 @@ pub type Val<'t, 'i> = simd_json::tape::Value<'t, 'i>;
 
 /// Deepest nesting accepted by both engines (serde_json stops at 128 levels).
 pub const MAX_DEPTH: usize = 127;
+
+/// Default of [`Parser::hollowing`]: literals of 64 KiB and more in lines of 1 MiB and more.
+pub const HOLLOW_DEFAULT: (usize, usize) = (1 << 20, 1 << 16);
 
 /// Which parser produced a tape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +45,9 @@ pub struct ParseError {
 pub struct Parser {
     engine: Engine,
     scratch: Vec<u8>,
+    holes: Vec<Hole>,
+    /// Lines at least `.0` bytes long have their string literals of at least `.1` bytes hollowed.
+    hollow: Option<(usize, usize)>,
     buffers: Buffers,
     tape: Option<Tape<'static>>,
     reference: Option<RefValue>,
@@ -60,6 +68,12 @@ pub struct Parsed<'a> {
     /// With [`Engine::Simd`]: the address of the parser's copy of the line, where the tape's
     /// strings point (for [`Out::set_source`]); 0 otherwise.
     pub base: usize,
+    /// Length of that copy (0 with [`Engine::Serde`]).
+    pub len: usize,
+    /// True when that copy holds no backslash: none of its strings needs escaping.
+    pub plain: bool,
+    /// The string literals left out of that copy (see [`Parser::hollowing`]).
+    pub holes: &'a [Hole],
 }
 
 /// An emptied tape allocation, no longer borrowing the parser.
@@ -82,6 +96,8 @@ impl Parser {
         Parser {
             engine,
             scratch: Vec::new(),
+            holes: Vec::new(),
+            hollow: Some(HOLLOW_DEFAULT),
             // serde_json (the reference) refuses nesting deeper than 128; so does the fast path.
             buffers: Buffers::with_max_depth(0, MAX_DEPTH),
             tape: Some(Tape::null()),
@@ -89,24 +105,52 @@ impl Parser {
         }
     }
 
+    /// Hollow string literals of at least `min_string` bytes in lines of at least `min_line`
+    /// bytes (`None`: never). Their content is then not in the tape: the tape holds a prefix (see
+    /// [`Hole`]) and [`Out`] writes the content from the input line. Default: strings of 64 KiB
+    /// and more in lines of 1 MiB and more, which keeps memory near the input line's size.
+    pub fn hollowing(mut self, sizes: Option<(usize, usize)>) -> Self {
+        self.hollow = sizes;
+        self
+    }
+
     /// Parse `line` into a tape. The tape borrows the parser until it is handed back with
     /// [`Parser::recycle`].
     pub fn parse<'p>(&'p mut self, line: &[u8]) -> Result<Parsed<'p>, ParseError> {
+        self.parse_inner(line, self.hollow)
+    }
+
+    /// [`Parser::parse`] without hollowing: every string of `line` is in the tape.
+    pub fn parse_whole<'p>(&'p mut self, line: &[u8]) -> Result<Parsed<'p>, ParseError> {
+        self.parse_inner(line, None)
+    }
+
+    fn parse_inner<'p>(
+        &'p mut self,
+        line: &[u8],
+        hollow: Option<(usize, usize)>,
+    ) -> Result<Parsed<'p>, ParseError> {
         let mut tape: Tape<'p> = self.tape.take().unwrap_or_else(Tape::null).reset();
+        self.holes.clear();
         if self.engine == Engine::Simd {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(line);
-            self.scratch
-                .resize(line.len() + simd_json::INPUT_PADDING, b' ');
+            let hollowed = match hollow {
+                Some((min_line, min_string)) if line.len() >= min_line => {
+                    hollow::hollow(line, min_string, &mut self.scratch, &mut self.holes)
+                }
+                _ => false,
+            };
+            if !hollowed {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(line);
+            }
+            let len = self.scratch.len();
+            let plain = memchr::memchr(b'\\', &self.scratch).is_none();
+            self.scratch.resize(len + simd_json::INPUT_PADDING, b' ');
             let base = self.scratch.as_ptr() as usize;
             // `fill_tape_padded` (a safe fn) unescapes strings in place in `scratch[..len]`; the
             // caller's bytes stay untouched for raw passthrough and the fallback below.
-            let res = simd_json::fill_tape_padded(
-                &mut self.scratch,
-                line.len(),
-                &mut self.buffers,
-                &mut tape,
-            );
+            let res =
+                simd_json::fill_tape_padded(&mut self.scratch, len, &mut self.buffers, &mut tape);
             // simd-json can be one ULP off on floats with 16–17 significant digits (fuzzing found
             // 0.38520001354184372 read as 0.3852000135418437). Such values print with many digits
             // either way, so a line holding one is parsed again by serde_json, which is exact with its
@@ -116,12 +160,16 @@ impl Parser {
                     tape,
                     engine: Engine::Simd,
                     base,
+                    len,
+                    plain,
+                    holes: &self.holes,
                 });
             }
             // Fall through to the reference parser: it decides what is JSON.
         }
         // Keep the tape's allocation for the next line.
         self.tape = Some(tape.reset());
+        self.holes.clear();
         match serde_json::from_slice::<RefValue>(line) {
             Ok(v) => {
                 self.reference = Some(v);
@@ -132,6 +180,9 @@ impl Parser {
                     tape: Tape(nodes),
                     engine: Engine::Serde,
                     base: 0,
+                    len: 0,
+                    plain: false,
+                    holes: &[],
                 })
             }
             Err(e) => Err(ParseError {

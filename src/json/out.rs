@@ -5,7 +5,7 @@ use simd_json::StaticNode;
 use simd_json::prelude::BaseGenerator;
 use simd_json::prelude::*;
 
-use super::{Val, str_of};
+use super::{Hole, Parsed, Val, str_of};
 
 /// A growable output buffer with JSON writing helpers. Nothing here allocates per value once the
 /// buffer has grown to the working size.
@@ -14,14 +14,32 @@ pub struct Out {
     /// The bytes written so far.
     pub buf: Vec<u8>,
     src: Source,
+    splices: Vec<Splice>,
 }
 
-/// Where the strings being written were parsed from (see [`Out::set_plain_source`]): the address
-/// range of the parser's copy of a line that holds no backslash. Empty when unset.
+/// Where the strings being written were parsed from (see [`Out::set_source`]).
 #[derive(Default)]
 struct Source {
+    /// Address range of the parser's copy of the line, when that copy holds no backslash (so
+    /// none of its strings needs escaping); empty otherwise.
     base: usize,
     len: usize,
+    /// Address of that copy and its hollowed literals.
+    holes_base: usize,
+    holes: Vec<Hole>,
+}
+
+/// A place in [`Out::buf`] where the content of a hollowed literal goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    /// Offset in the buffer.
+    pub at: usize,
+    /// The literal's content in the input line.
+    pub raw: std::ops::Range<usize>,
+    /// `None`: the content goes between quotes already written. `Some(media_type)`: a base64
+    /// candidate; the whole value goes here, a blob summary if the content decodes, else the
+    /// quoted content.
+    pub blob: Option<Option<String>>,
 }
 
 /// Strings at least this long are escaped with simd-json's SIMD string writer; shorter ones (keys,
@@ -31,7 +49,7 @@ const SIMD_MIN: usize = 32;
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// For each byte: 0 = copy as is, otherwise the escape letter (`u` = `\u00XX`).
-static ESCAPE: [u8; 256] = {
+pub(super) static ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 0x20 {
@@ -85,29 +103,63 @@ impl Out {
     pub fn from_buf(buf: Vec<u8>) -> Self {
         Out {
             buf,
-            src: Source::default(),
+            ..Out::default()
         }
     }
 
-    /// Declare that, until [`Out::clear_source`], tape strings point into
-    /// `base..base + line.len()`, the parser's copy of `line` (see [`crate::json::Parsed::base`]).
-    /// When `line` holds no backslash, no string in it needs escaping (simd-json rejects raw
-    /// control characters, and a quote inside a string needs a backslash), so [`Out::str`] copies
-    /// such strings as they are. Must be cleared before that copy changes.
-    pub fn set_source(&mut self, base: usize, line: &[u8]) {
-        self.src = if memchr::memchr(b'\\', line).is_none() {
-            Source {
-                base,
-                len: line.len(),
-            }
+    /// Declare that, until [`Out::clear_source`], the strings written may come from `parsed`.
+    /// When its copy of the line holds no backslash, none of them needs escaping (simd-json
+    /// rejects raw control characters, and a quote inside a string needs a backslash), so
+    /// [`Out::str`] copies them as they are; a hollowed literal's stub becomes a [`Splice`].
+    /// Must be cleared before the parser's copy changes.
+    pub fn set_source(&mut self, parsed: &Parsed<'_>) {
+        let src = &mut self.src;
+        (src.base, src.len) = if parsed.plain {
+            (parsed.base, parsed.len)
         } else {
-            Source::default()
+            (0, 0)
         };
+        src.holes_base = parsed.base;
+        src.holes.clear();
+        src.holes.extend_from_slice(parsed.holes);
     }
 
     /// Forget the source set by [`Out::set_source`].
     pub fn clear_source(&mut self) {
-        self.src = Source::default();
+        self.src.base = 0;
+        self.src.len = 0;
+        self.src.holes.clear();
+    }
+
+    /// The hollowed literal `s` is the stub of, if any.
+    pub fn hole_of(&self, s: &str) -> Option<&Hole> {
+        if self.src.holes.is_empty() {
+            return None;
+        }
+        let at = (s.as_ptr() as usize).checked_sub(self.src.holes_base)?;
+        self.src
+            .holes
+            .iter()
+            .find(|h| h.at == at && h.stub_text == s.len())
+    }
+
+    /// Leave room for the base64 candidate `hole` (see [`Splice::blob`]).
+    pub fn blob_splice(&mut self, hole: &Hole, media_type: Option<&str>) {
+        self.splices.push(Splice {
+            at: self.buf.len(),
+            raw: hole.raw.clone(),
+            blob: Some(media_type.map(str::to_owned)),
+        });
+    }
+
+    /// The splices recorded since the last call, in buffer order.
+    pub fn take_splices(&mut self) -> Vec<Splice> {
+        std::mem::take(&mut self.splices)
+    }
+
+    /// Whether splices are waiting (see [`Out::take_splices`]).
+    pub fn has_splices(&self) -> bool {
+        !self.splices.is_empty()
     }
 
     /// A JSON string literal, escaped as `serde_json` and JavaScript's `JSON.stringify` do:
@@ -115,6 +167,16 @@ impl Out {
     /// `\\u00xx`).
     #[inline]
     pub fn str(&mut self, s: &str) {
+        if let Some(h) = self.hole_of(s) {
+            let raw = h.raw.clone();
+            self.buf.extend_from_slice(b"\"\"");
+            self.splices.push(Splice {
+                at: self.buf.len() - 1,
+                raw,
+                blob: None,
+            });
+            return;
+        }
         let p = s.as_ptr() as usize;
         if p >= self.src.base && p + s.len() <= self.src.base + self.src.len {
             // A string of the current line, which has no escapes: nothing to escape.

@@ -62,17 +62,34 @@ fn try_elide(parent: Val<'_, '_>, x: Val<'_, '_>, out: &mut Out, scratch: &mut V
     if s.len() < MIN_BLOB {
         return false;
     }
+    let media_type = || {
+        get_str(parent, "media_type")
+            .or_else(|| get_str(parent, "mediaType"))
+            .or_else(|| get_str(parent, "mime_type"))
+            .or_else(|| get_str(parent, "type").filter(|t| t.contains('/')))
+    };
+    if let Some(h) = out.hole_of(s).cloned() {
+        // Only the stub is here: decide when the content is spliced in (see `fill_holes`).
+        out.blob_splice(&h, media_type());
+        return true;
+    }
+    write_summary(s.as_bytes(), media_type(), out, scratch)
+}
+
+/// If `data` is valid base64, write the blob summary of its decoded bytes and return true.
+pub(super) fn write_summary(
+    data: &[u8],
+    media_type: Option<&str>,
+    out: &mut Out,
+    scratch: &mut Vec<u8>,
+) -> bool {
     scratch.clear();
     let ok = base64::engine::general_purpose::STANDARD
-        .decode_vec(s.as_bytes(), scratch)
+        .decode_vec(data, scratch)
         .is_ok();
     if !ok {
         return false;
     }
-    let media_type = get_str(parent, "media_type")
-        .or_else(|| get_str(parent, "mediaType"))
-        .or_else(|| get_str(parent, "mime_type"))
-        .or_else(|| get_str(parent, "type").filter(|t| t.contains('/')));
     let digest = Sha256::digest(&scratch[..]);
     out.raw(b"{\"elided\":\"base64\",\"media_type\":");
     out.opt_str(media_type);

@@ -5,6 +5,7 @@
 //! least one event (or a `diagnostic`), so the envelope and the audit log account for every line.
 
 mod blob;
+mod holes;
 mod message;
 mod result;
 mod stream;
@@ -18,7 +19,7 @@ use simd_json::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::envelope::{Ctx, Events};
-use crate::json::{Engine, Out, Parser, Val, get, get_str, str_of};
+use crate::json::{Engine, HOLLOW_DEFAULT, Out, Parser, Val, get, get_str, str_of};
 use crate::read::Line;
 
 /// Normalizer options.
@@ -28,6 +29,9 @@ pub struct Options {
     pub keep_blobs: bool,
     /// Parse with serde_json only (the reference path) instead of simd-json.
     pub reference_parser: bool,
+    /// Which string literals the parser hollows (see [`Parser::hollowing`]): `None` for the
+    /// default, [`crate::json::HOLLOW_DEFAULT`]. The output does not depend on it.
+    pub hollow: Option<(usize, usize)>,
 }
 
 /// How the input ended, for `run.end`.
@@ -158,6 +162,13 @@ impl Default for Normalizer {
     }
 }
 
+/// Whether a line parsed with hollowed literals (see [`crate::json::Hole`]) may be normalized as
+/// is. Every event writes such literals straight into the output, except for `stream_event`
+/// deltas, which are accumulated, and objects without `type`, whose excerpt is built apart.
+fn holes_allowed(v: Val<'_, '_>) -> bool {
+    get_str(v, "type").is_some_and(|t| t != "stream_event")
+}
+
 /// Longest excerpt of a bad line kept in a `diagnostic`.
 const TEXT_CAP: usize = 240;
 
@@ -170,7 +181,7 @@ impl Normalizer {
             Engine::Simd
         };
         Normalizer {
-            parser: Parser::new(engine),
+            parser: Parser::new(engine).hollowing(Some(opts.hollow.unwrap_or(HOLLOW_DEFAULT))),
             st: State {
                 opts,
                 ..Default::default()
@@ -227,7 +238,18 @@ impl Normalizer {
                 None,
             );
         } else {
-            match self.parser.parse(line.bytes) {
+            let mut parsed = self.parser.parse(line.bytes);
+            if let Ok(p) = &parsed
+                && !p.holes.is_empty()
+                && !holes_allowed(p.tape.as_value())
+            {
+                let spare = parsed.map(|p| p.into_spare());
+                if let Ok(spare) = spare {
+                    self.parser.recycle(spare);
+                }
+                parsed = self.parser.parse_whole(line.bytes);
+            }
+            match parsed {
                 Ok(parsed) => {
                     st.stats.json_lines += 1;
                     if parsed.engine == Engine::Serde && !st.opts.reference_parser {
@@ -235,7 +257,7 @@ impl Normalizer {
                     }
                     let v = parsed.tape.as_value();
                     if parsed.engine == Engine::Simd {
-                        ev.out.set_source(parsed.base, line.bytes);
+                        ev.out.set_source(&parsed);
                     }
                     if v.as_object().is_some() {
                         st.object_line(v, n, ev);
@@ -244,6 +266,9 @@ impl Normalizer {
                         st.diagnostic(ev, n, "not_object", line.bytes, len, None);
                     }
                     ev.out.clear_source();
+                    if ev.out.has_splices() {
+                        holes::fill_holes(ev, line.bytes, &mut st.blob_scratch);
+                    }
                     let spare = parsed.into_spare();
                     self.parser.recycle(spare);
                 }
