@@ -76,7 +76,9 @@ impl<R: Read> LineReader<R> {
                 self.end -= self.pos;
                 self.pos = 0;
             } else {
-                let grow = self.buf.len().max(CHUNK);
+                // A line longer than the buffer: grow by an eighth, so at most that much of the
+                // (zero-filled, hence resident) buffer is unused while the line is held.
+                let grow = (self.buf.len() / 8).max(CHUNK);
                 self.buf.resize(self.buf.len() + grow, 0);
             }
         }

@@ -42,8 +42,8 @@ pub struct Splice {
     pub blob: Option<Option<String>>,
 }
 
-/// Strings at least this long are escaped with simd-json's SIMD string writer; shorter ones (keys,
-/// ids, names) with the SWAR loop below, which has no setup cost.
+/// Strings at least this long are escaped with simd-json's SIMD string writer (see
+/// [`Out::str_content`]).
 const SIMD_MIN: usize = 32;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -184,7 +184,19 @@ impl Out {
             self.buf.push(b'"');
             self.buf.extend_from_slice(s.as_bytes());
             self.buf.push(b'"');
-        } else if s.len() >= SIMD_MIN {
+        } else {
+            self.buf.reserve(s.len() + 2);
+            self.buf.push(b'"');
+            self.str_content(s);
+            self.buf.push(b'"');
+        }
+    }
+
+    /// The inside of a JSON string literal (no quotes), escaped as [`Out::str`] does. Long
+    /// strings go through simd-json's SIMD string writer; short ones (keys, ids, names) through
+    /// a SWAR loop that finds runs needing no escape 8 bytes at a time and has no setup cost.
+    pub fn str_content(&mut self, s: &str) {
+        if s.len() >= SIMD_MIN {
             struct Generator<'a>(&'a mut Vec<u8>);
             impl BaseGenerator for Generator<'_> {
                 type T = Vec<u8>;
@@ -197,18 +209,10 @@ impl Out {
                 }
             }
             // Writing to a Vec cannot fail.
-            let _ = Generator(&mut self.buf).write_string(s);
-        } else {
-            self.escape(s);
+            let _ = Generator(&mut self.buf).write_string_content(s);
+            return;
         }
-    }
-
-    /// [`Out::str`] for short strings: runs of bytes that need no escaping are found 8 bytes at
-    /// a time (SWAR) and copied whole.
-    fn escape(&mut self, s: &str) {
         let b = s.as_bytes();
-        self.buf.reserve(b.len() + 2);
-        self.buf.push(b'"');
         let mut start = 0;
         let mut i = 0;
         while i < b.len() {
@@ -236,7 +240,6 @@ impl Out {
             }
         }
         self.buf.extend_from_slice(&b[start..]);
-        self.buf.push(b'"');
     }
 
     /// A string or `null`.

@@ -71,6 +71,8 @@ pub struct Audit<W: Write> {
     sync: Option<fn(&mut W) -> io::Result<()>>,
     ts_of: Option<(i64, String)>,
     fallback_clock: SystemClock,
+    stream_at: usize,
+    b64: Vec<u8>,
 }
 
 impl<W: Write> Audit<W> {
@@ -86,6 +88,8 @@ impl<W: Write> Audit<W> {
             sync: None,
             ts_of: None,
             fallback_clock: SystemClock::new(),
+            stream_at: STREAM_RECORD,
+            b64: vec![0; CHUNK + 4],
         }
     }
 
@@ -100,7 +104,15 @@ impl<W: Write> Audit<W> {
         &self.prev
     }
 
-    fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
+    /// Records at least this long (event plus raw line) are hashed and written piece by piece
+    /// (see [`Audit::event_with`]); default [`STREAM_RECORD`].
+    pub fn stream_records_from(mut self, bytes: usize) -> Self {
+        self.stream_at = bytes;
+        self
+    }
+
+    /// `{"seq":…,"event":` into `rec` (cleared first).
+    fn begin_record(&mut self, meta: &EventMeta, ctx: &EventCtx<'_>) {
         let unix_us = ctx.stamp.unix_us;
         if self.ts_of.as_ref().is_none_or(|(t, _)| *t != unix_us) {
             self.ts_of = Some((unix_us, ctx.stamp.rfc3339()));
@@ -119,12 +131,60 @@ impl<W: Write> Audit<W> {
         o.key("cli_version");
         o.opt_str(ctx.cli_version);
         o.key("event");
-        o.raw(events.bytes(meta));
-        if let Some(raw) = ctx.raw
-            && meta.line.is_some()
-            && meta.line != self.last_raw_line
-        {
-            self.last_raw_line = meta.line;
+    }
+
+    /// The input line to record with this event, if it is the line's first record.
+    fn raw_of<'c>(&mut self, meta: &EventMeta, ctx: &EventCtx<'c>) -> Option<&'c [u8]> {
+        let raw = ctx.raw?;
+        if meta.line.is_none() || meta.line == self.last_raw_line {
+            return None;
+        }
+        self.last_raw_line = meta.line;
+        Some(raw)
+    }
+
+    /// `,"raw_eol":…` and `,"raw_cut_from":…` when they apply, into `rec`.
+    fn raw_extras(&mut self, ctx: &EventCtx<'_>) {
+        let o = &mut self.rec;
+        if let Some(l) = ctx.line {
+            let full = l.oversized.unwrap_or(l.bytes.len() as u64);
+            if !l.terminated {
+                o.raw(b",\"raw_eol\":\"\"");
+            } else if l.raw_len == full + 2 {
+                o.raw(b",\"raw_eol\":\"\\r\\n\"");
+            }
+            if let Some(n) = l.oversized {
+                o.key("raw_cut_from");
+                o.u64(n);
+            }
+        }
+    }
+
+    /// `,"prev":"…",` into `rec`.
+    fn prev_member(&mut self) {
+        self.rec.raw(b",\"prev\":\"");
+        self.rec.raw(&self.prev);
+        self.rec.raw(b"\",");
+    }
+
+    /// The `"hash":"…"}` tail for `digest`, which becomes the next `prev`.
+    fn tail(&mut self, digest: &[u8]) -> [u8; TAIL_LEN - 1] {
+        let mut hex = [0u8; 64];
+        hex::encode_to_slice(digest, &mut hex).expect("64 hex digits");
+        self.prev = hex;
+        let mut t = [0u8; TAIL_LEN - 1];
+        t[..8].copy_from_slice(b"\"hash\":\"");
+        t[8..72].copy_from_slice(&hex);
+        t[72..].copy_from_slice(b"\"}\n");
+        t
+    }
+
+    /// The whole record, built in `rec`.
+    fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
+        self.begin_record(meta, ctx);
+        self.rec.raw(events.bytes(meta));
+        if let Some(raw) = self.raw_of(meta, ctx) {
+            let o = &mut self.rec;
             match std::str::from_utf8(raw) {
                 Ok(s) => {
                     o.key("raw");
@@ -135,30 +195,78 @@ impl<W: Write> Audit<W> {
                     o.str(&base64::engine::general_purpose::STANDARD.encode(raw));
                 }
             }
-            if let Some(l) = ctx.line {
-                let full = l.oversized.unwrap_or(l.bytes.len() as u64);
-                if !l.terminated {
-                    o.raw(b",\"raw_eol\":\"\"");
-                } else if l.raw_len == full + 2 {
-                    o.raw(b",\"raw_eol\":\"\\r\\n\"");
+            self.raw_extras(ctx);
+        }
+        self.prev_member();
+        let digest = Sha256::digest(&self.rec.buf);
+        let tail = self.tail(&digest);
+        self.rec.raw(&tail);
+    }
+
+    /// The same bytes as [`Audit::record`], hashed and written in pieces: the event straight
+    /// from `events`, the raw line escaped (or base64-encoded) a chunk at a time.
+    fn stream_record(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        let mut h = Sha256::new();
+        self.begin_record(meta, ctx);
+        put(&mut self.w, &mut h, &self.rec.buf)?;
+        put(&mut self.w, &mut h, events.bytes(meta))?;
+        self.rec.buf.clear();
+        if let Some(raw) = self.raw_of(meta, ctx) {
+            match std::str::from_utf8(raw) {
+                Ok(mut s) => {
+                    self.rec.key("raw");
+                    self.rec.raw(b"\"");
+                    while !s.is_empty() {
+                        let mut cut = s.len().min(CHUNK);
+                        while !s.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        self.rec.str_content(&s[..cut]);
+                        s = &s[cut..];
+                        put(&mut self.w, &mut h, &self.rec.buf)?;
+                        self.rec.buf.clear();
+                    }
+                    self.rec.raw(b"\"");
                 }
-                if let Some(n) = l.oversized {
-                    o.key("raw_cut_from");
-                    o.u64(n);
+                Err(_) => {
+                    self.rec.key("raw_b64");
+                    self.rec.raw(b"\"");
+                    // Whole 3-byte groups per chunk: the pieces join into one encoding.
+                    for chunk in raw.chunks(CHUNK / 4 * 3) {
+                        base64::engine::general_purpose::STANDARD
+                            .encode_slice(chunk, &mut self.b64)
+                            .map(|n| self.rec.raw(&self.b64[..n]))
+                            .map_err(|_| bad("base64 buffer too small"))?;
+                        put(&mut self.w, &mut h, &self.rec.buf)?;
+                        self.rec.buf.clear();
+                    }
+                    self.rec.raw(b"\"");
                 }
             }
+            self.raw_extras(ctx);
         }
-        o.raw(b",\"prev\":\"");
-        o.raw(&self.prev);
-        o.raw(b"\",");
-        let digest = Sha256::digest(&o.buf);
-        let mut hex = [0u8; 64];
-        hex::encode_to_slice(digest, &mut hex).expect("64 hex digits");
-        o.raw(b"\"hash\":\"");
-        o.raw(&hex);
-        o.raw(b"\"}\n");
-        self.prev = hex;
+        self.prev_member();
+        put(&mut self.w, &mut h, &self.rec.buf)?;
+        let digest = h.finalize();
+        let tail = self.tail(&digest);
+        self.w.write_all(&tail)
     }
+}
+
+/// Bytes of raw line escaped per piece of a streamed record.
+const CHUNK: usize = 64 * 1024;
+
+/// Default of [`Audit::stream_records_from`]: records from 1 MiB on are streamed.
+pub const STREAM_RECORD: usize = 1 << 20;
+
+fn put<W: Write>(w: &mut W, h: &mut Sha256, bytes: &[u8]) -> io::Result<()> {
+    h.update(bytes);
+    w.write_all(bytes)
 }
 
 impl<W: Write> Sink for Audit<W> {
@@ -178,8 +286,15 @@ impl<W: Write> Sink for Audit<W> {
         meta: &EventMeta,
         ctx: &EventCtx<'_>,
     ) -> io::Result<()> {
-        self.record(events, meta, ctx);
-        self.w.write_all(&self.rec.buf)?;
+        let size = events.bytes(meta).len() + ctx.raw.map_or(0, <[u8]>::len);
+        if size >= self.stream_at {
+            // One write per record would mean holding a copy of a huge line (escaped) and of its
+            // event; such a record is written in pieces, a torn one is still detected by verify.
+            self.stream_record(events, meta, ctx)?;
+        } else {
+            self.record(events, meta, ctx);
+            self.w.write_all(&self.rec.buf)?;
+        }
         self.w.flush()?;
         if let Some(sync) = self.sync {
             sync(&mut self.w)?;
@@ -257,6 +372,52 @@ fn bad(msg: &str) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Streamed records are byte for byte the records built whole.
+    #[test]
+    fn streamed_records_match_whole_ones() {
+        use crate::clock::Stamp;
+        use crate::envelope::Ctx;
+        let text: String = (0..200_000)
+            .map(|i| ['a', '"', '\n', 'é', '😀', '\\', '\u{1}'][i % 7])
+            .collect();
+        let mut ev = Events::default();
+        let ctx = Ctx {
+            line: Some(1),
+            ..Default::default()
+        };
+        ev.begin("text", &ctx).key("text");
+        ev.out().str(&text);
+        ev.end();
+        ev.begin("other", &ctx);
+        ev.end();
+        let mut bad_utf8 = text.clone().into_bytes();
+        bad_utf8[7] = 0xff;
+        for raw in [text.as_bytes(), &bad_utf8[..], &bad_utf8[..100_001]] {
+            let write = |stream_at: usize| {
+                let mut a = Audit::new(Vec::new(), "r", GENESIS).stream_records_from(stream_at);
+                for m in &ev.metas {
+                    let c = EventCtx {
+                        raw: Some(raw),
+                        line: None,
+                        stamp: Stamp {
+                            unix_us: 1,
+                            mono_us: 2,
+                        },
+                        cli_version: Some("2.1.0"),
+                    };
+                    a.event_with(&ev, m, &c).unwrap();
+                }
+                (a.w, a.prev)
+            };
+            let (whole, h1) = write(usize::MAX);
+            let (streamed, h2) = write(0);
+            assert!(whole == streamed, "streamed record differs");
+            assert_eq!(h1, h2);
+            let first = whole.split(|&b| b == b'\n').next().unwrap();
+            serde_json::from_slice::<serde_json::Value>(first).unwrap();
+        }
+    }
 
     #[test]
     fn tail_parses_only_exact_form() {
