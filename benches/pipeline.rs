@@ -1,5 +1,6 @@
 //! Criterion micro-benchmarks over real captures (Throughput::Bytes): the line reader, the two
-//! parsers (simd-json vs serde_json reference), the normalizer, and the NDJSON sink.
+//! parsers (simd-json vs serde_json reference), the normalizer, each sink (NDJSON, SSE, AI SDK
+//! SSE, audit), and one huge line (hollowed, as by default, and parsed whole).
 
 use std::hint::black_box;
 
@@ -8,7 +9,10 @@ use boo_normalize::json::{Engine, Parser};
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::read::LineReader;
-use boo_normalize::sink::Ndjson;
+use boo_normalize::sink::ai_sdk::AiSdk;
+use boo_normalize::sink::audit::{Audit, GENESIS};
+use boo_normalize::sink::sse::Sse;
+use boo_normalize::sink::{Ndjson, Sink};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Every real capture, concatenated (about 9.8 MB).
@@ -84,19 +88,63 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    g.bench_function("pipeline_ndjson", |b| {
-        let mut out = Vec::with_capacity(data.len() * 2);
-        b.iter(|| {
-            out.clear();
-            {
-                let sink = Ndjson::new(&mut out);
-                let mut p = Pipeline::new(Normalizer::default(), vec![Box::new(sink)]);
-                p.run(&data[..], None).unwrap();
-                p.finish(&EndInfo::eof()).unwrap();
-            }
-            black_box(out.len())
-        })
-    });
+    type MakeSink = fn(&mut Vec<u8>) -> Box<dyn Sink + '_>;
+    let sinks: [(&str, MakeSink); 4] = [
+        ("pipeline_ndjson", |o| Box::new(Ndjson::new(o))),
+        ("pipeline_sse", |o| Box::new(Sse::new(o))),
+        ("pipeline_ai_sdk", |o| Box::new(AiSdk::new(o))),
+        ("pipeline_audit", |o| {
+            Box::new(Audit::new(o, "bench", GENESIS))
+        }),
+    ];
+    for (name, make) in sinks {
+        g.bench_function(name, |b| {
+            let mut out = Vec::with_capacity(data.len() * 3);
+            b.iter(|| {
+                out.clear();
+                {
+                    let mut p = Pipeline::new(Normalizer::default(), vec![make(&mut out)]);
+                    p.run(&data[..], None).unwrap();
+                    p.finish(&EndInfo::eof()).unwrap();
+                }
+                black_box(out.len())
+            })
+        });
+    }
+    g.finish();
+
+    // One 16 MiB tool result line, as `Read` of a big file gives.
+    let unit =
+        serde_json::to_string("    let x = \"caf\u{e9}\";\tif a < b { return x; }\n").unwrap();
+    let content = &unit[1..unit.len() - 1];
+    let mut line = br#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":""#.to_vec();
+    while line.len() < 16 << 20 {
+        line.extend_from_slice(content.as_bytes());
+    }
+    line.extend_from_slice(br#"","is_error":false}]},"parent_tool_use_id":null,"session_id":"s"}"#);
+    line.push(b'\n');
+    let mut g = c.benchmark_group("huge_line");
+    g.throughput(Throughput::Bytes(line.len() as u64));
+    g.sample_size(20);
+    for (name, hollow) in [("hollowed", None), ("whole", Some((usize::MAX, 0)))] {
+        g.bench_function(name, |b| {
+            let mut out = Vec::with_capacity(line.len() * 2);
+            b.iter(|| {
+                out.clear();
+                {
+                    let opts = Options {
+                        hollow,
+                        ..Options::default()
+                    };
+                    let sink = Ndjson::new(&mut out);
+                    let mut p = Pipeline::new(Normalizer::new(opts), vec![Box::new(sink)]);
+                    p.run(&line[..], None).unwrap();
+                    p.finish(&EndInfo::eof()).unwrap();
+                }
+                black_box(out.len())
+            })
+        });
+    }
     g.finish();
 }
 
