@@ -26,6 +26,7 @@ pub struct Pipeline<'a> {
     transform: Option<Box<dyn LineTransform + 'a>>,
     transformed: Transformed,
     last_line: u64,
+    input_ready: Option<Box<dyn FnMut() -> bool + 'a>>,
 }
 
 impl<'a> Pipeline<'a> {
@@ -42,7 +43,18 @@ impl<'a> Pipeline<'a> {
             transform: None,
             transformed: Transformed::default(),
             last_line: 0,
+            input_ready: None,
         }
+    }
+
+    /// How [`Pipeline::run`] tells whether more input can be read without waiting: `ready()`
+    /// returns true when a read would not block (a regular file, a pipe with data in it). Output
+    /// is flushed whenever the reader has no whole line left *and* the input is not ready, so
+    /// events of a slow producer go out at once while a fast one's stay block-buffered (and the
+    /// audit sink keeps hashing on its helper thread). Without a probe (the default), output is
+    /// flushed whenever the reader has no whole line left.
+    pub fn set_input_ready(&mut self, ready: Option<Box<dyn FnMut() -> bool + 'a>>) {
+        self.input_ready = ready;
     }
 
     /// Rewrite every input line with `t` before normalizing it (redaction): the normalizer and
@@ -91,7 +103,7 @@ impl<'a> Pipeline<'a> {
     pub fn run<R: Read>(&mut self, src: R, max_line: Option<usize>) -> io::Result<()> {
         let mut reader = LineReader::new(src).with_max_line(max_line);
         loop {
-            if !reader.has_buffered_line() {
+            if !reader.has_buffered_line() && !self.input_ready.as_mut().is_some_and(|r| r()) {
                 self.flush()?;
             }
             let Some(line) = reader.next_line()? else {

@@ -3,6 +3,8 @@
 
 use std::fs::File;
 use std::io;
+#[cfg(unix)]
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
@@ -35,14 +37,16 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         a.files.clone()
     };
     // Open everything first, so a missing file fails before any output.
-    let mut inputs: Vec<(String, Box<dyn io::Read>)> = Vec::new();
+    let mut inputs: Vec<(String, Box<dyn io::Read>, Readiness)> = Vec::new();
     for f in &files {
         let name = f.display().to_string();
         if name == "-" {
-            inputs.push(("stdin".into(), Box::new(io::stdin().lock())));
+            let ready = Readiness::of_stdin();
+            inputs.push(("stdin".into(), Box::new(io::stdin().lock()), ready));
         } else {
             let file = File::open(f).map_err(|e| Error::io(&name, e))?;
-            inputs.push((name, Box::new(file)));
+            let ready = Readiness::of_file(&file);
+            inputs.push((name, Box::new(file), ready));
         }
     }
     let mut rec = record::start_normalize(a.record.as_deref(), Some(&run_id))?;
@@ -55,7 +59,8 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     if rec.is_some() {
         p = p.with_clock(Box::new(clock.clone()));
     }
-    for (name, src) in inputs {
+    for (name, src, ready) in inputs {
+        p.set_input_ready(ready.probe());
         let src = record::tee(&mut rec, src, &clock);
         p.run(src, a.envelope.max_line_bytes)
             .map_err(|e| record::failed(&mut rec, &e).unwrap_or_else(|| io_error(e, &name)))?;
@@ -71,4 +76,65 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         return Ok(EXIT_STRICT);
     }
     Ok(EXIT_OK)
+}
+
+/// Whether reading an input can block (see [`Pipeline::set_input_ready`]).
+enum Readiness {
+    /// A regular file: reads never wait.
+    #[cfg(unix)]
+    Always,
+    /// A pipe, terminal or socket: ask `poll` without waiting.
+    #[cfg(unix)]
+    Poll(OwnedFd),
+    /// Unknown: flush whenever the reader runs dry.
+    Unknown,
+}
+
+impl Readiness {
+    #[cfg(unix)]
+    fn of_stdin() -> Self {
+        Self::of(io::stdin().as_fd())
+    }
+
+    #[cfg(unix)]
+    fn of_file(f: &File) -> Self {
+        Self::of(f.as_fd())
+    }
+
+    #[cfg(not(unix))]
+    fn of_stdin() -> Self {
+        Readiness::Unknown
+    }
+
+    #[cfg(not(unix))]
+    fn of_file(_: &File) -> Self {
+        Readiness::Unknown
+    }
+
+    #[cfg(unix)]
+    fn of(fd: BorrowedFd<'_>) -> Self {
+        let Ok(owned) = fd.try_clone_to_owned() else {
+            return Readiness::Unknown;
+        };
+        let file = File::from(owned);
+        match file.metadata() {
+            Ok(m) if m.is_file() => Readiness::Always,
+            Ok(_) => Readiness::Poll(file.into()),
+            Err(_) => Readiness::Unknown,
+        }
+    }
+
+    fn probe(self) -> Option<Box<dyn FnMut() -> bool>> {
+        match self {
+            #[cfg(unix)]
+            Readiness::Always => Some(Box::new(|| true)),
+            #[cfg(unix)]
+            Readiness::Poll(fd) => Some(Box::new(move || {
+                use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+                let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+                poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
+            })),
+            Readiness::Unknown => None,
+        }
+    }
 }

@@ -50,6 +50,7 @@ use std::path::Path;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
+use super::audit_batch::{BATCH_BYTES, Batch, END_LEN, Hasher};
 use crate::clock::{Clock, SystemClock};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
@@ -73,6 +74,9 @@ pub struct Audit<W: Write> {
     fallback_clock: SystemClock,
     stream_at: usize,
     b64: Vec<u8>,
+    /// Records in `rec` waiting to be hashed (start, end of prefix), when batching.
+    recs: Vec<(usize, usize)>,
+    hasher: Option<Hasher>,
 }
 
 impl<W: Write> Audit<W> {
@@ -90,6 +94,8 @@ impl<W: Write> Audit<W> {
             fallback_clock: SystemClock::new(),
             stream_at: STREAM_RECORD,
             b64: vec![0; CHUNK + 4],
+            recs: Vec::new(),
+            hasher: None,
         }
     }
 
@@ -111,7 +117,7 @@ impl<W: Write> Audit<W> {
         self
     }
 
-    /// `{"seq":…,"event":` into `rec` (cleared first).
+    /// `{"seq":…,"event":`, appended to `rec`.
     fn begin_record(&mut self, meta: &EventMeta, ctx: &EventCtx<'_>) {
         let unix_us = ctx.stamp.unix_us;
         if self.ts_of.as_ref().is_none_or(|(t, _)| *t != unix_us) {
@@ -119,7 +125,6 @@ impl<W: Write> Audit<W> {
         }
         let ts = &self.ts_of.as_ref().expect("just set").1;
         let o = &mut self.rec;
-        o.buf.clear();
         o.raw(b"{\"seq\":");
         o.u64(meta.seq);
         o.key("run_id");
@@ -179,10 +184,9 @@ impl<W: Write> Audit<W> {
         t
     }
 
-    /// The whole record, built in `rec`.
-    fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
-        self.begin_record(meta, ctx);
-        self.rec.raw(events.bytes(meta));
+    /// `,"raw":…` (or `raw_b64`) and its extras, appended to `rec`, when this is the first
+    /// record of its input line.
+    fn raw_member(&mut self, meta: &EventMeta, ctx: &EventCtx<'_>) {
         if let Some(raw) = self.raw_of(meta, ctx) {
             let o = &mut self.rec;
             match std::str::from_utf8(raw) {
@@ -197,10 +201,104 @@ impl<W: Write> Audit<W> {
             }
             self.raw_extras(ctx);
         }
+    }
+
+    /// The whole record, built in `rec` (cleared first) and hashed.
+    fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
+        self.rec.buf.clear();
+        self.begin_record(meta, ctx);
+        self.rec.raw(events.bytes(meta));
+        self.raw_member(meta, ctx);
         self.prev_member();
         let digest = Sha256::digest(&self.rec.buf);
         let tail = self.tail(&digest);
         self.rec.raw(&tail);
+    }
+
+    /// Append the record to the batch in `rec`, with room for its end, and hand the batch to
+    /// the hashing thread once it is big enough.
+    fn batch_record(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        debug_assert!(!self.recs.is_empty() || self.rec.buf.is_empty());
+        let start = self.rec.buf.len();
+        self.begin_record(meta, ctx);
+        self.rec.raw(events.bytes(meta));
+        self.raw_member(meta, ctx);
+        let end = self.rec.buf.len();
+        self.rec.buf.resize(end + END_LEN, 0);
+        self.recs.push((start, end));
+        if self.rec.buf.len() >= BATCH_BYTES {
+            self.ship()?;
+        }
+        Ok(())
+    }
+
+    /// Hand the batch in `rec` to the hashing thread, after writing the batch it had.
+    fn ship(&mut self) -> io::Result<()> {
+        if self.recs.is_empty() {
+            return Ok(());
+        }
+        let mut hasher = match self.hasher.take() {
+            Some(h) => h,
+            None => Hasher::start()?,
+        };
+        let landed = hasher.wait().and_then(|done| match done {
+            Some(b) => self.land(b),
+            None => Ok(Vec::new()),
+        });
+        let sent = landed.and_then(|spare| {
+            hasher.send(Batch {
+                buf: std::mem::replace(&mut self.rec.buf, spare),
+                recs: std::mem::take(&mut self.recs),
+                states: Vec::new(),
+            })
+        });
+        self.hasher = Some(hasher);
+        sent
+    }
+
+    /// Finish the chain through a hashed batch (prev members, hashes, tails), write it, and
+    /// return its emptied buffer.
+    fn land(&mut self, b: Batch) -> io::Result<Vec<u8>> {
+        let Batch {
+            mut buf,
+            recs,
+            states,
+        } = b;
+        for (&(_, end), mut h) in recs.iter().zip(states) {
+            let e = &mut buf[end..end + END_LEN];
+            e[..9].copy_from_slice(b",\"prev\":\"");
+            e[9..73].copy_from_slice(&self.prev);
+            e[73..75].copy_from_slice(b"\",");
+            h.update(&e[..75]);
+            let tail = self.tail(&h.finalize());
+            e[75..].copy_from_slice(&tail);
+        }
+        self.w.write_all(&buf)?;
+        buf.clear();
+        Ok(buf)
+    }
+
+    /// Write every batched record.
+    fn drain(&mut self) -> io::Result<()> {
+        self.ship()?;
+        if let Some(done) = self
+            .hasher
+            .as_mut()
+            .map(Hasher::wait)
+            .transpose()?
+            .flatten()
+        {
+            let spare = self.land(done)?;
+            if self.rec.buf.is_empty() && spare.capacity() > self.rec.buf.capacity() {
+                self.rec.buf = spare;
+            }
+        }
+        Ok(())
     }
 
     /// The same bytes as [`Audit::record`], hashed and written in pieces: the event straight
@@ -212,6 +310,7 @@ impl<W: Write> Audit<W> {
         ctx: &EventCtx<'_>,
     ) -> io::Result<()> {
         let mut h = Sha256::new();
+        self.rec.buf.clear();
         self.begin_record(meta, ctx);
         put(&mut self.w, &mut h, &self.rec.buf)?;
         put(&mut self.w, &mut h, events.bytes(meta))?;
@@ -252,6 +351,7 @@ impl<W: Write> Audit<W> {
         }
         self.prev_member();
         put(&mut self.w, &mut h, &self.rec.buf)?;
+        self.rec.buf.clear();
         let digest = h.finalize();
         let tail = self.tail(&digest);
         self.w.write_all(&tail)
@@ -290,7 +390,12 @@ impl<W: Write> Sink for Audit<W> {
         if size >= self.stream_at {
             // One write per record would mean holding a copy of a huge line (escaped) and of its
             // event; such a record is written in pieces, a torn one is still detected by verify.
+            self.drain()?;
             self.stream_record(events, meta, ctx)?;
+        } else if self.sync.is_none() {
+            // Hashed on a helper thread and written a batch at a time (at the latest when the
+            // pipeline flushes, which it does whenever its input has nothing more buffered).
+            return self.batch_record(events, meta, ctx);
         } else {
             self.record(events, meta, ctx);
             self.w.write_all(&self.rec.buf)?;
@@ -303,7 +408,18 @@ impl<W: Write> Sink for Audit<W> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.drain()?;
         self.w.flush()
+    }
+}
+
+impl<W: Write> Drop for Audit<W> {
+    fn drop(&mut self) {
+        // Records still batched when the run stops early (an error elsewhere) are written.
+        if !self.recs.is_empty() || self.hasher.is_some() {
+            let _ = self.drain();
+            let _ = self.w.flush();
+        }
     }
 }
 
@@ -373,7 +489,7 @@ fn bad(msg: &str) -> io::Error {
 mod tests {
     use super::*;
 
-    /// Streamed records are byte for byte the records built whole.
+    /// Streamed and batched records are byte for byte the records built whole.
     #[test]
     fn streamed_records_match_whole_ones() {
         use crate::clock::Stamp;
@@ -394,8 +510,11 @@ mod tests {
         let mut bad_utf8 = text.clone().into_bytes();
         bad_utf8[7] = 0xff;
         for raw in [text.as_bytes(), &bad_utf8[..], &bad_utf8[..100_001]] {
-            let write = |stream_at: usize| {
+            let write = |stream_at: usize, sync: bool| {
                 let mut a = Audit::new(Vec::new(), "r", GENESIS).stream_records_from(stream_at);
+                if sync {
+                    a = a.with_sync(|_| Ok(()));
+                }
                 for m in &ev.metas {
                     let c = EventCtx {
                         raw: Some(raw),
@@ -408,12 +527,19 @@ mod tests {
                     };
                     a.event_with(&ev, m, &c).unwrap();
                 }
-                (a.w, a.prev)
+                a.flush().unwrap();
+                (std::mem::take(&mut a.w), a.prev)
             };
-            let (whole, h1) = write(usize::MAX);
-            let (streamed, h2) = write(0);
+            let (whole, h1) = write(usize::MAX, true);
+            let (streamed, h2) = write(0, false);
+            let (batched, h3) = write(usize::MAX, false);
+            let (mixed, h4) = write(raw.len() + 1000, false);
             assert!(whole == streamed, "streamed record differs");
+            assert!(whole == batched, "batched record differs");
+            assert!(whole == mixed, "streamed then batched records differ");
             assert_eq!(h1, h2);
+            assert_eq!(h1, h3);
+            assert_eq!(h1, h4);
             let first = whole.split(|&b| b == b'\n').next().unwrap();
             serde_json::from_slice::<serde_json::Value>(first).unwrap();
         }

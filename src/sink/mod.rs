@@ -3,6 +3,7 @@
 
 pub mod ai_sdk;
 pub mod audit;
+mod audit_batch;
 pub mod audit_verify;
 pub mod named;
 pub mod sse;
