@@ -243,3 +243,38 @@ fn hollowing_changes_no_output_on_any_capture() {
         }
     }
 }
+
+/// Found by the normalize_stream fuzz target: a long string inside `usage`, which the normalizer
+/// keeps until the message is over, was hollowed and its stub written later.
+#[test]
+fn hollowing_leaves_kept_usage_whole() {
+    let long = "x".repeat(500);
+    let input = format!(
+        "{}\n{}\n",
+        serde_json::json!({"type": "assistant", "session_id": "s", "parent_tool_use_id": null,
+            "message": {"id": "m1", "model": "x", "content": [{"type": "text", "text": long}],
+                "usage": {"input_tokens": 1, "inference_geo": long}}}),
+        serde_json::json!({"type": "result", "subtype": "success", "session_id": "s", "result": long,
+            "usage": {"note": long, "nested": {"deep": [long.clone()]}}})
+    );
+    let plain = normalize_with(
+        input.as_bytes(),
+        vec![1 << 20],
+        Options {
+            hollow: Some((usize::MAX, 0)),
+            ..Options::default()
+        },
+    );
+    let hollowed = normalize_with(
+        input.as_bytes(),
+        vec![1 << 20],
+        Options {
+            hollow: Some((0, 16)),
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        String::from_utf8(plain).unwrap(),
+        String::from_utf8(hollowed).unwrap()
+    );
+}

@@ -63,30 +63,58 @@ const READ_KEYS: &[&[u8]] = &[
     b"apiKeySource",
 ];
 
+/// Members whose whole value (object or array) the normalizer keeps for later rather than
+/// writing it at once: nothing inside them is hollowed.
+const KEPT_TREES: &[&[u8]] = &[b"usage"];
+
 /// Copy `line` into `copy` with the content of every qualifying literal of at least `min_len`
-/// bytes cut down to its stub, recording each in `holes`. Only member values are hollowed, and
-/// not those of [`READ_KEYS`]. Returns false (and leaves `copy` empty) when there is none.
+/// bytes cut down to its stub, recording each in `holes`. Only member values are hollowed, not
+/// those of [`READ_KEYS`] nor anything inside [`KEPT_TREES`]. Returns false (and leaves `copy`
+/// empty) when there is none.
 pub fn hollow(line: &[u8], min_len: usize, copy: &mut Vec<u8>, holes: &mut Vec<Hole>) -> bool {
     copy.clear();
     holes.clear();
     let mut i = 0;
     let mut copied = 0;
+    // The lexer state between literals: the key whose value comes next (set by a key literal,
+    // valid once `:` follows), and per open container whether it lies inside a kept tree.
     let mut key: Option<Range<usize>> = None;
+    let mut after_colon = false;
+    let mut kept = false;
+    let mut stack: Vec<bool> = Vec::new();
     while let Some(q) = memchr::memchr(b'"', &line[i..]) {
+        for &b in &line[i..i + q] {
+            match b {
+                b':' => after_colon = true,
+                b'{' | b'[' => {
+                    stack.push(kept);
+                    let k = key.take().filter(|_| after_colon);
+                    kept |= k.is_some_and(|k| KEPT_TREES.contains(&&line[k]));
+                    after_colon = false;
+                }
+                b'}' | b']' => {
+                    kept = stack.pop().unwrap_or(false);
+                    key = None;
+                    after_colon = false;
+                }
+                b',' => {
+                    key = None;
+                    after_colon = false;
+                }
+                _ => {}
+            }
+        }
         let start = i + q + 1;
         let Some((end, canonical)) = scan_literal(line, start) else {
             break;
         };
         let content = &line[start..end];
-        // A member value follows `:`; a key is followed by `:`.
-        let value_of = match last_non_space(&line[..start - 1]) {
-            Some(b':') => key.take(),
-            _ => None,
-        };
+        let value_of = if after_colon { key.take() } else { None };
+        after_colon = false;
         if next_non_space(&line[end + 1..]) == Some(b':') {
             key = Some(start..end);
         }
-        let hollowable = value_of.is_some_and(|k| !READ_KEYS.contains(&&line[k]));
+        let hollowable = !kept && value_of.is_some_and(|k| !READ_KEYS.contains(&&line[k]));
         if hollowable
             && canonical
             && content.len() >= min_len
@@ -111,10 +139,6 @@ pub fn hollow(line: &[u8], min_len: usize, copy: &mut Vec<u8>, holes: &mut Vec<H
     }
     copy.extend_from_slice(&line[copied..]);
     true
-}
-
-fn last_non_space(b: &[u8]) -> Option<u8> {
-    b.iter().rev().copied().find(|c| !c.is_ascii_whitespace())
 }
 
 fn next_non_space(b: &[u8]) -> Option<u8> {
@@ -190,13 +214,14 @@ mod tests {
     fn only_long_canonical_literals_become_holes() {
         let long = "ab\\n\\\"é".repeat(100);
         let line = format!(
-            r#"{{"k":"{long}","short":"x","slash":"{long}\/","u":"{long}\u0001","v":"{long}\u000a"}}"#
+            r#"{{"k":"{long}","short":"x","slash":"{long}\/","u":"{long}\u0001","v":"{long}\u000a","usage":{{"a":[{{"b":"{long}"}}]}},"name":"{long}","after":["{long}",{{"c":"{long}"}}]}}"#
         );
         let mut copy = Vec::new();
         let mut holes = Vec::new();
         assert!(hollow(line.as_bytes(), 400, &mut copy, &mut holes));
-        // `\/` and `\u000a` (which has the short form `\n`) are not how we write them.
-        assert_eq!(holes.len(), 2, "{holes:?}");
+        // `\/` and `\u000a` (which has the short form `\n`) are not how we write them; `usage`
+        // is kept for later, `name` is read, array elements are not member values.
+        assert_eq!(holes.len(), 3, "{holes:?}");
         let text = String::from_utf8(copy.clone()).unwrap();
         let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(parsed["short"], "x");
