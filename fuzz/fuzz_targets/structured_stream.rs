@@ -1,6 +1,7 @@
 //! Structure-aware fuzz target: plausible stream-json (init, assistant blocks, tool results,
 //! stream events with deltas cut at arbitrary points, interleaved subagents, results) built from
-//! arbitrary choices, then checked like `normalize_stream`, plus: one tool.call per tool_use id.
+//! arbitrary choices, then checked like `normalize_stream`, plus: one tool.call per tool_use id,
+//! and hollowing long string literals (what huge lines get) changes no output byte.
 #![no_main]
 
 use std::collections::HashMap;
@@ -181,13 +182,22 @@ fn render(steps: &[Step], out: &mut Vec<u8>) {
 fuzz_target!(|steps: Vec<Step>| {
     let mut input = Vec::new();
     render(&steps, &mut input);
-    let mut out = Vec::new();
-    {
-        let sink = Ndjson::new(&mut out);
-        let mut pl = Pipeline::new(Normalizer::new(Options::default()), vec![Box::new(sink)]);
-        pl.run(&input[..], None).unwrap();
-        pl.finish(&EndInfo::eof()).unwrap();
-    }
+    let normalize = |opts: Options| {
+        let mut out = Vec::new();
+        {
+            let sink = Ndjson::new(&mut out);
+            let mut pl = Pipeline::new(Normalizer::new(opts), vec![Box::new(sink)]);
+            pl.run(&input[..], None).unwrap();
+            pl.finish(&EndInfo::eof()).unwrap();
+        }
+        out
+    };
+    let out = normalize(Options::default());
+    let hollowed = normalize(Options {
+        hollow: Some((0, 8)),
+        ..Options::default()
+    });
+    assert!(out == hollowed, "hollowing changed the output");
     let mut calls: HashMap<String, u32> = HashMap::new();
     let mut usage: HashMap<String, u32> = HashMap::new();
     let mut last = None;

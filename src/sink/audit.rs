@@ -1,5 +1,5 @@
 //! The audit log sink: one hash-chained JSON record per envelope event, lossless (every input
-//! line is kept), written whole in one `write` per record.
+//! line is kept), written whole records at a time.
 //!
 //! # Audit record format (JSONL)
 //!
@@ -39,9 +39,12 @@
 //! `--audit FILE` appends: the new run's first `prev` is the last hash already in the file, and
 //! the file stays one chain across runs. The writer takes an exclusive advisory lock on the file
 //! for the whole run (a second writer fails instead of interleaving), and refuses to append
-//! after a torn last record. Each record is handed to the kernel in one `write`; `--fsync` also
-//! calls `fdatasync` after each record, so a crash loses at most the record being written,
-//! which `audit verify` reports as a torn last record.
+//! after a torn last record. Records are hashed on a helper thread and handed to the kernel a
+//! batch of whole records per `write`, at the latest whenever the pipeline flushes (its input
+//! has nothing more ready); a record of 1 MiB or more is written in pieces. With `--fsync` each
+//! record is one `write` followed by `fdatasync`, so a crash loses at most the record being
+//! written. A crash mid-write leaves a torn last record, which `audit verify` reports and which
+//! appending refuses to build on.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
