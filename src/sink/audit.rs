@@ -108,7 +108,8 @@ impl<W: Write> Audit<W> {
         self
     }
 
-    /// The hash of the last record written (or the `prev` given to [`Audit::new`]).
+    /// The hash of the last record written (or the `prev` given to [`Audit::new`]). Records are
+    /// batched: call [`Sink::flush`] first to have every record given so far written.
     pub fn head(&self) -> &[u8; 64] {
         &self.prev
     }
