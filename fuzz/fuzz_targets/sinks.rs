@@ -1,6 +1,6 @@
 //! Fuzz target: the SSE, AI SDK and audit writers fed from one pass over arbitrary bytes. Every SSE
 //! event frame carries the envelope line as data, the AI SDK stream ends with `[DONE]`, and the
-//! audit log written for the run verifies.
+//! audit log written for the run verifies and is the same when its records are streamed.
 #![no_main]
 
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
@@ -14,6 +14,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let (mut env, mut sse, mut ai, mut audit) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // The same audit log again, with every record of 64 bytes or more streamed in pieces.
+    let mut streamed = Vec::new();
     {
         let mut p = Pipeline::new(
             Normalizer::new(Options::default()),
@@ -22,6 +24,7 @@ fuzz_target!(|data: &[u8]| {
                 Box::new(Sse::new(&mut sse)),
                 Box::new(AiSdk::new(&mut ai)),
                 Box::new(Audit::new(&mut audit, "fuzz", [b'0'; 64])),
+                Box::new(Audit::new(&mut streamed, "fuzz", [b'0'; 64]).stream_records_from(64)),
             ],
         );
         p.run(data, None).unwrap();
@@ -38,6 +41,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(data_lines, env_lines);
     let ai = String::from_utf8(ai).unwrap();
     assert!(ai.trim_end().ends_with("data: [DONE]"), "{ai}");
+    assert!(
+        audit == streamed,
+        "streamed audit records differ from whole ones"
+    );
     let summary = verify(&audit[..]).unwrap_or_else(|f| panic!("audit does not verify: {f:?}"));
     let _ = summary;
 });
