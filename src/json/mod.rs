@@ -13,7 +13,7 @@ mod hollow;
 mod out;
 mod reference;
 pub use hollow::Hole;
-pub use out::{Out, Splice, static_of};
+pub use out::{Out, Splice, escape_content, static_of};
 pub use reference::{RefValue, build_ref_tape};
 
 /// A read-only view of a parsed JSON value.

@@ -92,6 +92,34 @@ fn next_escape(b: &[u8], from: usize) -> Option<usize> {
         .map(|p| i + p)
 }
 
+/// Append `b` escaped for the inside of a JSON string literal (no quotes), as [`Out::str`]
+/// writes it: only ASCII `"`, `\\` and control characters are rewritten, so any bytes may be
+/// given. Runs that need no escape are found 8 bytes at a time (SWAR) and copied whole.
+pub fn escape_content(out: &mut Vec<u8>, b: &[u8]) {
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(j) = next_escape(b, i) {
+        let c = b[j];
+        out.extend_from_slice(&b[start..j]);
+        let e = ESCAPE[c as usize];
+        if e == b'u' {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(c >> 4) as usize],
+                HEX[(c & 0xf) as usize],
+            ]);
+        } else {
+            out.extend_from_slice(&[b'\\', e]);
+        }
+        start = j + 1;
+        i = j + 1;
+    }
+    out.extend_from_slice(&b[start..]);
+}
+
 impl Out {
     /// Raw bytes.
     #[inline]
@@ -212,34 +240,7 @@ impl Out {
             let _ = Generator(&mut self.buf).write_string_content(s);
             return;
         }
-        let b = s.as_bytes();
-        let mut start = 0;
-        let mut i = 0;
-        while i < b.len() {
-            match next_escape(b, i) {
-                None => break,
-                Some(j) => {
-                    let c = b[j];
-                    self.buf.extend_from_slice(&b[start..j]);
-                    let e = ESCAPE[c as usize];
-                    if e == b'u' {
-                        self.buf.extend_from_slice(&[
-                            b'\\',
-                            b'u',
-                            b'0',
-                            b'0',
-                            HEX[(c >> 4) as usize],
-                            HEX[(c & 0xf) as usize],
-                        ]);
-                    } else {
-                        self.buf.extend_from_slice(&[b'\\', e]);
-                    }
-                    start = j + 1;
-                    i = j + 1;
-                }
-            }
-        }
-        self.buf.extend_from_slice(&b[start..]);
+        escape_content(&mut self.buf, s.as_bytes());
     }
 
     /// A string or `null`.

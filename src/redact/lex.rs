@@ -346,38 +346,9 @@ pub(crate) fn has_escaped_slash(raw: &[u8]) -> bool {
     SLASH.find(raw).is_some()
 }
 
-/// Append `s` JSON-escaped (without quotes).
+/// Append `s` JSON-escaped (without quotes), as the envelope writer does.
 pub(crate) fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut start = 0;
-    for (i, &c) in s.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            8 => b"\\b",
-            12 => b"\\f",
-            0..=0x1f => &[],
-            _ => continue,
-        };
-        out.extend_from_slice(&s[start..i]);
-        if esc.is_empty() {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(c >> 4) as usize],
-                HEX[(c & 15) as usize],
-            ]);
-        } else {
-            out.extend_from_slice(esc);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&s[start..]);
+    crate::json::escape_content(out, s);
 }
 
 #[cfg(test)]
