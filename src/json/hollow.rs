@@ -1,12 +1,13 @@
 //! Hollowing huge lines: long string literals are left out of the parser's copy of a line, so a
-//! line of tens of megabytes is not held three times (input, parser copy, unescaped strings).
+//! line of tens of megabytes is held about twice (the input line and the output events) instead
+//! of four times (plus the parser's copy and simd-json's unescaped strings).
 //!
 //! A literal qualifies (a *hole*) when its content is at least the configured length, is valid
 //! UTF-8 without raw control characters, and spells every escape exactly the way
 //! [`super::Out::str`] writes it. Then the literal's content *is* its output, byte for byte: the
 //! parser's copy keeps only a short prefix of it (the *stub*, so code that looks at the start of
 //! the string or at its emptiness sees the truth), and the writer splices the real content back
-//! from the input line when the event is finished (see `crate::envelope::Events::fill_holes`).
+//! from the input line when the line's events are finished (the normalizer's `holes` module).
 //!
 //! Whether the line is JSON does not change: the hollowed copy is valid exactly when the line is,
 //! since only valid string content is replaced by other valid string content.
