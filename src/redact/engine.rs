@@ -475,7 +475,7 @@ impl Engine {
     }
 
     /// [`Engine::scan_value`] with the detector literals of `text` already found
-    /// ([`Engine::find_anchors`]). With `raw_json` (see [`Engine::scan_anchored`]), `text` is a
+    /// ([`Engine::find_anchors`]). With `raw_json` (see `Engine::scan_anchored`), `text` is a
     /// raw JSON string with two-byte escapes; hits are then in raw coordinates, and
     /// `Err(Escaped)` asks for the decoded string.
     #[allow(clippy::too_many_arguments)]
