@@ -172,6 +172,47 @@ impl Events {
         self.next_seq += 1;
     }
 
+    /// Insert `lens[i]` bytes at offset `places[i]` of the buffered events (offsets ascending,
+    /// each inside an event), written by `fill(i, dst)`; the events' byte ranges move with their
+    /// bytes. The buffer grows once, to its final size, and bytes are moved in place.
+    pub fn insert(
+        &mut self,
+        places: &[usize],
+        lens: &[usize],
+        mut fill: impl FnMut(usize, &mut [u8]),
+    ) {
+        debug_assert_eq!(places.len(), lens.len());
+        let Some(&first) = places.first() else { return };
+        let total: usize = lens.iter().sum();
+        let buf = &mut self.out.buf;
+        let old_len = buf.len();
+        buf.resize(old_len + total, 0);
+        // From the back: move the bytes after each place to their final position, then fill
+        // the gap just before them.
+        let (mut src_end, mut dst_end) = (old_len, old_len + total);
+        for i in (0..places.len()).rev() {
+            let seg = src_end - places[i];
+            buf.copy_within(places[i]..src_end, dst_end - seg);
+            dst_end -= seg;
+            fill(i, &mut buf[dst_end - lens[i]..dst_end]);
+            dst_end -= lens[i];
+            src_end = places[i];
+        }
+        debug_assert_eq!(src_end, dst_end);
+        let shift = |x: usize| -> usize {
+            x + places
+                .iter()
+                .zip(lens)
+                .take_while(|(at, _)| **at < x)
+                .map(|(_, n)| n)
+                .sum::<usize>()
+        };
+        for m in self.metas.iter_mut().filter(|m| m.end > first) {
+            m.start = shift(m.start);
+            m.end = shift(m.end);
+        }
+    }
+
     /// The bytes of one event.
     pub fn bytes(&self, m: &EventMeta) -> &[u8] {
         &self.out.buf[m.start..m.end]
@@ -191,5 +232,35 @@ impl Events {
     pub fn clear(&mut self) {
         self.out.buf.clear();
         self.metas.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_moves_bytes_and_event_ranges() {
+        let mut ev = Events::default();
+        let ctx = Ctx::default();
+        for text in ["ab", "cd"] {
+            ev.begin("t", &ctx).key("x");
+            ev.out().str(text);
+            ev.end();
+        }
+        let at = |s: &[u8], ev: &Events| ev.out.buf.windows(4).position(|w| w == s).unwrap();
+        let (ab, cd) = (at(b"\"ab\"", &ev), at(b"\"cd\"", &ev));
+        ev.insert(&[ab + 2, cd + 2], &[3, 1], |i, dst| {
+            dst.fill([b'1', b'2'][i])
+        });
+        let texts: Vec<String> = ev
+            .metas
+            .iter()
+            .map(|m| {
+                let v: serde_json::Value = serde_json::from_slice(ev.bytes(m)).unwrap();
+                v["x"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(texts, ["a111b", "c2d"]);
     }
 }

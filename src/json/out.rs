@@ -20,12 +20,12 @@ pub struct Out {
 /// Where the strings being written were parsed from (see [`Out::set_source`]).
 #[derive(Default)]
 struct Source {
-    /// Address range of the parser's copy of the line, when that copy holds no backslash (so
-    /// none of its strings needs escaping); empty otherwise.
+    /// Address range of the parser's copy of the line (empty when unset).
     base: usize,
     len: usize,
-    /// Address of that copy and its hollowed literals.
-    holes_base: usize,
+    /// That copy holds no backslash, so none of its strings needs escaping.
+    plain: bool,
+    /// Its hollowed literals.
     holes: Vec<Hole>,
 }
 
@@ -142,20 +142,14 @@ impl Out {
     /// Must be cleared before the parser's copy changes.
     pub fn set_source(&mut self, parsed: &Parsed<'_>) {
         let src = &mut self.src;
-        (src.base, src.len) = if parsed.plain {
-            (parsed.base, parsed.len)
-        } else {
-            (0, 0)
-        };
-        src.holes_base = parsed.base;
+        (src.base, src.len, src.plain) = (parsed.base, parsed.len, parsed.plain);
         src.holes.clear();
         src.holes.extend_from_slice(parsed.holes);
     }
 
     /// Forget the source set by [`Out::set_source`].
     pub fn clear_source(&mut self) {
-        self.src.base = 0;
-        self.src.len = 0;
+        (self.src.base, self.src.len, self.src.plain) = (0, 0, false);
         self.src.holes.clear();
     }
 
@@ -164,7 +158,7 @@ impl Out {
         if self.src.holes.is_empty() {
             return None;
         }
-        let at = (s.as_ptr() as usize).checked_sub(self.src.holes_base)?;
+        let at = (s.as_ptr() as usize).checked_sub(self.src.base)?;
         self.src
             .holes
             .iter()
@@ -206,18 +200,17 @@ impl Out {
             return;
         }
         let p = s.as_ptr() as usize;
-        if p >= self.src.base && p + s.len() <= self.src.base + self.src.len {
+        let src = &self.src;
+        let plain = src.plain && p >= src.base && p + s.len() <= src.base + src.len;
+        self.buf.reserve(s.len() + 2);
+        self.buf.push(b'"');
+        if plain {
             // A string of the current line, which has no escapes: nothing to escape.
-            self.buf.reserve(s.len() + 2);
-            self.buf.push(b'"');
             self.buf.extend_from_slice(s.as_bytes());
-            self.buf.push(b'"');
         } else {
-            self.buf.reserve(s.len() + 2);
-            self.buf.push(b'"');
             self.str_content(s);
-            self.buf.push(b'"');
         }
+        self.buf.push(b'"');
     }
 
     /// The inside of a JSON string literal (no quotes), escaped as [`Out::str`] does. Long

@@ -37,8 +37,8 @@ impl Piece<'_> {
     }
 }
 
-/// Put the content of every recorded splice from `line` into the events of `ev`, in place (the
-/// buffer grows once, to its final size), and move the events' byte ranges accordingly.
+/// Put the content of every recorded splice from `line` into the events of `ev` (see
+/// [`Events::insert`]).
 pub(super) fn fill_holes(ev: &mut Events, line: &[u8], scratch: &mut Vec<u8>) {
     let splices: Vec<Splice> = ev.out.take_splices();
     if splices.is_empty() {
@@ -61,34 +61,7 @@ pub(super) fn fill_holes(ev: &mut Events, line: &[u8], scratch: &mut Vec<u8>) {
             }
         })
         .collect();
-    let total: usize = pieces.iter().map(Piece::len).sum();
-    let buf = &mut ev.out.buf;
-    let old_len = buf.len();
-    buf.resize(old_len + total, 0);
-    // From the back: move the bytes after each splice point to their final place, then write
-    // the piece just before them.
-    let mut src_end = old_len;
-    let mut dst_end = old_len + total;
-    for (sp, piece) in splices.iter().zip(&pieces).rev() {
-        let seg = src_end - sp.at;
-        buf.copy_within(sp.at..src_end, dst_end - seg);
-        dst_end -= seg;
-        let n = piece.len();
-        piece.write_to(&mut buf[dst_end - n..dst_end]);
-        dst_end -= n;
-        src_end = sp.at;
-    }
-    debug_assert_eq!(src_end, dst_end);
-    let shift = |x: usize| -> usize {
-        x + splices
-            .iter()
-            .zip(&pieces)
-            .take_while(|(sp, _)| sp.at < x)
-            .map(|(_, p)| p.len())
-            .sum::<usize>()
-    };
-    for m in ev.metas.iter_mut().filter(|m| m.end > splices[0].at) {
-        m.start = shift(m.start);
-        m.end = shift(m.end);
-    }
+    let places: Vec<usize> = splices.iter().map(|sp| sp.at).collect();
+    let lens: Vec<usize> = pieces.iter().map(Piece::len).collect();
+    ev.insert(&places, &lens, |i, dst| pieces[i].write_to(dst));
 }

@@ -238,17 +238,14 @@ impl Normalizer {
                 None,
             );
         } else {
-            let mut parsed = self.parser.parse(line.bytes);
-            if let Ok(p) = &parsed
-                && !p.holes.is_empty()
-                && !holes_allowed(p.tape.as_value())
-            {
-                let spare = parsed.map(|p| p.into_spare());
-                if let Ok(spare) = spare {
+            let parsed = match self.parser.parse(line.bytes) {
+                Ok(p) if !p.holes.is_empty() && !holes_allowed(p.tape.as_value()) => {
+                    let spare = p.into_spare();
                     self.parser.recycle(spare);
+                    self.parser.parse_whole(line.bytes)
                 }
-                parsed = self.parser.parse_whole(line.bytes);
-            }
+                other => other,
+            };
             match parsed {
                 Ok(parsed) => {
                     st.stats.json_lines += 1;

@@ -207,12 +207,17 @@ impl<W: Write> Audit<W> {
         }
     }
 
-    /// The whole record, built in `rec` (cleared first) and hashed.
-    fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
-        self.rec.buf.clear();
+    /// The record up to its `prev` member, appended to `rec`.
+    fn body(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
         self.begin_record(meta, ctx);
         self.rec.raw(events.bytes(meta));
         self.raw_member(meta, ctx);
+    }
+
+    /// The whole record, built in `rec` (cleared first) and hashed.
+    fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
+        self.rec.buf.clear();
+        self.body(events, meta, ctx);
         self.prev_member();
         let digest = Sha256::digest(&self.rec.buf);
         let tail = self.tail(&digest);
@@ -229,9 +234,7 @@ impl<W: Write> Audit<W> {
     ) -> io::Result<()> {
         debug_assert!(!self.recs.is_empty() || self.rec.buf.is_empty());
         let start = self.rec.buf.len();
-        self.begin_record(meta, ctx);
-        self.rec.raw(events.bytes(meta));
-        self.raw_member(meta, ctx);
+        self.body(events, meta, ctx);
         let end = self.rec.buf.len();
         self.rec.buf.resize(end + END_LEN, 0);
         self.recs.push((start, end));
