@@ -15,6 +15,7 @@ use boo_normalize::sink::Sink;
 use boo_normalize::sink::ai_sdk::AiSdk;
 use boo_normalize::sink::audit::{self, Audit, GENESIS};
 use boo_normalize::sink::named::{Named, output_error};
+use boo_normalize::sink::otlp::{self, Otlp};
 use boo_normalize::sink::sse::Sse;
 use boo_normalize::sink::{EventCtx, Ndjson};
 
@@ -28,6 +29,8 @@ pub enum Format {
     Audit,
     /// Server-sent events (profile: --sse-profile).
     Sse,
+    /// OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line.
+    Otlp,
 }
 
 /// Which SSE dialect the SSE sinks speak.
@@ -57,6 +60,24 @@ pub struct OutputArgs {
     /// Also write envelope NDJSON to FILE (truncated first).
     #[arg(long, value_name = "FILE")]
     pub envelope: Option<PathBuf>,
+    /// Also write the run's OpenTelemetry trace to FILE as OTLP/JSON lines (truncated first; the
+    /// Collector's otlpjsonfile receiver reads it).
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
+    /// Also send the trace to an OTLP/HTTP receiver (binary protobuf; http/json with
+    /// OTEL_EXPORTER_OTLP_PROTOCOL=http/json). URL is the receiver's base (…/v1/traces is
+    /// appended) or its full traces URL; without URL: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318. Delivery runs in the background
+    /// and never fails the run: failures go to stderr and into run.end's `otlp` counts.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub otlp_endpoint: Option<String>,
+    /// Put message content in the trace (prompts, model output, tool input and results); off by
+    /// default, as the GenAI conventions advise. Redacted first under --redact.
+    #[arg(long)]
+    pub otlp_content: bool,
+    /// The trace's service.name (default: $OTEL_SERVICE_NAME, else claude-code).
+    #[arg(long, value_name = "NAME")]
+    pub otlp_service_name: Option<String>,
     /// SSE dialect of --format sse and --sse.
     #[arg(long, value_enum, default_value_t, value_name = "PROFILE")]
     pub sse_profile: SseProfile,
@@ -118,6 +139,19 @@ impl OutputArgs {
         }
     }
 
+    /// The settings every OTLP sink of this run shares. The trace is always whole: resuming
+    /// (--last-event-id) does not apply to it.
+    fn otlp_options(&self, run_id: &str) -> Result<otlp::Options, Error> {
+        Ok(otlp::Options {
+            run_id: run_id.to_owned(),
+            content: self.otlp_content,
+            resource: otlp::config::resource(
+                self.otlp_service_name.as_deref(),
+                &otlp::config::process_env,
+            )?,
+        })
+    }
+
     fn sse_sink<'a, W: Write + 'a>(&self, w: W, resume: Option<u64>) -> Box<dyn Sink + 'a> {
         match self.sse_profile {
             SseProfile::Default => Box::new(Sse::new(w).last_event_id(resume)),
@@ -138,7 +172,19 @@ impl OutputArgs {
             Format::Envelope => after(resume, Ndjson::new(stdout)),
             Format::Sse => self.sse_sink(stdout, resume),
             Format::Audit => after(resume, Audit::new(stdout, run_id, GENESIS)),
+            Format::Otlp => Box::new(Otlp::lines(stdout, self.otlp_options(run_id)?)),
         }];
+        if let Some(p) = &self.otlp {
+            let f = create(p)?;
+            sinks.push(named(
+                p,
+                Box::new(Otlp::lines(f, self.otlp_options(run_id)?)),
+            ));
+        }
+        if let Some(url) = &self.otlp_endpoint {
+            let ep = otlp::config::endpoint(url, &otlp::config::process_env)?;
+            sinks.push(Box::new(Otlp::endpoint(ep, self.otlp_options(run_id)?)));
+        }
         if let Some(p) = &self.envelope {
             let f = create(p)?;
             sinks.push(named(p, after(resume, Ndjson::new(f))));

@@ -269,8 +269,17 @@ impl<'a> Pipeline<'a> {
             };
             self.push_transformed(&last, |_, _| {})?;
         }
-        self.normalizer.finish(end, &mut self.events);
+        // Whatever the input left pending first, then the sinks' end hooks, then run.end.
         let stamp = self.stamp();
+        let first = self.events.len();
+        self.normalizer.flush_pending(&mut self.events);
+        self.normalizer.count_events(&self.events, first);
+        self.drain(None, stamp)?;
+        let mut end = end.clone();
+        for s in &mut self.sinks {
+            end.extra.extend(s.end_members(&end.cause, stamp)?);
+        }
+        self.normalizer.finish(&end, &mut self.events);
         self.drain(None, stamp)?;
         for s in &mut self.sinks {
             s.finish()?;

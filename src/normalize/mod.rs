@@ -296,6 +296,13 @@ impl Normalizer {
         st.count(ev, first);
     }
 
+    /// Write what the input left pending (usage of an unfinished message, tool calls from
+    /// fragments) without ending the run; [`Normalizer::finish`] does this too.
+    pub fn flush_pending(&mut self, ev: &mut Events) {
+        self.st
+            .flush_all(ev, "input ended before the tool input was complete");
+    }
+
     /// Flush pending state and append `run.end` (always the last event).
     pub fn finish(&mut self, end: &EndInfo, ev: &mut Events) {
         let first = ev.len();

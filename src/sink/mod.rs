@@ -6,6 +6,7 @@ pub mod audit;
 mod audit_batch;
 pub mod audit_verify;
 pub mod named;
+pub mod otlp;
 pub mod sse;
 
 use std::io::{self, Write};
@@ -45,6 +46,13 @@ pub trait Sink {
     /// format has one, and flush it. The default does nothing.
     fn idle(&mut self) -> io::Result<()> {
         Ok(())
+    }
+    /// The run is about to end (`cause`, at `at`): every other event has been written and
+    /// `run.end` comes next. A sink that must settle before then (the OTLP exporter delivering
+    /// its spans) does so here and returns members for `run.end` (raw JSON values). The
+    /// default does nothing.
+    fn end_members(&mut self, _cause: &str, _at: Stamp) -> io::Result<Vec<(String, String)>> {
+        Ok(Vec::new())
     }
     /// Push buffered bytes to the underlying writer.
     fn flush(&mut self) -> io::Result<()>;

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::io;
 
+use crate::clock::Stamp;
 use crate::envelope::{EventMeta, Events};
 use crate::error::Error;
 use crate::sink::{EventCtx, Sink};
@@ -88,6 +89,10 @@ impl Sink for Named<'_> {
 
     fn idle(&mut self) -> io::Result<()> {
         self.inner.idle().map_err(|e| self.wrap(e))
+    }
+
+    fn end_members(&mut self, cause: &str, at: Stamp) -> io::Result<Vec<(String, String)>> {
+        self.inner.end_members(cause, at).map_err(|e| self.wrap(e))
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -1,0 +1,135 @@
+//! OTLP attribute values and ids: small constructors for `KeyValue`s, the deterministic trace
+//! and span ids derived from the run id, and times in Unix nanoseconds.
+
+use opentelemetry_proto::tonic::common::v1::{AnyValue, ArrayValue, KeyValue, any_value::Value};
+use sha2::{Digest, Sha256};
+
+use crate::clock::Stamp;
+
+/// Longest string attribute value (content, error messages); longer ones are cut at a character
+/// boundary and say how much was left out.
+pub const MAX_VALUE: usize = 32 * 1024;
+
+/// A string attribute.
+pub fn str(key: &str, v: impl Into<String>) -> KeyValue {
+    kv(key, Value::StringValue(cap(v.into())))
+}
+
+/// An integer attribute.
+pub fn int(key: &str, v: i64) -> KeyValue {
+    kv(key, Value::IntValue(v))
+}
+
+/// A boolean attribute.
+pub fn bool(key: &str, v: bool) -> KeyValue {
+    kv(key, Value::BoolValue(v))
+}
+
+/// A floating-point attribute.
+pub fn double(key: &str, v: f64) -> KeyValue {
+    kv(key, Value::DoubleValue(v))
+}
+
+/// A string-array attribute.
+pub fn strs(key: &str, v: &[String]) -> KeyValue {
+    let values = v
+        .iter()
+        .map(|s| AnyValue {
+            value: Some(Value::StringValue(s.clone())),
+        })
+        .collect();
+    kv(key, Value::ArrayValue(ArrayValue { values }))
+}
+
+fn kv(key: &str, v: Value) -> KeyValue {
+    KeyValue {
+        key: key.to_owned(),
+        value: Some(AnyValue { value: Some(v) }),
+        ..Default::default()
+    }
+}
+
+/// Replace (or add) `kv` in `attrs`, keeping keys unique as OTLP requires.
+pub fn set(attrs: &mut Vec<KeyValue>, kv: KeyValue) {
+    match attrs.iter_mut().find(|a| a.key == kv.key) {
+        Some(a) => *a = kv,
+        None => attrs.push(kv),
+    }
+}
+
+/// `s`, cut to [`MAX_VALUE`] bytes at a character boundary, with a note of what was cut.
+pub fn cap(mut s: String) -> String {
+    if s.len() <= MAX_VALUE {
+        return s;
+    }
+    let mut end = MAX_VALUE;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = s.len() - end;
+    s.truncate(end);
+    s.push_str(&format!("…[{cut} more bytes]"));
+    s
+}
+
+/// A stamp as Unix nanoseconds (instants before 1970 become 0).
+pub fn nanos(s: Stamp) -> u64 {
+    u64::try_from(s.unix_us).unwrap_or(0).saturating_mul(1000)
+}
+
+/// The trace id of the run `run_id`: the first 16 bytes of SHA-256 over a fixed label and the
+/// run id, so the same run id always gives the same trace.
+pub fn trace_id(run_id: &str) -> [u8; 16] {
+    let d = Sha256::new()
+        .chain_update(b"boo-normalize otlp trace\0")
+        .chain_update(run_id.as_bytes())
+        .finalize();
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&d[..16]);
+    nonzero(&mut id);
+    id
+}
+
+/// The span id named `key` in run `run_id` (first 8 bytes of SHA-256; never all zero).
+pub fn span_id(run_id: &str, key: &str) -> [u8; 8] {
+    let d = Sha256::new()
+        .chain_update(b"boo-normalize otlp span\0")
+        .chain_update(run_id.as_bytes())
+        .chain_update([0])
+        .chain_update(key.as_bytes())
+        .finalize();
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&d[..8]);
+    nonzero(&mut id);
+    id
+}
+
+/// All-zero ids are invalid in OTLP; a hash practically never gives one, but make sure.
+fn nonzero(id: &mut [u8]) {
+    if id.iter().all(|b| *b == 0) {
+        id[id.len() - 1] = 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_stable_and_distinct() {
+        assert_eq!(trace_id("r"), trace_id("r"));
+        assert_ne!(trace_id("r"), trace_id("s"));
+        assert_eq!(span_id("r", "root"), span_id("r", "root"));
+        assert_ne!(span_id("r", "root"), span_id("r", "chat"));
+        assert_ne!(span_id("r", "root"), span_id("s", "root"));
+    }
+
+    #[test]
+    fn long_values_are_capped_at_a_char_boundary() {
+        let s = "é".repeat(MAX_VALUE);
+        let c = cap(s);
+        assert!(c.len() < MAX_VALUE + 40);
+        assert!(c.ends_with("more bytes]"));
+        assert_eq!(cap("short".into()), "short");
+    }
+}

@@ -1,0 +1,312 @@
+//! The OTLP/HTTP exporter: a thread that batches spans, POSTs them to `…/v1/traces` (binary
+//! protobuf, or JSON for `http/json`) with bounded retries, and counts what was delivered. The
+//! pipeline only ever hands it batches without waiting (a full queue drops the batch and counts
+//! it), so a slow or dead receiver never blocks or fails a run; failures go to stderr.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
+use prost::Message;
+
+use super::config::Endpoint;
+
+/// Batches waiting for the exporter thread; one more is dropped (and counted).
+const QUEUE: usize = 256;
+/// Spans per request at most.
+const MAX_BATCH: usize = 512;
+/// How long the thread gathers more batches before sending what it has.
+const LINGER: Duration = Duration::from_millis(300);
+/// Attempts per request (the first plus retries).
+const ATTEMPTS: u32 = 4;
+/// Longest wait between attempts, whatever `Retry-After` says.
+const MAX_BACKOFF: Duration = Duration::from_secs(4);
+
+/// What happened to the spans handed to the exporter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Spans handed over.
+    pub spans: u64,
+    /// Spans the receiver accepted.
+    pub exported: u64,
+    /// Spans lost: rejected, undeliverable after the retries, dropped on a full queue, or still
+    /// unsent when the run ended.
+    pub failed: u64,
+}
+
+enum Msg {
+    Spans(ResourceSpans),
+    Settle(SyncSender<()>),
+}
+
+/// Handle of the exporter thread.
+pub struct Exporter {
+    tx: Option<SyncSender<Msg>>,
+    stats: Arc<Mutex<Delivery>>,
+    endpoint: Endpoint,
+    queue_full_said: bool,
+}
+
+impl Exporter {
+    /// Start the exporter thread for `endpoint`.
+    pub fn start(endpoint: Endpoint) -> Self {
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let stats = Arc::new(Mutex::new(Delivery::default()));
+        let worker = Worker {
+            endpoint: endpoint.clone(),
+            stats: Arc::clone(&stats),
+            agent: ureq::Agent::config_builder()
+                .timeout_global(Some(endpoint.timeout))
+                .http_status_as_error(false)
+                .user_agent(concat!("boo-normalize/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .into(),
+        };
+        let spawned = thread::Builder::new()
+            .name("otlp-export".into())
+            .spawn(move || worker.run(rx));
+        if let Err(e) = &spawned {
+            eprintln!("boo-normalize: otlp: cannot start the exporter thread: {e}");
+        }
+        Exporter {
+            tx: spawned.is_ok().then_some(tx),
+            stats,
+            endpoint,
+            queue_full_said: false,
+        }
+    }
+
+    /// Hand `spans` (one resource's worth) to the thread without waiting.
+    pub fn send(&mut self, spans: ResourceSpans) {
+        let n = count(&spans);
+        if n == 0 {
+            return;
+        }
+        self.add(|d| d.spans += n);
+        let Some(tx) = &self.tx else {
+            self.add(|d| d.failed += n);
+            return;
+        };
+        match tx.try_send(Msg::Spans(spans)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                if !std::mem::replace(&mut self.queue_full_said, true) {
+                    eprintln!(
+                        "boo-normalize: otlp: {}: the receiver is not keeping up; dropping spans",
+                        self.endpoint.url
+                    );
+                }
+                self.add(|d| d.failed += n);
+            }
+            Err(TrySendError::Disconnected(_)) => self.add(|d| d.failed += n),
+        }
+    }
+
+    /// Wait up to `limit` for everything handed over so far to be delivered or given up, and
+    /// return the counts; spans still in flight after `limit` count as failed.
+    pub fn settle(&mut self, limit: Duration) -> Delivery {
+        let (done_tx, done_rx) = mpsc::sync_channel(1);
+        let sent = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(Msg::Settle(done_tx)).is_ok());
+        if sent && done_rx.recv_timeout(limit).is_err() {
+            let d = self.delivery();
+            let left = d.spans.saturating_sub(d.exported + d.failed);
+            eprintln!(
+                "boo-normalize: otlp: {}: {left} spans still unsent after {}s; giving up on them",
+                self.endpoint.url,
+                limit.as_secs()
+            );
+            self.add(|d| d.failed += left);
+            self.tx = None; // the thread may be stuck in a request; leave it behind
+        }
+        self.delivery()
+    }
+
+    /// How long the end of a run waits for delivery: a few request timeouts, so a dead receiver
+    /// costs seconds, not a hang.
+    pub fn limit(&self) -> Duration {
+        self.endpoint.timeout * 3 + Duration::from_secs(1)
+    }
+
+    /// The counts so far.
+    pub fn delivery(&self) -> Delivery {
+        *self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn add(&self, f: impl FnOnce(&mut Delivery)) {
+        f(&mut self.stats.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+fn count(rs: &ResourceSpans) -> u64 {
+    rs.scope_spans.iter().map(|s| s.spans.len() as u64).sum()
+}
+
+struct Worker {
+    endpoint: Endpoint,
+    stats: Arc<Mutex<Delivery>>,
+    agent: ureq::Agent,
+}
+
+impl Worker {
+    fn run(self, rx: Receiver<Msg>) {
+        let mut batch: Vec<ResourceSpans> = Vec::new();
+        loop {
+            let msg = if batch.is_empty() {
+                match rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => return,
+                }
+            } else {
+                match rx.recv_timeout(LINGER) {
+                    Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.export(std::mem::take(&mut batch));
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => {
+                        self.export(std::mem::take(&mut batch));
+                        return;
+                    }
+                }
+            };
+            match msg {
+                Msg::Spans(rs) => {
+                    batch.push(rs);
+                    if batch.iter().map(count).sum::<u64>() >= MAX_BATCH as u64 {
+                        self.export(std::mem::take(&mut batch));
+                    }
+                }
+                Msg::Settle(done) => {
+                    self.export(std::mem::take(&mut batch));
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    fn export(&self, batch: Vec<ResourceSpans>) {
+        if batch.is_empty() {
+            return;
+        }
+        let n: u64 = batch.iter().map(count).sum();
+        let req = ExportTraceServiceRequest {
+            resource_spans: batch,
+        };
+        let (body, ctype) = if self.endpoint.json {
+            match serde_json::to_vec(&req) {
+                Ok(b) => (b, "application/json"),
+                Err(e) => return self.fail(n, &format!("cannot encode the request: {e}")),
+            }
+        } else {
+            (req.encode_to_vec(), "application/x-protobuf")
+        };
+        match self.post(&body, ctype) {
+            Ok(rejected) => {
+                let mut d = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+                d.exported += n.saturating_sub(rejected);
+                d.failed += rejected.min(n);
+            }
+            Err(cause) => self.fail(n, &cause),
+        }
+    }
+
+    fn fail(&self, n: u64, cause: &str) {
+        eprintln!(
+            "boo-normalize: otlp: {}: {cause} ({n} spans lost)",
+            self.endpoint.url
+        );
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).failed += n;
+    }
+
+    /// POST `body` with retries; Ok(spans the receiver rejected) or Err(why it failed).
+    fn post(&self, body: &[u8], ctype: &str) -> Result<u64, String> {
+        let started = Instant::now();
+        let mut last = String::new();
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                let backoff = Duration::from_millis(250 << (attempt - 1));
+                thread::sleep(backoff.min(MAX_BACKOFF));
+            }
+            let mut req = self
+                .agent
+                .post(&self.endpoint.url)
+                .header("content-type", ctype);
+            for (k, v) in &self.endpoint.headers {
+                req = req.header(k, v);
+            }
+            match req.send(body) {
+                Ok(mut resp) => {
+                    let status = resp.status().as_u16();
+                    let retry_after = resp
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    let reply = resp
+                        .body_mut()
+                        .with_config()
+                        .limit(1 << 20)
+                        .read_to_vec()
+                        .unwrap_or_default();
+                    if (200..300).contains(&status) {
+                        return Ok(self.rejected(&reply, ctype));
+                    }
+                    last = format!("HTTP {status}{}", excerpt(&reply));
+                    if !matches!(status, 429 | 502 | 503 | 504) {
+                        return Err(last);
+                    }
+                    if let Some(s) = retry_after {
+                        thread::sleep(Duration::from_secs(s).min(MAX_BACKOFF));
+                    }
+                }
+                Err(e) => last = e.to_string(),
+            }
+            if started.elapsed() > self.endpoint.timeout * 2 {
+                break;
+            }
+        }
+        Err(format!("{last} (gave up after retrying)"))
+    }
+
+    /// Spans a 2xx reply says it rejected (OTLP partial success), reported on stderr.
+    fn rejected(&self, reply: &[u8], ctype: &str) -> u64 {
+        if reply.is_empty() {
+            return 0;
+        }
+        let resp = if ctype == "application/json" {
+            serde_json::from_slice::<ExportTraceServiceResponse>(reply).ok()
+        } else {
+            ExportTraceServiceResponse::decode(reply).ok()
+        };
+        let Some(p) = resp.and_then(|r| r.partial_success) else {
+            return 0;
+        };
+        let n = u64::try_from(p.rejected_spans).unwrap_or(0);
+        if n > 0 || !p.error_message.is_empty() {
+            eprintln!(
+                "boo-normalize: otlp: {}: the receiver rejected {n} spans: {}",
+                self.endpoint.url, p.error_message
+            );
+        }
+        n
+    }
+}
+
+/// `: <first 200 bytes of the reply>` for error messages (empty when there is no body).
+fn excerpt(reply: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&reply[..reply.len().min(200)]);
+    let s = s.trim();
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", s.replace('\n', " "))
+    }
+}

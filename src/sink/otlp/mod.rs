@@ -1,0 +1,215 @@
+//! The OTLP trace sink: the run as an OpenTelemetry trace following the GenAI semantic
+//! conventions, written as OTLP/JSON lines (`--format otlp`, `--otlp FILE`: one
+//! `ExportTraceServiceRequest` per line, the layout the Collector's `otlpjsonfile` receiver
+//! reads) or sent to an OTLP/HTTP receiver (`--otlp-endpoint`).
+//!
+//! Spans (see [`trace`]): `invoke_agent Claude Code` (root, one per run), `chat <model>` per API
+//! message, `execute_tool <name>` per tool call from call to result; a subagent's chats hang
+//! under the `execute_tool` span of the `Task`/`Agent` call that started it. Ids are derived from
+//! the run id (the same capture replayed gives the same trace); times are the pipeline's stamps
+//! (arrival times live, recorded times in `replay`). Content (prompts, outputs, tool input and
+//! output) is added only with `--otlp-content`, after `--redact` did its work on the events.
+
+pub mod attr;
+pub mod config;
+pub mod export;
+pub mod trace;
+
+use std::io::{self, Write};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+
+use crate::clock::Stamp;
+use crate::envelope::{EventMeta, Events};
+use crate::sink::{EventCtx, Sink};
+use config::Endpoint;
+use export::Exporter;
+use trace::Trace;
+
+/// Spans gathered before a line is written (or a batch handed to the exporter) between flushes;
+/// keeps lines well under the Collector's default 1 MiB line limit.
+const LINE_SPANS: usize = 64;
+
+/// What every OTLP sink of a run shares.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The run id (trace and span ids derive from it; also a resource attribute).
+    pub run_id: String,
+    /// Add message content (`--otlp-content`).
+    pub content: bool,
+    /// Resource attributes, `service.name` first (see [`config::resource`]).
+    pub resource: Vec<(String, String)>,
+}
+
+enum Dest<W: Write> {
+    Lines(io::BufWriter<W>),
+    Export(Exporter),
+}
+
+/// The OTLP sink.
+pub struct Otlp<W: Write> {
+    trace: Trace,
+    opts: Options,
+    pending: Vec<Span>,
+    dest: Dest<W>,
+}
+
+impl<W: Write> Otlp<W> {
+    /// OTLP/JSON lines written to `w` (buffered here).
+    pub fn lines(w: W, opts: Options) -> Self {
+        Self::with(
+            Dest::Lines(io::BufWriter::with_capacity(64 * 1024, w)),
+            opts,
+        )
+    }
+
+    fn with(dest: Dest<W>, opts: Options) -> Self {
+        Otlp {
+            trace: Trace::new(&opts.run_id, opts.content),
+            opts,
+            pending: Vec::new(),
+            dest,
+        }
+    }
+
+    /// The spans finished so far as one resource's worth.
+    fn resource_spans(&mut self) -> ResourceSpans {
+        let mut attributes: Vec<_> = self
+            .opts
+            .resource
+            .iter()
+            .map(|(k, v)| attr::str(k, v.clone()))
+            .collect();
+        if let Some(v) = self.trace.cli_version()
+            && !self
+                .opts
+                .resource
+                .iter()
+                .any(|(k, _)| k == "service.version")
+        {
+            attributes.push(attr::str("service.version", v));
+        }
+        attributes.push(attr::str("boo_normalize.run_id", self.opts.run_id.clone()));
+        ResourceSpans {
+            resource: Some(Resource {
+                attributes,
+                ..Default::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "boo-normalize".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    ..Default::default()
+                }),
+                spans: std::mem::take(&mut self.pending),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// Write (or hand over) the finished spans: all of them, or only a full batch.
+    fn emit(&mut self, all: bool) -> io::Result<()> {
+        self.pending.extend(self.trace.take_finished());
+        if self.pending.is_empty() || (!all && self.pending.len() < LINE_SPANS) {
+            return Ok(());
+        }
+        let rs = self.resource_spans();
+        match &mut self.dest {
+            Dest::Lines(w) => {
+                let req = ExportTraceServiceRequest {
+                    resource_spans: vec![rs],
+                };
+                serde_json::to_writer(&mut *w, &req)?;
+                w.write_all(b"\n")
+            }
+            Dest::Export(x) => {
+                x.send(rs);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Otlp<io::Sink> {
+    /// Spans sent to an OTLP/HTTP receiver by a background exporter thread.
+    pub fn endpoint(endpoint: Endpoint, opts: Options) -> Self {
+        Self::with(Dest::Export(Exporter::start(endpoint)), opts)
+    }
+}
+
+impl<W: Write> Sink for Otlp<W> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
+        let ctx = EventCtx {
+            raw: None,
+            line: None,
+            stamp: Stamp::default(),
+            cli_version: None,
+        };
+        self.event_with(events, meta, &ctx)
+    }
+
+    fn event_with(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        if self.trace.is_ended() {
+            return Ok(());
+        }
+        let Ok(ev) = serde_json::from_slice::<serde_json::Value>(events.bytes(meta)) else {
+            return Ok(());
+        };
+        self.trace.event(meta.kind, &ev, ctx.stamp, ctx.cli_version);
+        if meta.kind == "run.end" {
+            let cause = ev.get("cause").and_then(|c| c.as_str()).unwrap_or("eof");
+            self.trace.end(ctx.stamp, cause);
+            return self.emit(true);
+        }
+        self.emit(false)
+    }
+
+    fn end_members(&mut self, cause: &str, at: Stamp) -> io::Result<Vec<(String, String)>> {
+        self.trace.end(at, cause);
+        self.emit(true)?;
+        let Dest::Export(x) = &mut self.dest else {
+            return Ok(Vec::new());
+        };
+        let d = x.settle(x.limit());
+        let member = serde_json::json!({
+            "spans": d.spans,
+            "exported": d.exported,
+            "failed": d.failed,
+        });
+        Ok(vec![("otlp".into(), member.to_string())])
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.emit(true)?;
+        match &mut self.dest {
+            Dest::Lines(w) => w.flush(),
+            Dest::Export(_) => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.flush()?;
+        if let Dest::Export(x) = &mut self.dest {
+            // Spans finished after `run.end` was written (a run ended without the pipeline's
+            // end hook): deliver them before the process exits.
+            let before = x.delivery();
+            let after = x.settle(x.limit());
+            if after.spans > before.spans && after.failed > before.failed {
+                eprintln!(
+                    "boo-normalize: otlp: {} spans of the run's end were not delivered",
+                    after.failed - before.failed
+                );
+            }
+        }
+        Ok(())
+    }
+}

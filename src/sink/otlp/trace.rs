@@ -1,0 +1,631 @@
+//! Envelope events → OpenTelemetry GenAI spans: one `invoke_agent` root per run, a `chat` span
+//! per API message, an `execute_tool` span per tool call (a subagent's spans nest under the tool
+//! call that started it), span events for diagnostics, policy violations, retries and turn ends.
+//! This module owns the span tree and its timing; the sink decides where finished spans go.
+
+use std::collections::{HashMap, HashSet};
+
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::trace::v1::span::{Event, SpanKind};
+use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use opentelemetry_proto::tonic::trace::v1::{Span, Status};
+use serde_json::{Value, json};
+
+use super::attr;
+use crate::clock::Stamp;
+
+/// `gen_ai.provider.name` of every span (Claude Code talks to Anthropic's Messages API).
+pub const PROVIDER: &str = "anthropic";
+/// `gen_ai.agent.name` of the root span.
+pub const AGENT: &str = "Claude Code";
+
+/// A `chat` span still open (its message may get more blocks or its usage).
+struct Chat {
+    span: Span,
+    /// Time of the last event that carried this message id (the span's end).
+    last: u64,
+    /// Output parts (content on only).
+    parts: Vec<Value>,
+    finish: Option<String>,
+}
+
+/// The state of one conversation thread: the main agent (key "") or one subagent (key = the
+/// spawning tool call's id).
+#[derive(Default)]
+struct Thread {
+    /// Time of the thread's last event: a new API message of the thread starts here.
+    last: Option<u64>,
+    /// The most recent chat span: parent of tool calls that name no message.
+    last_chat: Option<Vec<u8>>,
+    /// Input parts since the previous chat span (content on only).
+    input: Vec<Value>,
+}
+
+/// Builds the span tree of one run from envelope events.
+pub struct Trace {
+    run_id: String,
+    trace_id: Vec<u8>,
+    content: bool,
+    root: Option<Span>,
+    ended: bool,
+    chats: HashMap<String, Chat>,
+    /// Span ids of chats already finished, by message id (late tool calls still find them).
+    chat_ids: HashMap<String, Vec<u8>>,
+    tools: HashMap<String, Span>,
+    /// Span ids of tool calls, open or finished, by tool_use_id (subagent parents).
+    tool_ids: HashMap<String, (Vec<u8>, u64)>,
+    threads: HashMap<String, Thread>,
+    used: HashSet<Vec<u8>>,
+    finished: Vec<Span>,
+    session_id: Option<String>,
+    model: Option<String>,
+    cli_version: Option<String>,
+    /// The last turn's outcome when it was not `success`.
+    failed_outcome: Option<String>,
+    /// Whether a `turn.end` came after the last `session.init`.
+    terminal: bool,
+    /// Sums over the finished chat spans, in the order of [`USAGE_KEYS`].
+    totals: [i64; 4],
+}
+
+/// The token attributes of `chat` spans, summed onto the root.
+pub const USAGE_KEYS: [&str; 4] = [
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_creation.input_tokens",
+];
+
+impl Trace {
+    /// A trace for the run `run_id`; `content` adds prompts, outputs and tool input/output.
+    pub fn new(run_id: &str, content: bool) -> Self {
+        Trace {
+            run_id: run_id.to_owned(),
+            trace_id: attr::trace_id(run_id).to_vec(),
+            content,
+            root: None,
+            ended: false,
+            chats: HashMap::new(),
+            chat_ids: HashMap::new(),
+            tools: HashMap::new(),
+            tool_ids: HashMap::new(),
+            threads: HashMap::new(),
+            used: HashSet::new(),
+            finished: Vec::new(),
+            session_id: None,
+            model: None,
+            cli_version: None,
+            failed_outcome: None,
+            terminal: false,
+            totals: [0; 4],
+        }
+    }
+
+    /// The Claude Code version, once known (resource attribute).
+    pub fn cli_version(&self) -> Option<&str> {
+        self.cli_version.as_deref()
+    }
+
+    /// Spans finished since the last call.
+    pub fn take_finished(&mut self) -> Vec<Span> {
+        std::mem::take(&mut self.finished)
+    }
+
+    /// Whether the root span has been closed (later events are ignored).
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// A new span named `name` with a deterministic id derived from `key` (made unique within
+    /// the run by a counter when a key repeats).
+    fn open(&mut self, key: &str, name: String, kind: SpanKind, parent: &[u8], start: u64) -> Span {
+        let mut id = attr::span_id(&self.run_id, key).to_vec();
+        let mut n = 1u32;
+        while !self.used.insert(id.clone()) {
+            n += 1;
+            id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
+        }
+        Span {
+            trace_id: self.trace_id.clone(),
+            span_id: id,
+            parent_span_id: parent.to_vec(),
+            name,
+            kind: kind as i32,
+            start_time_unix_nano: start,
+            end_time_unix_nano: start,
+            ..Default::default()
+        }
+    }
+
+    fn root_id(&self) -> Vec<u8> {
+        self.root
+            .as_ref()
+            .map(|r| r.span_id.clone())
+            .unwrap_or_default()
+    }
+
+    /// Handle one envelope event of type `kind` (already parsed) that arrived at `at`.
+    pub fn event(&mut self, kind: &str, ev: &Value, at: Stamp, cli_version: Option<&str>) {
+        if self.ended {
+            return;
+        }
+        let now = attr::nanos(at);
+        if self.root.is_none() {
+            let mut root = self.open(
+                "invoke_agent",
+                format!("invoke_agent {AGENT}"),
+                SpanKind::Internal,
+                &[],
+                now,
+            );
+            root.attributes = vec![
+                attr::str("gen_ai.operation.name", "invoke_agent"),
+                attr::str("gen_ai.provider.name", PROVIDER),
+                attr::str("gen_ai.agent.name", AGENT),
+                attr::str("boo_normalize.run_id", self.run_id.clone()),
+            ];
+            self.root = Some(root);
+        }
+        if let Some(v) = cli_version {
+            self.cli_version.get_or_insert_with(|| v.to_owned());
+        }
+        if self.session_id.is_none()
+            && let Some(s) = text(ev, "session_id")
+        {
+            self.session_id = Some(s.to_owned());
+        }
+        let thread = text(ev, "parent_tool_use_id").unwrap_or("").to_owned();
+        if let Some(msg) = text(ev, "message_id") {
+            self.message_event(kind, msg, &thread, ev, now);
+        }
+        match kind {
+            "session.init" => {
+                self.terminal = false;
+                if let Some(m) = text(ev, "model") {
+                    self.model.get_or_insert_with(|| m.to_owned());
+                }
+                if let Some(v) = text(ev, "cli_version") {
+                    self.cli_version.get_or_insert_with(|| v.to_owned());
+                }
+            }
+            "tool.call" => self.tool_call(&thread, ev, now),
+            "tool.result" => self.tool_result(&thread, ev, now),
+            "user.text" if self.content => {
+                if let Some(t) = text(ev, "text") {
+                    let part = json!({"role": "user", "parts": [{"type": "text", "content": t}]});
+                    self.thread(&thread).input.push(part);
+                }
+            }
+            "turn.end" => self.turn_end(ev, now),
+            "diagnostic" => {
+                let attrs = fields(
+                    ev,
+                    &["kind", "bytes", "line", "detail"],
+                    "boo_normalize.diagnostic.",
+                );
+                self.root_event("boo_normalize.diagnostic", now, attrs);
+            }
+            "api.retry" => {
+                let attrs = fields(
+                    ev,
+                    &[
+                        "attempt",
+                        "max_retries",
+                        "retry_delay_ms",
+                        "error_status",
+                        "error",
+                    ],
+                    "boo_normalize.retry.",
+                );
+                self.root_event("boo_normalize.api_retry", now, attrs);
+            }
+            "stream.error" => {
+                let attrs = fields(ev, &["error"], "boo_normalize.stream.");
+                self.root_event("boo_normalize.stream_error", now, attrs);
+            }
+            "policy.violation" => self.policy(ev, now),
+            _ => {}
+        }
+        let t = self.thread(&thread);
+        t.last = Some(t.last.map_or(now, |l| l.max(now)));
+    }
+
+    fn thread(&mut self, key: &str) -> &mut Thread {
+        self.threads.entry(key.to_owned()).or_default()
+    }
+
+    /// The span a new chat of `thread` hangs under: the spawning tool call, else the root.
+    fn thread_parent(&self, thread: &str) -> (Vec<u8>, Option<u64>) {
+        match self.tool_ids.get(thread) {
+            Some((id, start)) if !thread.is_empty() => (id.clone(), Some(*start)),
+            _ => (self.root_id(), None),
+        }
+    }
+
+    /// Any event naming an API message: open its chat span on first sight, track its end.
+    fn message_event(&mut self, kind: &str, msg: &str, thread: &str, ev: &Value, now: u64) {
+        if !self.chats.contains_key(msg) {
+            if self.chat_ids.contains_key(msg) && kind != "usage" {
+                return; // a late event of a finished message (e.g. a tool call from deltas)
+            }
+            let (parent, parent_start) = self.thread_parent(thread);
+            let t = self.thread(thread);
+            let start = t.last.or(parent_start).unwrap_or(now).min(now);
+            let input = std::mem::take(&mut t.input);
+            let model = text(ev, "model")
+                .or(self.model.as_deref())
+                .unwrap_or("")
+                .to_owned();
+            let name = if model.is_empty() {
+                "chat".to_owned()
+            } else {
+                format!("chat {model}")
+            };
+            let mut span = self.open(
+                &format!("chat\0{msg}"),
+                name,
+                SpanKind::Client,
+                &parent,
+                start,
+            );
+            span.attributes = vec![
+                attr::str("gen_ai.operation.name", "chat"),
+                attr::str("gen_ai.provider.name", PROVIDER),
+                attr::str("gen_ai.response.id", msg),
+            ];
+            if !model.is_empty() {
+                span.attributes
+                    .push(attr::str("gen_ai.request.model", model.clone()));
+            }
+            if let Some(s) = text(ev, "session_id") {
+                span.attributes.push(attr::str("gen_ai.conversation.id", s));
+            }
+            if self.content && !input.is_empty() {
+                let v = Value::Array(input).to_string();
+                span.attributes.push(attr::str("gen_ai.input.messages", v));
+            }
+            self.chat_ids.insert(msg.to_owned(), span.span_id.clone());
+            self.thread(thread).last_chat = Some(span.span_id.clone());
+            self.chats.insert(
+                msg.to_owned(),
+                Chat {
+                    span,
+                    last: now,
+                    parts: Vec::new(),
+                    finish: None,
+                },
+            );
+        }
+        let content = self.content;
+        let Some(chat) = self.chats.get_mut(msg) else {
+            return;
+        };
+        if kind != "usage" {
+            chat.last = chat.last.max(now);
+        }
+        if let Some(m) = text(ev, "model") {
+            attr::set(
+                &mut chat.span.attributes,
+                attr::str("gen_ai.response.model", m),
+            );
+        }
+        if let Some(r) = text(ev, "stop_reason") {
+            chat.finish = Some(r.to_owned());
+        }
+        match kind {
+            "text" | "thinking" if content => {
+                let (ty, body) = if kind == "text" {
+                    ("text", text(ev, "text"))
+                } else {
+                    ("reasoning", text(ev, "thinking"))
+                };
+                if let Some(b) = body {
+                    chat.parts.push(json!({"type": ty, "content": b}));
+                }
+            }
+            "tool.call" if content => {
+                chat.parts.push(json!({
+                    "type": "tool_call",
+                    "id": ev.get("tool_use_id"),
+                    "name": ev.get("name"),
+                    "arguments": ev.get("input"),
+                }));
+            }
+            _ => {}
+        }
+        if kind == "text"
+            && let Some(e) = text(ev, "error")
+        {
+            chat.span.status = Some(error_status(format!("API error: {e}")));
+            attr::set(&mut chat.span.attributes, attr::str("error.type", e));
+        }
+        if kind == "usage" {
+            if let Some(u) = ev.get("usage") {
+                usage_attrs(&mut chat.span.attributes, u);
+            }
+            self.close_chat(msg);
+        }
+    }
+
+    fn close_chat(&mut self, msg: &str) {
+        let Some(mut chat) = self.chats.remove(msg) else {
+            return;
+        };
+        let span = &mut chat.span;
+        span.end_time_unix_nano = chat.last.max(span.start_time_unix_nano);
+        for kv in &span.attributes {
+            if let Some(i) = USAGE_KEYS.iter().position(|k| *k == kv.key) {
+                self.totals[i] += int_of(kv);
+            }
+        }
+        if let Some(f) = &chat.finish {
+            span.attributes
+                .push(attr::strs("gen_ai.response.finish_reasons", &[f.clone()]));
+        }
+        if self.content && !chat.parts.is_empty() {
+            let mut m = json!({"role": "assistant", "parts": chat.parts});
+            if let Some(f) = &chat.finish {
+                m["finish_reason"] = json!(f);
+            }
+            span.attributes.push(attr::str(
+                "gen_ai.output.messages",
+                Value::Array(vec![m]).to_string(),
+            ));
+        }
+        self.finished.push(chat.span);
+    }
+
+    fn tool_call(&mut self, thread: &str, ev: &Value, now: u64) {
+        let Some(id) = text(ev, "tool_use_id") else {
+            return;
+        };
+        if self.tool_ids.contains_key(id) {
+            return;
+        }
+        let name = text(ev, "name").unwrap_or("unknown");
+        let parent = text(ev, "message_id")
+            .and_then(|m| self.chat_ids.get(m).cloned())
+            .or_else(|| self.thread(thread).last_chat.clone())
+            .unwrap_or_else(|| self.thread_parent(thread).0);
+        let mut span = self.open(
+            &format!("tool\0{id}"),
+            format!("execute_tool {name}"),
+            SpanKind::Internal,
+            &parent,
+            now,
+        );
+        let server = ev.get("server").and_then(Value::as_bool).unwrap_or(false);
+        span.attributes = vec![
+            attr::str("gen_ai.operation.name", "execute_tool"),
+            attr::str("gen_ai.provider.name", PROVIDER),
+            attr::str("gen_ai.tool.name", name),
+            attr::str("gen_ai.tool.call.id", id),
+            attr::str(
+                "gen_ai.tool.type",
+                if server { "extension" } else { "function" },
+            ),
+        ];
+        if self.content
+            && let Some(input) = ev.get("input").filter(|v| !v.is_null())
+        {
+            span.attributes
+                .push(attr::str("gen_ai.tool.call.arguments", input.to_string()));
+        }
+        if let Some(e) = text(ev, "input_error") {
+            span.attributes
+                .push(attr::str("boo_normalize.tool.input_error", e));
+        }
+        self.tool_ids
+            .insert(id.to_owned(), (span.span_id.clone(), now));
+        self.tools.insert(id.to_owned(), span);
+    }
+
+    fn tool_result(&mut self, thread: &str, ev: &Value, now: u64) {
+        let Some(id) = text(ev, "tool_use_id") else {
+            return;
+        };
+        let content = ev.get("content").map(|c| match c {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        if self.content {
+            let part = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": id, "response": ev.get("content")}]});
+            self.thread(thread).input.push(part);
+        }
+        let Some(mut span) = self.tools.remove(id) else {
+            return;
+        };
+        span.end_time_unix_nano = now.max(span.start_time_unix_nano);
+        if ev.get("is_error").and_then(Value::as_bool) == Some(true) {
+            let msg = match (&content, self.content) {
+                (Some(c), true) => c.clone(),
+                _ => "the tool reported an error".to_owned(),
+            };
+            span.status = Some(error_status(msg));
+            span.attributes.push(attr::str("error.type", "tool_error"));
+        }
+        if self.content
+            && let Some(c) = content
+        {
+            span.attributes
+                .push(attr::str("gen_ai.tool.call.result", c));
+        }
+        self.finished.push(span);
+    }
+
+    fn turn_end(&mut self, ev: &Value, now: u64) {
+        self.terminal = true;
+        let outcome = text(ev, "outcome").unwrap_or("unknown");
+        self.failed_outcome = (outcome != "success").then(|| outcome.to_owned());
+        let attrs = fields(
+            ev,
+            &[
+                "outcome",
+                "num_turns",
+                "cost_usd",
+                "duration_ms",
+                "duration_api_ms",
+                "stop_reason",
+            ],
+            "boo_normalize.turn.",
+        );
+        self.root_event("boo_normalize.turn_end", now, attrs);
+    }
+
+    fn policy(&mut self, ev: &Value, now: u64) {
+        let attrs = fields(
+            ev,
+            &[
+                "rule",
+                "detail",
+                "name",
+                "tool_use_id",
+                "limit",
+                "count",
+                "enforced",
+            ],
+            "boo_normalize.policy.",
+        );
+        let e = Event {
+            time_unix_nano: now,
+            name: "boo_normalize.policy_violation".into(),
+            attributes: attrs,
+            ..Default::default()
+        };
+        match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(id)) {
+            Some(span) => span.events.push(e),
+            None => {
+                if let Some(r) = self.root.as_mut() {
+                    r.events.push(e);
+                }
+            }
+        }
+    }
+
+    fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
+        if let Some(r) = self.root.as_mut() {
+            r.events.push(Event {
+                time_unix_nano: now,
+                name: name.to_owned(),
+                attributes,
+                ..Default::default()
+            });
+        }
+    }
+
+    /// The run is over at `at` (`cause`: how it ended): close every open span, the root last.
+    pub fn end(&mut self, at: Stamp, cause: &str) {
+        if self.ended {
+            return;
+        }
+        if self.root.is_none() {
+            // An empty run still gets its root, so a receiver sees that it happened.
+            self.event("run.end", &Value::Null, at, None);
+        }
+        self.ended = true;
+        let now = attr::nanos(at);
+        let msgs: Vec<String> = self.chats.keys().cloned().collect();
+        for m in msgs {
+            self.close_chat(&m);
+        }
+        let mut open: Vec<(String, Span)> = self.tools.drain().collect();
+        open.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, mut span) in open {
+            span.end_time_unix_nano = now.max(span.start_time_unix_nano);
+            span.status = Some(error_status(
+                "the run ended before the tool's result".into(),
+            ));
+            span.attributes.push(attr::str("error.type", "no_result"));
+            self.finished.push(span);
+        }
+        let Some(mut root) = self.root.take() else {
+            return;
+        };
+        root.end_time_unix_nano = now.max(root.start_time_unix_nano);
+        let a = &mut root.attributes;
+        if let Some(s) = &self.session_id {
+            a.push(attr::str("gen_ai.conversation.id", s.clone()));
+        }
+        if let Some(m) = &self.model {
+            a.push(attr::str("gen_ai.request.model", m.clone()));
+        }
+        a.push(attr::str("boo_normalize.run.cause", cause));
+        for (key, total) in USAGE_KEYS.iter().zip(self.totals) {
+            a.push(attr::int(key, total));
+        }
+        if let Some(o) = &self.failed_outcome {
+            root.status = Some(error_status(format!("the run ended with outcome {o}")));
+            attr::set(&mut root.attributes, attr::str("error.type", o.clone()));
+        } else if !self.terminal {
+            root.status = Some(error_status("the run ended without a result".into()));
+            attr::set(&mut root.attributes, attr::str("error.type", "no_result"));
+        }
+        self.finished.push(root);
+    }
+}
+
+/// The usage attributes of a chat span from an envelope `usage` object (Anthropic's fields).
+/// `gen_ai.usage.input_tokens` includes the cached tokens, as the conventions ask.
+fn usage_attrs(attrs: &mut Vec<KeyValue>, u: &Value) {
+    let n = |k: &str| u.get(k).and_then(Value::as_i64);
+    let (input, read, created) = (
+        n("input_tokens"),
+        n("cache_read_input_tokens"),
+        n("cache_creation_input_tokens"),
+    );
+    if input.is_some() || read.is_some() || created.is_some() {
+        let total = input.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0);
+        attr::set(attrs, attr::int("gen_ai.usage.input_tokens", total));
+    }
+    if let Some(o) = n("output_tokens") {
+        attr::set(attrs, attr::int("gen_ai.usage.output_tokens", o));
+    }
+    if let Some(r) = read {
+        attr::set(attrs, attr::int("gen_ai.usage.cache_read.input_tokens", r));
+    }
+    if let Some(c) = created {
+        attr::set(
+            attrs,
+            attr::int("gen_ai.usage.cache_creation.input_tokens", c),
+        );
+    }
+}
+
+fn int_of(kv: &KeyValue) -> i64 {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as V;
+    match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+        Some(V::IntValue(i)) => *i,
+        _ => 0,
+    }
+}
+
+fn error_status(message: String) -> Status {
+    Status {
+        message: attr::cap(message),
+        code: StatusCode::Error as i32,
+    }
+}
+
+fn text<'a>(ev: &'a Value, key: &str) -> Option<&'a str> {
+    ev.get(key).and_then(Value::as_str)
+}
+
+/// The scalar members `keys` of `ev` as attributes named `prefix` + key (objects and arrays as
+/// JSON text; nulls left out).
+fn fields(ev: &Value, keys: &[&str], prefix: &str) -> Vec<KeyValue> {
+    let mut out = Vec::new();
+    for k in keys {
+        let name = format!("{prefix}{k}");
+        match ev.get(*k) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => out.push(attr::str(&name, s.clone())),
+            Some(Value::Bool(b)) => out.push(attr::bool(&name, *b)),
+            Some(Value::Number(n)) => out.push(match n.as_i64() {
+                Some(i) => attr::int(&name, i),
+                None => attr::double(&name, n.as_f64().unwrap_or(0.0)),
+            }),
+            Some(v) => out.push(attr::str(&name, v.to_string())),
+        }
+    }
+    out
+}
