@@ -64,17 +64,7 @@ pub struct Trace {
     failed_outcome: Option<String>,
     /// Whether a `turn.end` came after the last `session.init`.
     terminal: bool,
-    /// Sums over the finished chat spans, in the order of [`USAGE_KEYS`].
-    totals: [i64; 4],
 }
-
-/// The token attributes of `chat` spans, summed onto the root.
-pub const USAGE_KEYS: [&str; 4] = [
-    "gen_ai.usage.input_tokens",
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.cache_read.input_tokens",
-    "gen_ai.usage.cache_creation.input_tokens",
-];
 
 impl Trace {
     /// A trace for the run `run_id`; `content` adds prompts, outputs and tool input/output.
@@ -97,7 +87,6 @@ impl Trace {
             cli_version: None,
             failed_outcome: None,
             terminal: false,
-            totals: [0; 4],
         }
     }
 
@@ -353,11 +342,6 @@ impl Trace {
         };
         let span = &mut chat.span;
         span.end_time_unix_nano = chat.last.max(span.start_time_unix_nano);
-        for kv in &span.attributes {
-            if let Some(i) = USAGE_KEYS.iter().position(|k| *k == kv.key) {
-                self.totals[i] += int_of(kv);
-            }
-        }
         if let Some(f) = &chat.finish {
             span.attributes
                 .push(attr::strs("gen_ai.response.finish_reasons", &[f.clone()]));
@@ -550,9 +534,6 @@ impl Trace {
             a.push(attr::str("gen_ai.request.model", m.clone()));
         }
         a.push(attr::str("boo_normalize.run.cause", cause));
-        for (key, total) in USAGE_KEYS.iter().zip(self.totals) {
-            a.push(attr::int(key, total));
-        }
         if let Some(o) = &self.failed_outcome {
             root.status = Some(error_status(format!("the run ended with outcome {o}")));
             attr::set(&mut root.attributes, attr::str("error.type", o.clone()));
@@ -588,14 +569,6 @@ fn usage_attrs(attrs: &mut Vec<KeyValue>, u: &Value) {
             attrs,
             attr::int("gen_ai.usage.cache_creation.input_tokens", c),
         );
-    }
-}
-
-fn int_of(kv: &KeyValue) -> i64 {
-    use opentelemetry_proto::tonic::common::v1::any_value::Value as V;
-    match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
-        Some(V::IntValue(i)) => *i,
-        _ => 0,
     }
 }
 

@@ -1,0 +1,467 @@
+//! The OTLP trace sink against every fixture: the span tree's structure properties, determinism
+//! (replaying a capture reproduces the live trace byte for byte), opt-in and redacted content,
+//! and strict parsing of every line with the official protobuf definitions (Python
+//! `opentelemetry-proto`, installed project-locally; skipped with a message when it cannot be).
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use common::{events, fixtures, root, run};
+
+/// All spans of an OTLP/JSON lines file, in order.
+fn spans(otlp: &[u8]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for line in otlp.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let req: Value = serde_json::from_slice(line).expect("an OTLP line is JSON");
+        for rs in req["resourceSpans"].as_array().expect("resourceSpans") {
+            for ss in rs["scopeSpans"].as_array().expect("scopeSpans") {
+                out.extend(ss["spans"].as_array().expect("spans").iter().cloned());
+            }
+        }
+    }
+    out
+}
+
+/// A span's attributes as key → plain JSON value (intValue strings become numbers).
+fn attrs(span: &Value) -> HashMap<String, Value> {
+    let mut m = HashMap::new();
+    for kv in span["attributes"].as_array().into_iter().flatten() {
+        let v = &kv["value"];
+        let plain = if let Some(s) = v.get("stringValue") {
+            s.clone()
+        } else if let Some(i) = v.get("intValue") {
+            Value::from(i.as_str().and_then(|s| s.parse::<i64>().ok()).expect("int"))
+        } else if let Some(a) = v.get("arrayValue") {
+            Value::Array(
+                a["values"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|x| x["stringValue"].clone())
+                    .collect(),
+            )
+        } else {
+            v.as_object()
+                .and_then(|o| o.values().next())
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        assert!(
+            m.insert(kv["key"].as_str().unwrap().to_owned(), plain)
+                .is_none(),
+            "duplicate key"
+        );
+    }
+    m
+}
+
+fn nanos(span: &Value, key: &str) -> u64 {
+    span[key]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("a u64 string")
+}
+
+fn op(span: &Value) -> String {
+    attrs(span)["gen_ai.operation.name"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Normalize `input` with `args` plus `--format otlp`; (envelope events, spans, raw otlp).
+fn trace_of(input: &[u8], args: &[&str]) -> (Vec<Value>, Vec<Value>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let env_path = dir.path().join("env.ndjson");
+    let mut all = vec!["--format", "otlp", "--envelope", env_path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = run(&all, input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env = std::fs::read(&env_path).unwrap();
+    (events(&env), spans(&out.stdout), out.stdout)
+}
+
+/// The structure properties of one run's trace against its envelope.
+fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
+    let by_id: HashMap<&str, &Value> = spans
+        .iter()
+        .map(|s| (s["spanId"].as_str().unwrap(), s))
+        .collect();
+    assert_eq!(by_id.len(), spans.len(), "{name}: span ids are unique");
+    let roots: Vec<&Value> = spans.iter().filter(|s| s["parentSpanId"] == "").collect();
+    assert_eq!(roots.len(), 1, "{name}: one root per run");
+    assert_eq!(op(roots[0]), "invoke_agent", "{name}");
+    let trace = roots[0]["traceId"].as_str().unwrap();
+    for s in spans {
+        assert_eq!(s["traceId"], trace, "{name}: one trace");
+        let p = s["parentSpanId"].as_str().unwrap();
+        assert!(
+            p.is_empty() || by_id.contains_key(p),
+            "{name}: parent of {} exists",
+            s["name"]
+        );
+        assert!(
+            nanos(s, "endTimeUnixNano") >= nanos(s, "startTimeUnixNano"),
+            "{name}: {} ends before it starts",
+            s["name"]
+        );
+    }
+    // Chat spans by message id, tool spans by call id.
+    let chats: HashMap<String, &Value> = spans
+        .iter()
+        .filter(|s| op(s) == "chat")
+        .map(|s| {
+            (
+                attrs(s)["gen_ai.response.id"].as_str().unwrap().to_owned(),
+                s,
+            )
+        })
+        .collect();
+    let tools: HashMap<String, &Value> = spans
+        .iter()
+        .filter(|s| op(s) == "execute_tool")
+        .map(|s| {
+            (
+                attrs(s)["gen_ai.tool.call.id"].as_str().unwrap().to_owned(),
+                s,
+            )
+        })
+        .collect();
+    let calls: Vec<&Value> = evs.iter().filter(|e| e["type"] == "tool.call").collect();
+    assert_eq!(
+        tools.len(),
+        calls.len(),
+        "{name}: one execute_tool span per tool call"
+    );
+    for c in &calls {
+        let id = c["tool_use_id"].as_str().unwrap();
+        let t = tools[id];
+        assert_eq!(attrs(t)["gen_ai.tool.name"], c["name"], "{name}: tool name");
+        if let Some(m) = c["message_id"].as_str() {
+            let chat = chats
+                .get(m)
+                .unwrap_or_else(|| panic!("{name}: chat span of {m}"));
+            assert_eq!(
+                t["parentSpanId"], chat["spanId"],
+                "{name}: {id}'s parent is its chat"
+            );
+        }
+        if let Some(p) = c["parent_tool_use_id"].as_str()
+            && let Some(m) = c["message_id"].as_str()
+            && let Some(spawner) = tools.get(p)
+        {
+            assert_eq!(
+                chats[m]["parentSpanId"], spawner["spanId"],
+                "{name}: a subagent's chat hangs under the tool call that started it"
+            );
+        }
+    }
+    for r in evs.iter().filter(|e| e["type"] == "tool.result") {
+        let Some(t) = tools.get(r["tool_use_id"].as_str().unwrap()) else {
+            continue;
+        };
+        let error = t["status"]["code"] == 2;
+        assert_eq!(
+            error,
+            r["is_error"] == true,
+            "{name}: error status iff is_error"
+        );
+    }
+    // Token sums over chat spans equal the envelope's usage (once per message).
+    let mut want = [0i64; 4];
+    for u in evs.iter().filter(|e| e["type"] == "usage") {
+        let n = |k: &str| u["usage"][k].as_i64().unwrap_or(0);
+        let (read, created) = (
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        );
+        want[0] += n("input_tokens") + read + created;
+        want[1] += n("output_tokens");
+        want[2] += read;
+        want[3] += created;
+    }
+    let mut got = [0i64; 4];
+    for s in spans {
+        let a = attrs(s);
+        let keys = [
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_creation.input_tokens",
+        ];
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(v) = a.get(*k) {
+                assert_eq!(op(s), "chat", "{name}: tokens only on chat spans");
+                got[i] += v.as_i64().unwrap();
+            }
+        }
+    }
+    assert_eq!(got, want, "{name}: token sums over chat spans");
+    let usage_msgs = evs.iter().filter(|e| e["type"] == "usage").count();
+    assert_eq!(
+        chats.len(),
+        usage_msgs,
+        "{name}: one chat span per API message"
+    );
+}
+
+#[test]
+fn every_fixture_gives_a_well_formed_trace() {
+    for f in fixtures() {
+        let input = std::fs::read(&f).unwrap();
+        let name = f.display().to_string();
+        let (evs, spans, _) = trace_of(&input, &["--run-id", "fixed"]);
+        check_structure(&name, &evs, &spans);
+        let end = evs.last().unwrap();
+        let root = spans.iter().find(|s| s["parentSpanId"] == "").unwrap();
+        let session = evs.iter().find_map(|e| e["session_id"].as_str());
+        assert_eq!(
+            attrs(root)
+                .get("gen_ai.conversation.id")
+                .and_then(Value::as_str),
+            session,
+            "{name}"
+        );
+        assert_eq!(attrs(root)["gen_ai.provider.name"], "anthropic");
+        assert_eq!(
+            attrs(root)["boo_normalize.run.cause"],
+            end["cause"],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn ids_follow_the_run_id_and_a_replayed_capture_reproduces_the_live_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let input =
+        std::fs::read(root().join("fixtures/captured/2.1.45/subagent.partial.ndjson")).unwrap();
+    let (cap, live) = (dir.path().join("cap.jsonl"), dir.path().join("live.otlp"));
+    let out = run(
+        &[
+            "--record",
+            cap.to_str().unwrap(),
+            "--otlp",
+            live.to_str().unwrap(),
+            "--run-id",
+            "r-1",
+        ],
+        &input,
+    );
+    assert!(out.status.success());
+    let replayed = run(
+        &[
+            "replay",
+            "--speed",
+            "max",
+            "--format",
+            "otlp",
+            cap.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(
+        replayed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    let live = std::fs::read(&live).unwrap();
+    assert!(!live.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&live)
+    );
+
+    let ids = |run_id: &str| -> Vec<(String, String)> {
+        let (_, spans, _) = trace_of(&input, &["--run-id", run_id]);
+        spans
+            .iter()
+            .map(|s| {
+                (
+                    s["traceId"].as_str().unwrap().into(),
+                    s["spanId"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(ids("a"), ids("a"), "same run id, same ids");
+    assert_ne!(ids("a"), ids("b"), "another run id, other ids");
+}
+
+fn secret_input() -> Vec<u8> {
+    let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    [
+        r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","cwd":"/w","tools":["Bash"],"mcp_servers":[],"permissionMode":"default","apiKeySource":"none","claude_code_version":"2.1.45","uuid":"u0"}"#.to_owned(),
+        format!(r#"{{"type":"assistant","message":{{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"token {secret}"}},{{"type":"tool_use","id":"toolu_1","name":"Bash","input":{{"command":"echo {secret}"}}}}],"stop_reason":null,"usage":{{"input_tokens":3,"output_tokens":5}}}},"session_id":"s1","parent_tool_use_id":null,"uuid":"u1"}}"#),
+        format!(r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"{secret}","is_error":true}}]}},"session_id":"s1","parent_tool_use_id":null,"uuid":"u2"}}"#),
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s1","total_cost_usd":0.01,"duration_ms":5,"num_turns":1,"usage":{"input_tokens":3,"output_tokens":5},"uuid":"u3"}"#.to_owned(),
+    ]
+    .join("\n")
+    .into_bytes()
+}
+
+#[test]
+fn content_is_opt_in_and_passes_through_redaction() {
+    let input = secret_input();
+    let content_keys = [
+        "gen_ai.output.messages",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    ];
+    let (_, spans, raw) = trace_of(&input, &[]);
+    assert!(
+        !String::from_utf8_lossy(&raw).contains("ghp_"),
+        "no content by default"
+    );
+    for s in &spans {
+        for k in content_keys {
+            assert!(!attrs(s).contains_key(k), "{k} without --otlp-content");
+        }
+    }
+    let tool = spans.iter().find(|s| op(s) == "execute_tool").unwrap();
+    assert_eq!(tool["status"]["code"], 2, "is_error gives an error status");
+    assert_eq!(tool["status"]["message"], "the tool reported an error");
+
+    let (_, spans, raw) = trace_of(&input, &["--otlp-content"]);
+    assert!(String::from_utf8_lossy(&raw).contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    let present: Vec<&str> = content_keys
+        .into_iter()
+        .filter(|k| spans.iter().any(|s| attrs(s).contains_key(*k)))
+        .collect();
+    assert_eq!(present, content_keys);
+
+    let (_, spans, raw) = trace_of(&input, &["--otlp-content", "--redact"]);
+    let text = String::from_utf8_lossy(&raw);
+    assert!(
+        !text.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+        "{text}"
+    );
+    assert!(text.contains("[REDACTED:github_token"), "{text}");
+    assert!(
+        spans
+            .iter()
+            .any(|s| attrs(s).contains_key("gen_ai.tool.call.result"))
+    );
+}
+
+#[test]
+fn diagnostics_and_retries_become_span_events() {
+    let input = b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"model\":\"m\",\"tools\":[]}\n\
+not json at all\n\
+{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"max_retries\":10,\"retry_delay_ms\":500,\"error_status\":529,\"error\":\"overloaded\",\"session_id\":\"s\"}\n";
+    let (_, spans, _) = trace_of(input, &[]);
+    let root = spans.iter().find(|s| s["parentSpanId"] == "").unwrap();
+    let names: Vec<&str> = root["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["boo_normalize.diagnostic", "boo_normalize.api_retry"]
+    );
+    assert_eq!(
+        root["status"]["code"], 2,
+        "a run without a result is an error"
+    );
+    assert_eq!(attrs(root)["error.type"], "no_result");
+}
+
+/// The project-local Python with `opentelemetry-proto`, or None (with the reason printed).
+fn proto_python() -> Option<PathBuf> {
+    let out = Command::new("bash")
+        .arg(root().join("tests/support/otel-venv.sh"))
+        .arg("proto")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "SKIP strict OTLP parsing: the opentelemetry-proto Python package could not be installed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return None;
+    }
+    Some(PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()))
+}
+
+fn check_files(py: &Path, files: &[PathBuf]) -> std::process::Output {
+    Command::new(py)
+        .arg(root().join("tests/support/otlp_check.py"))
+        .args(files)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_line_parses_strictly_with_the_official_protobuf_definitions() {
+    let Some(py) = proto_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The checker must be able to fail: an unknown field and a base64 id are errors.
+    let bad = dir.path().join("bad.otlp");
+    std::fs::write(&bad, "{\"resourceSpans\":[],\"bogus\":1}\n").unwrap();
+    assert!(
+        !check_files(&py, std::slice::from_ref(&bad))
+            .status
+            .success()
+    );
+    std::fs::write(
+        &bad,
+        "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":\"AAAAAAAAAAAAAAAAAAAAAA==\",\"spanId\":\"AAAAAAAAAAA=\",\"name\":\"x\"}]}]}]}\n",
+    )
+    .unwrap();
+    assert!(
+        !check_files(&py, std::slice::from_ref(&bad))
+            .status
+            .success()
+    );
+
+    let mut files = Vec::new();
+    let secret = dir.path().join("secret.ndjson");
+    std::fs::write(&secret, secret_input()).unwrap();
+    let mut inputs = fixtures();
+    inputs.push(secret);
+    for (i, f) in inputs.iter().enumerate() {
+        for (j, extra) in [
+            &[][..],
+            &["--otlp-content"][..],
+            &["--otlp-content", "--redact"][..],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let p = dir.path().join(format!("{i}-{j}.otlp"));
+            let mut args = vec!["--otlp", p.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let out = run(&args, &std::fs::read(f).unwrap());
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                f.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            files.push(p);
+        }
+    }
+    let out = check_files(&py, &files);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        report.lines().filter(|l| l.starts_with("ok ")).count(),
+        files.len(),
+        "{report}"
+    );
+}
