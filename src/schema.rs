@@ -247,7 +247,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             "run.end",
-            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms.",
+            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms. With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
             vec![
                 ("cause", s()),
                 ("terminal_seen", b()),
@@ -263,6 +263,10 @@ fn defs() -> Vec<Def> {
                 ("descendants_killed", json!({"type": "integer"})),
                 ("background_left", json!({"type": "integer"})),
                 ("elapsed_ms", json!({"type": "integer"})),
+                (
+                    "otlp",
+                    json!({"type": "object", "required": ["spans", "exported", "failed"], "properties": {"spans": {"type": "integer"}, "exported": {"type": "integer"}, "failed": {"type": "integer"}}}),
+                ),
                 (
                     "stats",
                     json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "by_type"]}),
@@ -387,6 +391,7 @@ pub fn schema(strict: bool) -> Value {
                     | "descendants_killed"
                     | "background_left"
                     | "elapsed_ms"
+                    | "otlp"
             ) {
                 required.push(Value::from(*f));
             }
