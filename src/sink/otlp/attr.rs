@@ -1,7 +1,13 @@
-//! OTLP attribute values and ids: small constructors for `KeyValue`s, the deterministic trace
-//! and span ids derived from the run id, and times in Unix nanoseconds.
+//! OTLP attribute values and ids: small constructors for `KeyValue`s (scalars, token usage,
+//! envelope fields, error statuses), the deterministic trace and span ids derived from the run
+//! id, and times in Unix nanoseconds.
 
-use opentelemetry_proto::tonic::common::v1::{AnyValue, ArrayValue, KeyValue, any_value::Value};
+use opentelemetry_proto::tonic::common::v1::{
+    AnyValue, ArrayValue, KeyValue, any_value::Value as V,
+};
+use opentelemetry_proto::tonic::trace::v1::Status;
+use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::Stamp;
@@ -12,22 +18,22 @@ pub const MAX_VALUE: usize = 32 * 1024;
 
 /// A string attribute.
 pub fn str(key: &str, v: impl Into<String>) -> KeyValue {
-    kv(key, Value::StringValue(cap(v.into())))
+    kv(key, V::StringValue(cap(v.into())))
 }
 
 /// An integer attribute.
 pub fn int(key: &str, v: i64) -> KeyValue {
-    kv(key, Value::IntValue(v))
+    kv(key, V::IntValue(v))
 }
 
 /// A boolean attribute.
 pub fn bool(key: &str, v: bool) -> KeyValue {
-    kv(key, Value::BoolValue(v))
+    kv(key, V::BoolValue(v))
 }
 
 /// A floating-point attribute.
 pub fn double(key: &str, v: f64) -> KeyValue {
-    kv(key, Value::DoubleValue(v))
+    kv(key, V::DoubleValue(v))
 }
 
 /// A string-array attribute.
@@ -35,13 +41,13 @@ pub fn strs(key: &str, v: &[String]) -> KeyValue {
     let values = v
         .iter()
         .map(|s| AnyValue {
-            value: Some(Value::StringValue(s.clone())),
+            value: Some(V::StringValue(s.clone())),
         })
         .collect();
-    kv(key, Value::ArrayValue(ArrayValue { values }))
+    kv(key, V::ArrayValue(ArrayValue { values }))
 }
 
-fn kv(key: &str, v: Value) -> KeyValue {
+fn kv(key: &str, v: V) -> KeyValue {
     KeyValue {
         key: key.to_owned(),
         value: Some(AnyValue { value: Some(v) }),
@@ -109,6 +115,58 @@ fn nonzero(id: &mut [u8]) {
     if id.iter().all(|b| *b == 0) {
         id[id.len() - 1] = 1;
     }
+}
+
+/// The usage attributes of a chat span from an envelope `usage` object (Anthropic's fields).
+/// `gen_ai.usage.input_tokens` includes the cached tokens, as the conventions ask.
+pub fn usage(attrs: &mut Vec<KeyValue>, u: &Value) {
+    let n = |k: &str| u.get(k).and_then(Value::as_i64);
+    let (input, read, created) = (
+        n("input_tokens"),
+        n("cache_read_input_tokens"),
+        n("cache_creation_input_tokens"),
+    );
+    if input.is_some() || read.is_some() || created.is_some() {
+        let total = input.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0);
+        set(attrs, int("gen_ai.usage.input_tokens", total));
+    }
+    if let Some(o) = n("output_tokens") {
+        set(attrs, int("gen_ai.usage.output_tokens", o));
+    }
+    if let Some(r) = read {
+        set(attrs, int("gen_ai.usage.cache_read.input_tokens", r));
+    }
+    if let Some(c) = created {
+        set(attrs, int("gen_ai.usage.cache_creation.input_tokens", c));
+    }
+}
+
+/// An error status with `message` (capped).
+pub fn error_status(message: String) -> Status {
+    Status {
+        message: cap(message),
+        code: StatusCode::Error as i32,
+    }
+}
+
+/// The scalar members `keys` of `ev` as attributes named `prefix` + key (objects and arrays as
+/// JSON text; nulls left out).
+pub fn fields(ev: &Value, keys: &[&str], prefix: &str) -> Vec<KeyValue> {
+    let mut out = Vec::new();
+    for k in keys {
+        let name = format!("{prefix}{k}");
+        match ev.get(*k) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => out.push(str(&name, s.clone())),
+            Some(Value::Bool(b)) => out.push(bool(&name, *b)),
+            Some(Value::Number(n)) => out.push(match n.as_i64() {
+                Some(i) => int(&name, i),
+                None => double(&name, n.as_f64().unwrap_or(0.0)),
+            }),
+            Some(v) => out.push(str(&name, v.to_string())),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

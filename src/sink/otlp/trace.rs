@@ -6,9 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::{Event, SpanKind};
-use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
-use opentelemetry_proto::tonic::trace::v1::{Span, Status};
 use serde_json::{Value, json};
 
 use super::attr;
@@ -187,7 +186,7 @@ impl Trace {
             }
             "turn.end" => self.turn_end(ev, now),
             "diagnostic" => {
-                let attrs = fields(
+                let attrs = attr::fields(
                     ev,
                     &["kind", "bytes", "line", "detail"],
                     "boo_normalize.diagnostic.",
@@ -195,7 +194,7 @@ impl Trace {
                 self.root_event("boo_normalize.diagnostic", now, attrs);
             }
             "api.retry" => {
-                let attrs = fields(
+                let attrs = attr::fields(
                     ev,
                     &[
                         "attempt",
@@ -209,7 +208,7 @@ impl Trace {
                 self.root_event("boo_normalize.api_retry", now, attrs);
             }
             "stream.error" => {
-                let attrs = fields(ev, &["error"], "boo_normalize.stream.");
+                let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
                 self.root_event("boo_normalize.stream_error", now, attrs);
             }
             "policy.violation" => self.policy(ev, now),
@@ -325,12 +324,12 @@ impl Trace {
         if kind == "text"
             && let Some(e) = text(ev, "error")
         {
-            chat.span.status = Some(error_status(format!("API error: {e}")));
+            chat.span.status = Some(attr::error_status(format!("API error: {e}")));
             attr::set(&mut chat.span.attributes, attr::str("error.type", e));
         }
         if kind == "usage" {
             if let Some(u) = ev.get("usage") {
-                usage_attrs(&mut chat.span.attributes, u);
+                attr::usage(&mut chat.span.attributes, u);
             }
             self.close_chat(msg);
         }
@@ -343,8 +342,10 @@ impl Trace {
         let span = &mut chat.span;
         span.end_time_unix_nano = chat.last.max(span.start_time_unix_nano);
         if let Some(f) = &chat.finish {
-            span.attributes
-                .push(attr::strs("gen_ai.response.finish_reasons", &[f.clone()]));
+            span.attributes.push(attr::strs(
+                "gen_ai.response.finish_reasons",
+                std::slice::from_ref(f),
+            ));
         }
         if self.content && !chat.parts.is_empty() {
             let mut m = json!({"role": "assistant", "parts": chat.parts});
@@ -425,7 +426,7 @@ impl Trace {
                 (Some(c), true) => c.clone(),
                 _ => "the tool reported an error".to_owned(),
             };
-            span.status = Some(error_status(msg));
+            span.status = Some(attr::error_status(msg));
             span.attributes.push(attr::str("error.type", "tool_error"));
         }
         if self.content
@@ -441,7 +442,7 @@ impl Trace {
         self.terminal = true;
         let outcome = text(ev, "outcome").unwrap_or("unknown");
         self.failed_outcome = (outcome != "success").then(|| outcome.to_owned());
-        let attrs = fields(
+        let attrs = attr::fields(
             ev,
             &[
                 "outcome",
@@ -457,7 +458,7 @@ impl Trace {
     }
 
     fn policy(&mut self, ev: &Value, now: u64) {
-        let attrs = fields(
+        let attrs = attr::fields(
             ev,
             &[
                 "rule",
@@ -516,7 +517,7 @@ impl Trace {
         open.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, mut span) in open {
             span.end_time_unix_nano = now.max(span.start_time_unix_nano);
-            span.status = Some(error_status(
+            span.status = Some(attr::error_status(
                 "the run ended before the tool's result".into(),
             ));
             span.attributes.push(attr::str("error.type", "no_result"));
@@ -535,70 +536,18 @@ impl Trace {
         }
         a.push(attr::str("boo_normalize.run.cause", cause));
         if let Some(o) = &self.failed_outcome {
-            root.status = Some(error_status(format!("the run ended with outcome {o}")));
+            root.status = Some(attr::error_status(format!(
+                "the run ended with outcome {o}"
+            )));
             attr::set(&mut root.attributes, attr::str("error.type", o.clone()));
         } else if !self.terminal {
-            root.status = Some(error_status("the run ended without a result".into()));
+            root.status = Some(attr::error_status("the run ended without a result".into()));
             attr::set(&mut root.attributes, attr::str("error.type", "no_result"));
         }
         self.finished.push(root);
     }
 }
 
-/// The usage attributes of a chat span from an envelope `usage` object (Anthropic's fields).
-/// `gen_ai.usage.input_tokens` includes the cached tokens, as the conventions ask.
-fn usage_attrs(attrs: &mut Vec<KeyValue>, u: &Value) {
-    let n = |k: &str| u.get(k).and_then(Value::as_i64);
-    let (input, read, created) = (
-        n("input_tokens"),
-        n("cache_read_input_tokens"),
-        n("cache_creation_input_tokens"),
-    );
-    if input.is_some() || read.is_some() || created.is_some() {
-        let total = input.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0);
-        attr::set(attrs, attr::int("gen_ai.usage.input_tokens", total));
-    }
-    if let Some(o) = n("output_tokens") {
-        attr::set(attrs, attr::int("gen_ai.usage.output_tokens", o));
-    }
-    if let Some(r) = read {
-        attr::set(attrs, attr::int("gen_ai.usage.cache_read.input_tokens", r));
-    }
-    if let Some(c) = created {
-        attr::set(
-            attrs,
-            attr::int("gen_ai.usage.cache_creation.input_tokens", c),
-        );
-    }
-}
-
-fn error_status(message: String) -> Status {
-    Status {
-        message: attr::cap(message),
-        code: StatusCode::Error as i32,
-    }
-}
-
 fn text<'a>(ev: &'a Value, key: &str) -> Option<&'a str> {
     ev.get(key).and_then(Value::as_str)
-}
-
-/// The scalar members `keys` of `ev` as attributes named `prefix` + key (objects and arrays as
-/// JSON text; nulls left out).
-fn fields(ev: &Value, keys: &[&str], prefix: &str) -> Vec<KeyValue> {
-    let mut out = Vec::new();
-    for k in keys {
-        let name = format!("{prefix}{k}");
-        match ev.get(*k) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push(attr::str(&name, s.clone())),
-            Some(Value::Bool(b)) => out.push(attr::bool(&name, *b)),
-            Some(Value::Number(n)) => out.push(match n.as_i64() {
-                Some(i) => attr::int(&name, i),
-                None => attr::double(&name, n.as_f64().unwrap_or(0.0)),
-            }),
-            Some(v) => out.push(attr::str(&name, v.to_string())),
-        }
-    }
-    out
 }
