@@ -98,6 +98,27 @@ fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
         .collect();
     assert_eq!(by_id.len(), spans.len(), "{name}: span ids are unique");
     let roots: Vec<&Value> = spans.iter().filter(|s| s["parentSpanId"] == "").collect();
+    let agents: HashMap<String, &Value> = spans
+        .iter()
+        .filter(|s| op(s) == "invoke_agent" && s["parentSpanId"] != "")
+        .map(|s| {
+            (
+                attrs(s)["boo_normalize.parent_tool_use_id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                s,
+            )
+        })
+        .collect();
+    let threads: std::collections::HashSet<&str> = evs
+        .iter()
+        .filter_map(|e| e["parent_tool_use_id"].as_str())
+        .collect();
+    assert!(
+        agents.keys().all(|k| threads.contains(k.as_str())),
+        "{name}: agent spans only for subagents"
+    );
     assert_eq!(roots.len(), 1, "{name}: one root per run");
     assert_eq!(op(roots[0]), "invoke_agent", "{name}");
     let trace = roots[0]["traceId"].as_str().unwrap();
@@ -159,9 +180,19 @@ fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
             && let Some(m) = c["message_id"].as_str()
             && let Some(spawner) = tools.get(p)
         {
+            let agent = by_id[chats[m]["parentSpanId"].as_str().unwrap()];
             assert_eq!(
-                chats[m]["parentSpanId"], spawner["spanId"],
-                "{name}: a subagent's chat hangs under the tool call that started it"
+                op(agent),
+                "invoke_agent",
+                "{name}: a subagent's chat is in its agent span"
+            );
+            assert_eq!(
+                agent["parentSpanId"], spawner["spanId"],
+                "{name}: a subagent hangs under the tool call that started it"
+            );
+            assert!(
+                nanos(agent, "startTimeUnixNano") >= nanos(spawner, "startTimeUnixNano"),
+                "{name}"
             );
         }
     }

@@ -4,8 +4,9 @@
 //! reads) or sent to an OTLP/HTTP receiver (`--otlp-endpoint`).
 //!
 //! Spans (see [`trace`]): `invoke_agent Claude Code` (root, one per run), `chat <model>` per API
-//! message, `execute_tool <name>` per tool call from call to result; a subagent's chats hang
-//! under the `execute_tool` span of the `Task`/`Agent` call that started it. Ids are derived from
+//! message, `execute_tool <name>` per tool call from call to result; a subagent is an
+//! `invoke_agent <subagent_type>` span under the `execute_tool` span of the `Task`/`Agent` call
+//! that started it, and its chats hang there. Ids are derived from
 //! the run id (the same capture replayed gives the same trace); times are the pipeline's stamps
 //! (arrival times live, recorded times in `replay`). Content (prompts, outputs, tool input and
 //! output) is added only with `--otlp-content`, after `--redact` did its work on the events.

@@ -1,14 +1,16 @@
 //! Envelope events → OpenTelemetry GenAI spans: one `invoke_agent` root per run, a `chat` span
-//! per API message, an `execute_tool` span per tool call (a subagent's spans nest under the tool
-//! call that started it), span events for diagnostics, policy violations, retries and turn ends.
+//! per API message, an `execute_tool` span per tool call, an `invoke_agent <subagent_type>` span
+//! per subagent under the tool call that started it (its chats nest there), span events for
+//! diagnostics, policy violations, retries and turn ends.
 //! This module owns the span tree and its timing; the sink decides where finished spans go.
 
 use std::collections::{HashMap, HashSet};
 
-use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use opentelemetry_proto::tonic::trace::v1::span::{Event, SpanKind};
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use serde_json::{Value, json};
+
+mod events;
 
 use super::attr;
 use crate::clock::Stamp;
@@ -51,8 +53,14 @@ pub struct Trace {
     /// Span ids of chats already finished, by message id (late tool calls still find them).
     chat_ids: HashMap<String, Vec<u8>>,
     tools: HashMap<String, Span>,
-    /// Span ids of tool calls, open or finished, by tool_use_id (subagent parents).
+    /// Span ids and start times of tool calls, open or finished, by tool_use_id.
     tool_ids: HashMap<String, (Vec<u8>, u64)>,
+    /// Name and description a tool call gives the subagent it starts (`subagent_type`,
+    /// `description` of its input; else the tool's name), by tool_use_id.
+    agent_info: HashMap<String, (String, Option<String>)>,
+    /// Open `invoke_agent` spans of subagents, by the spawning tool_use_id (closed at the end:
+    /// a background subagent outlives its tool call).
+    agents: HashMap<String, Span>,
     threads: HashMap<String, Thread>,
     used: HashSet<Vec<u8>>,
     finished: Vec<Span>,
@@ -78,6 +86,8 @@ impl Trace {
             chat_ids: HashMap::new(),
             tools: HashMap::new(),
             tool_ids: HashMap::new(),
+            agent_info: HashMap::new(),
+            agents: HashMap::new(),
             threads: HashMap::new(),
             used: HashSet::new(),
             finished: Vec::new(),
@@ -184,35 +194,7 @@ impl Trace {
                     self.thread(&thread).input.push(part);
                 }
             }
-            "turn.end" => self.turn_end(ev, now),
-            "diagnostic" => {
-                let attrs = attr::fields(
-                    ev,
-                    &["kind", "bytes", "line", "detail"],
-                    "boo_normalize.diagnostic.",
-                );
-                self.root_event("boo_normalize.diagnostic", now, attrs);
-            }
-            "api.retry" => {
-                let attrs = attr::fields(
-                    ev,
-                    &[
-                        "attempt",
-                        "max_retries",
-                        "retry_delay_ms",
-                        "error_status",
-                        "error",
-                    ],
-                    "boo_normalize.retry.",
-                );
-                self.root_event("boo_normalize.api_retry", now, attrs);
-            }
-            "stream.error" => {
-                let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
-                self.root_event("boo_normalize.stream_error", now, attrs);
-            }
-            "policy.violation" => self.policy(ev, now),
-            _ => {}
+            _ => self.span_event(kind, ev, now),
         }
         let t = self.thread(&thread);
         t.last = Some(t.last.map_or(now, |l| l.max(now)));
@@ -222,12 +204,46 @@ impl Trace {
         self.threads.entry(key.to_owned()).or_default()
     }
 
-    /// The span a new chat of `thread` hangs under: the spawning tool call, else the root.
-    fn thread_parent(&self, thread: &str) -> (Vec<u8>, Option<u64>) {
-        match self.tool_ids.get(thread) {
-            Some((id, start)) if !thread.is_empty() => (id.clone(), Some(*start)),
-            _ => (self.root_id(), None),
+    /// The span a new chat of `thread` hangs under, and its start: the root for the main
+    /// conversation; for a subagent its `invoke_agent` span (opened on first need, under the
+    /// tool call that started it).
+    fn thread_parent(&mut self, thread: &str, now: u64) -> (Vec<u8>, u64) {
+        if thread.is_empty() {
+            let start = self.root.as_ref().map_or(now, |r| r.start_time_unix_nano);
+            return (self.root_id(), start);
         }
+        if let Some(a) = self.agents.get(thread) {
+            return (a.span_id.clone(), a.start_time_unix_nano);
+        }
+        let (parent, start) = match self.tool_ids.get(thread) {
+            Some((id, start)) => (id.clone(), (*start).min(now)),
+            None => (self.root_id(), now),
+        };
+        let (name, description) = self
+            .agent_info
+            .get(thread)
+            .cloned()
+            .unwrap_or_else(|| ("subagent".to_owned(), None));
+        let mut span = self.open(
+            &format!("agent\0{thread}"),
+            format!("invoke_agent {name}"),
+            SpanKind::Internal,
+            &parent,
+            start,
+        );
+        span.attributes = vec![
+            attr::str("gen_ai.operation.name", "invoke_agent"),
+            attr::str("gen_ai.provider.name", PROVIDER),
+            attr::str("gen_ai.agent.name", name),
+            attr::str("boo_normalize.parent_tool_use_id", thread),
+        ];
+        if let Some(d) = description {
+            span.attributes
+                .push(attr::str("gen_ai.agent.description", d));
+        }
+        let id = span.span_id.clone();
+        self.agents.insert(thread.to_owned(), span);
+        (id, start)
     }
 
     /// Any event naming an API message: open its chat span on first sight, track its end.
@@ -236,9 +252,9 @@ impl Trace {
             if self.chat_ids.contains_key(msg) && kind != "usage" {
                 return; // a late event of a finished message (e.g. a tool call from deltas)
             }
-            let (parent, parent_start) = self.thread_parent(thread);
+            let (parent, parent_start) = self.thread_parent(thread, now);
             let t = self.thread(thread);
-            let start = t.last.or(parent_start).unwrap_or(now).min(now);
+            let start = t.last.unwrap_or(parent_start).min(now);
             let input = std::mem::take(&mut t.input);
             let model = text(ev, "model")
                 .or(self.model.as_deref())
@@ -371,7 +387,7 @@ impl Trace {
         let parent = text(ev, "message_id")
             .and_then(|m| self.chat_ids.get(m).cloned())
             .or_else(|| self.thread(thread).last_chat.clone())
-            .unwrap_or_else(|| self.thread_parent(thread).0);
+            .unwrap_or_else(|| self.thread_parent(thread, now).0);
         let mut span = self.open(
             &format!("tool\0{id}"),
             format!("execute_tool {name}"),
@@ -400,6 +416,17 @@ impl Trace {
             span.attributes
                 .push(attr::str("boo_normalize.tool.input_error", e));
         }
+        let input = ev.get("input");
+        let agent = input
+            .and_then(|i| i.get("subagent_type"))
+            .and_then(Value::as_str)
+            .unwrap_or(name);
+        let description = input
+            .and_then(|i| i.get("description"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.agent_info
+            .insert(id.to_owned(), (agent.to_owned(), description));
         self.tool_ids
             .insert(id.to_owned(), (span.span_id.clone(), now));
         self.tools.insert(id.to_owned(), span);
@@ -438,66 +465,6 @@ impl Trace {
         self.finished.push(span);
     }
 
-    fn turn_end(&mut self, ev: &Value, now: u64) {
-        self.terminal = true;
-        let outcome = text(ev, "outcome").unwrap_or("unknown");
-        self.failed_outcome = (outcome != "success").then(|| outcome.to_owned());
-        let attrs = attr::fields(
-            ev,
-            &[
-                "outcome",
-                "num_turns",
-                "cost_usd",
-                "duration_ms",
-                "duration_api_ms",
-                "stop_reason",
-            ],
-            "boo_normalize.turn.",
-        );
-        self.root_event("boo_normalize.turn_end", now, attrs);
-    }
-
-    fn policy(&mut self, ev: &Value, now: u64) {
-        let attrs = attr::fields(
-            ev,
-            &[
-                "rule",
-                "detail",
-                "name",
-                "tool_use_id",
-                "limit",
-                "count",
-                "enforced",
-            ],
-            "boo_normalize.policy.",
-        );
-        let e = Event {
-            time_unix_nano: now,
-            name: "boo_normalize.policy_violation".into(),
-            attributes: attrs,
-            ..Default::default()
-        };
-        match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(id)) {
-            Some(span) => span.events.push(e),
-            None => {
-                if let Some(r) = self.root.as_mut() {
-                    r.events.push(e);
-                }
-            }
-        }
-    }
-
-    fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
-        if let Some(r) = self.root.as_mut() {
-            r.events.push(Event {
-                time_unix_nano: now,
-                name: name.to_owned(),
-                attributes,
-                ..Default::default()
-            });
-        }
-    }
-
     /// The run is over at `at` (`cause`: how it ended): close every open span, the root last.
     pub fn end(&mut self, at: Stamp, cause: &str) {
         if self.ended {
@@ -521,6 +488,17 @@ impl Trace {
                 "the run ended before the tool's result".into(),
             ));
             span.attributes.push(attr::str("error.type", "no_result"));
+            self.finished.push(span);
+        }
+        let mut agents: Vec<(String, Span)> = self.agents.drain().collect();
+        agents.sort_by(|a, b| a.0.cmp(&b.0));
+        for (thread, mut span) in agents {
+            let last = self
+                .threads
+                .get(&thread)
+                .and_then(|t| t.last)
+                .unwrap_or(now);
+            span.end_time_unix_nano = last.max(span.start_time_unix_nano);
             self.finished.push(span);
         }
         let Some(mut root) = self.root.take() else {

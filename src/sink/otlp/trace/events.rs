@@ -1,0 +1,100 @@
+//! Span events of the trace: turn ends, diagnostics, API retries and stream errors on the root
+//! span; a guard's policy violation on the offending tool call's span.
+
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::trace::v1::span::Event;
+use serde_json::Value;
+
+use super::{Trace, text};
+use crate::sink::otlp::attr;
+
+impl Trace {
+    /// Envelope events that become span events (others are ignored here).
+    pub(super) fn span_event(&mut self, kind: &str, ev: &Value, now: u64) {
+        match kind {
+            "turn.end" => self.turn_end(ev, now),
+            "policy.violation" => self.policy(ev, now),
+            "diagnostic" => {
+                let keys = ["kind", "bytes", "line", "detail"];
+                let attrs = attr::fields(ev, &keys, "boo_normalize.diagnostic.");
+                self.root_event("boo_normalize.diagnostic", now, attrs);
+            }
+            "api.retry" => {
+                let keys = [
+                    "attempt",
+                    "max_retries",
+                    "retry_delay_ms",
+                    "error_status",
+                    "error",
+                ];
+                let attrs = attr::fields(ev, &keys, "boo_normalize.retry.");
+                self.root_event("boo_normalize.api_retry", now, attrs);
+            }
+            "stream.error" => {
+                let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
+                self.root_event("boo_normalize.stream_error", now, attrs);
+            }
+            _ => {}
+        }
+    }
+
+    fn turn_end(&mut self, ev: &Value, now: u64) {
+        self.terminal = true;
+        let outcome = text(ev, "outcome").unwrap_or("unknown");
+        self.failed_outcome = (outcome != "success").then(|| outcome.to_owned());
+        let attrs = attr::fields(
+            ev,
+            &[
+                "outcome",
+                "num_turns",
+                "cost_usd",
+                "duration_ms",
+                "duration_api_ms",
+                "stop_reason",
+            ],
+            "boo_normalize.turn.",
+        );
+        self.root_event("boo_normalize.turn_end", now, attrs);
+    }
+
+    fn policy(&mut self, ev: &Value, now: u64) {
+        let attrs = attr::fields(
+            ev,
+            &[
+                "rule",
+                "detail",
+                "name",
+                "tool_use_id",
+                "limit",
+                "count",
+                "enforced",
+            ],
+            "boo_normalize.policy.",
+        );
+        let e = Event {
+            time_unix_nano: now,
+            name: "boo_normalize.policy_violation".into(),
+            attributes: attrs,
+            ..Default::default()
+        };
+        match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(id)) {
+            Some(span) => span.events.push(e),
+            None => {
+                if let Some(r) = self.root.as_mut() {
+                    r.events.push(e);
+                }
+            }
+        }
+    }
+
+    fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
+        if let Some(r) = self.root.as_mut() {
+            r.events.push(Event {
+                time_unix_nano: now,
+                name: name.to_owned(),
+                attributes,
+                ..Default::default()
+            });
+        }
+    }
+}
