@@ -247,6 +247,7 @@ fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
 
 #[test]
 fn every_fixture_gives_a_well_formed_trace() {
+    let mut finish_checked = 0;
     for f in fixtures() {
         let input = std::fs::read(&f).unwrap();
         let name = f.display().to_string();
@@ -268,7 +269,35 @@ fn every_fixture_gives_a_well_formed_trace() {
             end["cause"],
             "{name}"
         );
+        // Finish reasons: what the assistant lines say (some CLI versions fill stop_reason).
+        let mut want: HashMap<String, String> = HashMap::new();
+        for l in input.split(|b| *b == b'\n') {
+            let Ok(v) = serde_json::from_slice::<Value>(l) else {
+                continue;
+            };
+            let (id, r) = (&v["message"]["id"], &v["message"]["stop_reason"]);
+            if v["type"] == "assistant"
+                && let (Some(id), Some(r)) = (id.as_str(), r.as_str())
+            {
+                want.entry(id.to_owned()).or_insert_with(|| r.to_owned());
+            }
+        }
+        let mut seen = 0;
+        for s in spans.iter().filter(|s| op(s) == "chat") {
+            let a = attrs(s);
+            let id = a["gen_ai.response.id"].as_str().unwrap();
+            if let Some(r) = want.get(id) {
+                let got = &a["gen_ai.response.finish_reasons"];
+                assert_eq!(got, &serde_json::json!([r]), "{name}: {id}");
+                seen += 1;
+            }
+        }
+        finish_checked += seen;
     }
+    assert!(
+        finish_checked >= 10,
+        "finish reasons from assistant lines: {finish_checked}"
+    );
 }
 
 #[test]

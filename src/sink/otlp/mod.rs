@@ -166,6 +166,16 @@ impl<W: Write> Sink for Otlp<W> {
             return Ok(());
         };
         self.trace.event(meta.kind, &ev, ctx.stamp, ctx.cli_version);
+        if matches!(meta.kind, "text" | "thinking" | "tool.call")
+            && let (Some(raw), Some(msg)) = (ctx.raw, ev.get("message_id").and_then(|m| m.as_str()))
+            && memchr::memmem::find(raw, b"\"stop_reason\":\"").is_some()
+            && let Ok(line) = serde_json::from_slice::<serde_json::Value>(raw)
+            && let Some(r) = line
+                .pointer("/message/stop_reason")
+                .and_then(|r| r.as_str())
+        {
+            self.trace.source_stop_reason(msg, r);
+        }
         if meta.kind == "run.end" {
             let cause = ev.get("cause").and_then(|c| c.as_str()).unwrap_or("eof");
             self.trace.end(ctx.stamp, cause);

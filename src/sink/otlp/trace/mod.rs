@@ -200,6 +200,14 @@ impl Trace {
         t.last = Some(t.last.map_or(now, |l| l.max(now)));
     }
 
+    /// The stop reason the source line of a message's block carries (assistant lines of some CLI
+    /// versions), unless the stream already said.
+    pub fn source_stop_reason(&mut self, msg: &str, reason: &str) {
+        if let Some(chat) = self.chats.get_mut(msg) {
+            chat.finish.get_or_insert_with(|| reason.to_owned());
+        }
+    }
+
     fn thread(&mut self, key: &str) -> &mut Thread {
         self.threads.entry(key.to_owned()).or_default()
     }
