@@ -308,3 +308,42 @@ fn bad_settings_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("OTEL_EXPORTER_OTLP_PROTOCOL"));
 }
+
+#[test]
+fn a_run_cut_short_by_a_closed_stdout_still_delivers_its_finished_spans() {
+    let rx = Receiver::start(Answer::Status(200));
+    let mut input = Vec::new();
+    for f in common::fixtures() {
+        input.extend(std::fs::read(f).unwrap());
+    }
+    let mut child = bin()
+        .args(["--otlp-endpoint", &rx.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // stdout is closed here: the pipeline stops at its next write.
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert!(
+        out.status.success(),
+        "| head is quiet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spans: usize = rx
+        .requests()
+        .iter()
+        .map(|r| ids_of(&ExportTraceServiceRequest::decode(&r.body[..]).unwrap()).len())
+        .sum();
+    assert!(
+        spans > 0,
+        "the spans finished before the cut were delivered"
+    );
+}

@@ -145,6 +145,16 @@ impl Exporter {
     }
 }
 
+impl Drop for Exporter {
+    /// Deliver what was handed over (quick when the run already settled; bounded otherwise).
+    fn drop(&mut self) {
+        if self.tx.is_some() {
+            let limit = self.limit().min(Duration::from_secs(5));
+            self.settle(limit);
+        }
+    }
+}
+
 fn count(rs: &ResourceSpans) -> u64 {
     rs.scope_spans.iter().map(|s| s.spans.len() as u64).sum()
 }

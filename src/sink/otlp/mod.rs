@@ -224,3 +224,13 @@ impl<W: Write> Sink for Otlp<W> {
         Ok(())
     }
 }
+
+impl<W: Write> Drop for Otlp<W> {
+    /// A run cut short (an output error ended the pipeline before `finish`): still hand the
+    /// finished spans to the exporter, which delivers them as it is dropped.
+    fn drop(&mut self) {
+        if matches!(self.dest, Dest::Export(_)) {
+            let _ = self.emit(true);
+        }
+    }
+}
