@@ -11,6 +11,10 @@ pub const EXIT_STRICT: u8 = 1;
 /// Exit status: usage error, unreadable input, or an I/O error on output.
 pub const EXIT_ERROR: u8 = 2;
 
+/// Exit status: a file sink (`--audit`, `--record`, `--envelope`, `--sse`) failed mid-run
+/// (`EX_IOERR`); the other sinks got `run.end` with cause `sink_failed`.
+pub const EXIT_SINK_FAILED: u8 = 74;
+
 /// A fatal error.
 #[derive(Debug)]
 pub struct Error {
@@ -49,6 +53,18 @@ impl Error {
     pub fn with_exit(mut self, code: u8) -> Self {
         self.code = Some(code);
         self
+    }
+
+    /// Writing the sink `name` (a file, or `stdout`) failed with `e`: exit
+    /// [`EXIT_SINK_FAILED`] for a file, [`EXIT_ERROR`] for stdout (a closed stdout is quiet).
+    pub fn sink(name: impl Into<String>, e: io::Error) -> Self {
+        let name = name.into();
+        let code = if name == "stdout" {
+            EXIT_ERROR
+        } else {
+            EXIT_SINK_FAILED
+        };
+        Error::io(name, e).with_exit(code)
     }
 
     /// True for a closed pipe on output (`| head -1`): a normal way to finish.

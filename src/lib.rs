@@ -26,6 +26,7 @@ pub mod capture;
 pub mod clock;
 pub mod envelope;
 pub mod error;
+pub mod files;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;

@@ -14,6 +14,7 @@ use boo_normalize::error::Error;
 use boo_normalize::sink::Sink;
 use boo_normalize::sink::ai_sdk::AiSdk;
 use boo_normalize::sink::audit::{self, Audit, GENESIS};
+use boo_normalize::sink::cut_back::CutBack;
 use boo_normalize::sink::named::{Named, output_error};
 use boo_normalize::sink::otlp::{self, Otlp};
 use boo_normalize::sink::sse::Sse;
@@ -195,11 +196,12 @@ impl OutputArgs {
             sinks.push(Box::new(Named::new(name, self.sse_sink(f, resume))));
         }
         if let Some(p) = &self.audit {
-            let (f, prev) =
-                audit::open_append(p).map_err(|e| Error::io(p.display().to_string(), e))?;
+            let (f, prev) = audit::open_append(p)
+                .and_then(|(f, prev)| Ok((CutBack::new(f)?, prev)))
+                .map_err(|e| Error::io(p.display().to_string(), e))?;
             let mut a = Audit::new(f, run_id, prev);
             if self.fsync {
-                a = a.with_sync(|f| f.sync_data());
+                a = a.with_sync(CutBack::sync_data);
             }
             sinks.push(named(p, after(resume, a)));
         }
@@ -263,5 +265,5 @@ impl<S: Sink> Sink for After<S> {
 }
 
 fn create(p: &Path) -> Result<File, Error> {
-    File::create(p).map_err(|e| Error::io(p.display().to_string(), e))
+    boo_normalize::files::create(p).map_err(|e| Error::io(p.display().to_string(), e))
 }

@@ -4,6 +4,11 @@
 //! whenever the reader has no complete line buffered (the next read could block), so a consumer
 //! behind a slow producer sees each event as soon as its line arrives. `line_buffered` flushes
 //! after every input line instead.
+//!
+//! A sink whose write fails is taken out of the run: the error is kept ([`Pipeline::failure`]),
+//! the other sinks keep getting every event (so they can still be given `run.end`, see
+//! [`EndInfo::sink_failed`]), and the call that hit the failure returns the error so the caller
+//! can stop its source.
 
 use std::io::{self, Read};
 
@@ -11,6 +16,7 @@ use crate::clock::{Clock, Stamp, SystemClock};
 use crate::envelope::Events;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::read::{Line, LineReader};
+use crate::sink::named::NamedError;
 use crate::sink::{EventCtx, Sink};
 use crate::transform::{LineTransform, Transformed};
 
@@ -19,6 +25,9 @@ pub struct Pipeline<'a> {
     normalizer: Normalizer,
     events: Events,
     sinks: Vec<Box<dyn Sink + 'a>>,
+    /// Per sink: it failed and gets nothing more.
+    dead: Vec<bool>,
+    failure: Option<SinkFailure>,
     line_buffered: bool,
     lines: u64,
     clock: Box<dyn Clock + 'a>,
@@ -35,6 +44,8 @@ impl<'a> Pipeline<'a> {
         Pipeline {
             normalizer,
             events: Events::default(),
+            dead: vec![false; sinks.len()],
+            failure: None,
             sinks,
             line_buffered: false,
             lines: 0,
@@ -96,6 +107,38 @@ impl<'a> Pipeline<'a> {
     /// The normalizer (for the CLI version, terminal state, …).
     pub fn normalizer(&self) -> &Normalizer {
         &self.normalizer
+    }
+
+    /// The first sink that failed, if any (it has been taken out of the run).
+    pub fn failure(&self) -> Option<&SinkFailure> {
+        self.failure.as_ref()
+    }
+
+    /// Take the first failure out (a later failure of another sink takes its place).
+    pub fn take_failure(&mut self) -> Option<SinkFailure> {
+        self.failure.take()
+    }
+
+    /// Call `f` on every live sink; a sink that fails is taken out (see the module docs). Returns
+    /// the first error of this call, after every other sink had its turn.
+    fn each_sink(&mut self, mut f: impl FnMut(&mut dyn Sink) -> io::Result<()>) -> io::Result<()> {
+        let mut res = Ok(());
+        for (s, dead) in self.sinks.iter_mut().zip(&mut self.dead) {
+            if *dead {
+                continue;
+            }
+            if let Err(e) = f(s.as_mut()) {
+                *dead = true;
+                let again = dup(&e);
+                if self.failure.is_none() {
+                    self.failure = Some(SinkFailure::of(e));
+                }
+                if res.is_ok() {
+                    res = Err(again);
+                }
+            }
+        }
+        res
     }
 
     /// Read every line of `src`. Line numbers continue across calls, as if the inputs were
@@ -203,6 +246,7 @@ impl<'a> Pipeline<'a> {
 
     fn drain(&mut self, line: Option<&Line<'_>>, stamp: Stamp) -> io::Result<()> {
         let cli_version = self.normalizer.cli_version();
+        let mut res = Ok(());
         for m in &self.events.metas {
             if self.resume_after.is_some_and(|n| m.seq <= n) {
                 continue;
@@ -217,12 +261,23 @@ impl<'a> Pipeline<'a> {
                 stamp,
                 cli_version,
             };
-            for s in &mut self.sinks {
-                s.event_with(&self.events, m, &ctx)?;
+            for (s, dead) in self.sinks.iter_mut().zip(&mut self.dead) {
+                if *dead {
+                    continue;
+                }
+                if let Err(e) = s.event_with(&self.events, m, &ctx) {
+                    *dead = true;
+                    if res.is_ok() {
+                        res = Err(dup(&e));
+                    }
+                    if self.failure.is_none() {
+                        self.failure = Some(SinkFailure::of(e));
+                    }
+                }
             }
         }
         self.events.clear();
-        Ok(())
+        res
     }
 
     /// Append synthesized events that come from no input line (e.g. `child.stderr`) and hand
@@ -241,22 +296,19 @@ impl<'a> Pipeline<'a> {
 
     /// Flush every sink.
     pub fn flush(&mut self) -> io::Result<()> {
-        for s in &mut self.sinks {
-            s.flush()?;
-        }
-        Ok(())
+        self.each_sink(|s| s.flush())
     }
 
     /// The source is idle: let every sink write its keep-alive (SSE comments), and flush.
     pub fn idle(&mut self) -> io::Result<()> {
-        for s in &mut self.sinks {
-            s.idle()?;
-        }
+        self.each_sink(|s| s.idle())?;
         self.flush()
     }
 
-    /// Write `run.end` (and whatever was pending) and finish every sink.
+    /// Write `run.end` (and whatever was pending) and finish every sink. After a sink failed,
+    /// the others still get it: pass [`EndInfo::sink_failed`] so `run.end` names the sink.
     pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
+        let mut released = Ok(());
         if let Some(t) = self.transform.as_mut() {
             self.transformed.clear();
             t.finish(&mut self.transformed);
@@ -267,23 +319,75 @@ impl<'a> Pipeline<'a> {
                 terminated: true,
                 oversized: None,
             };
-            self.push_transformed(&last, |_, _| {})?;
+            released = self.push_transformed(&last, |_, _| {});
         }
         // Whatever the input left pending first, then the sinks' end hooks, then run.end.
         let stamp = self.stamp();
         let first = self.events.len();
         self.normalizer.flush_pending(&mut self.events);
         self.normalizer.count_events(&self.events, first);
-        self.drain(None, stamp)?;
+        let pending = self.drain(None, stamp);
         let mut end = end.clone();
-        for s in &mut self.sinks {
-            end.extra.extend(s.end_members(&end.cause, stamp)?);
-        }
+        let mut extra = Vec::new();
+        let cause = end.cause.clone();
+        let members = self.each_sink(|s| {
+            extra.extend(s.end_members(&cause, stamp)?);
+            Ok(())
+        });
+        end.extra.extend(extra);
         self.normalizer.finish(&end, &mut self.events);
-        self.drain(None, stamp)?;
-        for s in &mut self.sinks {
-            s.finish()?;
+        let drained = self.drain(None, stamp);
+        let finished = self.each_sink(|s| s.finish());
+        released.and(pending).and(members).and(drained).and(finished)
+    }
+}
+
+/// A sink that failed: the file it writes (`stdout` for the first sink unless it is named) and
+/// the error.
+#[derive(Debug)]
+pub struct SinkFailure {
+    /// The file's name as given on the command line, or `stdout`.
+    pub name: String,
+    /// What went wrong (the OS error, without the name).
+    pub error: io::Error,
+}
+
+impl SinkFailure {
+    fn of(e: io::Error) -> Self {
+        if e.get_ref().is_some_and(|r| r.is::<NamedError>()) {
+            let n = e
+                .into_inner()
+                .expect("checked above")
+                .downcast::<NamedError>()
+                .expect("checked above");
+            return SinkFailure {
+                name: n.name,
+                error: n.err,
+            };
         }
-        Ok(())
+        SinkFailure {
+            name: "stdout".into(),
+            error: e,
+        }
+    }
+
+    /// True when stdout was closed by its reader (`| head -1`): a normal way to stop.
+    pub fn is_closed_stdout(&self) -> bool {
+        self.name == "stdout" && self.error.kind() == io::ErrorKind::BrokenPipe
+    }
+}
+
+/// An equal error (same OS error number, or same kind and message); the original is kept in
+/// [`SinkFailure`].
+fn dup(e: &io::Error) -> io::Error {
+    if let Some(n) = e.get_ref().and_then(|r| r.downcast_ref::<NamedError>()) {
+        return io::Error::other(NamedError {
+            name: n.name.clone(),
+            err: dup(&n.err),
+        });
+    }
+    match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(e.kind(), e.to_string()),
     }
 }

@@ -247,7 +247,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             "run.end",
-            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms. With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
+            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms; stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
             vec![
                 ("cause", s()),
                 ("terminal_seen", b()),
@@ -263,6 +263,9 @@ fn defs() -> Vec<Def> {
                 ("descendants_killed", json!({"type": "integer"})),
                 ("background_left", json!({"type": "integer"})),
                 ("elapsed_ms", json!({"type": "integer"})),
+                ("sink", s()),
+                ("error", s()),
+                ("stderr_dropped", json!({"type": "integer"})),
                 (
                     "otlp",
                     json!({"type": "object", "required": ["spans", "exported", "failed"], "properties": {"spans": {"type": "integer"}, "exported": {"type": "integer"}, "failed": {"type": "integer"}}}),
@@ -392,6 +395,8 @@ pub fn schema(strict: bool) -> Value {
                     | "background_left"
                     | "elapsed_ms"
                     | "otlp"
+                    | "sink"
+                    | "stderr_dropped"
             ) {
                 required.push(Value::from(*f));
             }

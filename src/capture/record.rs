@@ -110,8 +110,9 @@ impl<W: Write> Recorder<W> {
             rewrite: None,
         };
         header.write(&mut r.rec);
-        r.put()?;
-        r.flush()?;
+        if let Err(e) = r.put().and_then(|()| r.flush()) {
+            return Err(r.error.take().unwrap_or(e));
+        }
         Ok(r)
     }
 

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io;
 #[cfg(unix)]
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::Instant;
 
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
@@ -59,13 +60,25 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     if rec.is_some() {
         p = p.with_clock(Box::new(clock.clone()));
     }
+    let mut failed = None;
     for (name, src, ready) in inputs {
         p.set_input_ready(ready.probe());
         let src = record::tee(&mut rec, src, &clock);
-        p.run(src, a.envelope.max_line_bytes)
-            .map_err(|e| record::failed(&mut rec, &e).unwrap_or_else(|| io_error(e, &name)))?;
+        if let Err(e) = p.run(src, a.envelope.max_line_bytes) {
+            failed = record::failed(&mut rec, &e).map(|f| (f, true));
+            if failed.is_none() {
+                let Some(f) = p.take_failure() else {
+                    return Err(io_error(e, &name));
+                };
+                failed = Some(((f.name, f.error), false));
+            }
+            break;
+        }
     }
-    let (end, end_at) = (EndInfo::eof(), std::time::Instant::now());
+    if let Some(((name, e), capture)) = failed {
+        return Err(sink_failed(p, rec, name, e, capture));
+    }
+    let (end, end_at) = (EndInfo::eof(), Instant::now());
     if let Some(r) = &rec {
         let (mono_us, unix_us) = r.time_of(end_at);
         clock.set(Stamp { unix_us, mono_us });
@@ -76,6 +89,23 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         return Ok(EXIT_STRICT);
     }
     Ok(EXIT_OK)
+}
+
+/// A sink (or the capture when `capture`) failed: every other sink still gets `run.end` with
+/// cause `sink_failed`; the error names the file.
+fn sink_failed(
+    mut p: Pipeline<'_>,
+    rec: Option<record::Recording>,
+    name: String,
+    e: std::io::Error,
+    capture: bool,
+) -> Error {
+    let end = EndInfo::eof().sink_failed(&name, &e);
+    let _ = p.finish(&end);
+    if !capture {
+        let _ = record::finish_normalize(rec, p.normalizer().cli_version(), &end, Instant::now());
+    }
+    Error::sink(name, e)
 }
 
 /// Whether reading an input can block (see [`Pipeline::set_input_ready`]).

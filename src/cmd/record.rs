@@ -21,17 +21,21 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Create `path` (truncating it) and write `header`; offsets count from now.
-    pub fn create(path: &Path, header: &Header) -> Result<Recording, Error> {
+    /// Create `path` (truncating it) and write `header`; offsets count from now. A failure
+    /// gives the file's name and the cause.
+    pub fn create(path: &Path, header: &Header) -> Result<Recording, (String, io::Error)> {
         let name = path.display().to_string();
-        let f = File::create(path).map_err(|e| Error::io(&name, e))?;
-        let rec = Recorder::new(
-            BufWriter::with_capacity(256 * 1024, f),
-            header,
-            Instant::now(),
-        )
-        .map_err(|e| Error::io(&name, e))?;
-        Ok(Recording { name, rec })
+        let rec = boo_normalize::files::create_locked(path, "capture").and_then(|f| {
+            Recorder::new(
+                BufWriter::with_capacity(256 * 1024, f),
+                header,
+                Instant::now(),
+            )
+        });
+        match rec {
+            Ok(rec) => Ok(Recording { name, rec }),
+            Err(e) => Err((name, e)),
+        }
     }
 
     /// Record lines as `--redact` rewrites them (separate redactor state for stdout and
@@ -71,7 +75,9 @@ pub fn start_normalize(
     if let Some(id) = run_id {
         header.run_id = id.to_owned();
     }
-    path.map(|p| Recording::create(p, &header)).transpose()
+    path.map(|p| Recording::create(p, &header))
+        .transpose()
+        .map_err(|(name, e)| Error::io(name, e))
 }
 
 /// `src`, recorded when recording; `clock` is set to each line's recorded time (the pipeline's
@@ -95,8 +101,8 @@ pub fn tee<'r>(
     }
 }
 
-/// When `e` is a failed capture write, the error naming the capture file.
-pub fn failed(rec: &mut Option<Recording>, e: &io::Error) -> Option<Error> {
+/// When `e` is a failed capture write: the capture file's name and the real cause.
+pub fn failed(rec: &mut Option<Recording>, e: &io::Error) -> Option<(String, io::Error)> {
     let r = rec.as_mut()?;
     if !is_capture_error(e) {
         return None;
@@ -105,7 +111,7 @@ pub fn failed(rec: &mut Option<Recording>, e: &io::Error) -> Option<Error> {
         .rec
         .take_error()
         .unwrap_or_else(|| io::Error::other("write failed"));
-    Some(Error::io(&r.name, cause))
+    Some((r.name.clone(), cause))
 }
 
 /// Close a `normalize` recording: the run ended at `at` as `end` says.
@@ -133,6 +139,7 @@ pub mod spawn {
 
     use boo_normalize::capture::{End, Header};
     use boo_normalize::error::Error;
+    use boo_normalize::normalize::EndInfo;
     use boo_normalize::read::Line;
     use boo_normalize::spawn::procs::{Ended, signal_name};
     use boo_normalize::spawn::{Driver, Outcome, Spec};
@@ -140,7 +147,11 @@ pub mod spawn {
     use super::Recording;
 
     /// Open the `--record` file, if any, for a run of `spec` (call right before starting it).
-    pub fn start(path: Option<&Path>, spec: &Spec) -> Result<Option<Recording>, Error> {
+    /// A failure gives the file's name and the cause.
+    pub fn start(
+        path: Option<&Path>,
+        spec: &Spec,
+    ) -> Result<Option<Recording>, (String, io::Error)> {
         let Some(path) = path else { return Ok(None) };
         let mut header = Header::now("spawn");
         let mut argv = vec![spec.program.to_string_lossy().into_owned()];
@@ -167,28 +178,34 @@ pub mod spawn {
     impl Tap<'_> {
         /// A failed capture write stops the run like a failed output write (the supervisor
         /// reports it as an output error; [`Recording::finish`] names the file).
+        /// After a failure nothing more is recorded (the recorder keeps the cause).
         fn record(&mut self, f: impl FnOnce(&mut Recording) -> io::Result<()>) -> io::Result<()> {
-            match &mut self.rec {
-                Some(r) => f(r),
-                None => Ok(()),
+            let Some(r) = self.rec.as_mut() else {
+                return Ok(());
+            };
+            let res = f(r);
+            if res.is_err() {
+                self.rec = None;
             }
+            res
         }
     }
 
     impl Driver for Tap<'_> {
         fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
-            self.record(|r| r.rec.stdout_framed(line, Instant::now()))?;
-            self.inner.line(line)
+            let recorded = self.record(|r| r.rec.stdout_framed(line, Instant::now()));
+            let stop = self.inner.line(line);
+            recorded.and(stop)
         }
 
         fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
-            self.record(|r| r.rec.stderr_line(line, truncated, Instant::now()))?;
-            self.inner.stderr(line, truncated)
+            let recorded = self.record(|r| r.rec.stderr_line(line, truncated, Instant::now()));
+            recorded.and(self.inner.stderr(line, truncated))
         }
 
         fn idle(&mut self) -> io::Result<()> {
-            self.record(|r| r.rec.flush())?;
-            self.inner.idle()
+            let recorded = self.record(|r| r.rec.flush());
+            recorded.and(self.inner.idle())
         }
 
         fn keep_alive(&mut self) -> io::Result<()> {
@@ -200,6 +217,7 @@ pub mod spawn {
     pub fn finish(
         rec: Option<Recording>,
         outcome: &Outcome,
+        run_end: EndInfo,
         cli_version: Option<&str>,
         at: Instant,
     ) -> Result<(), Error> {
@@ -214,7 +232,7 @@ pub mod spawn {
             exit_code,
             signal,
             cli_version: cli_version.map(str::to_owned),
-            run_end: outcome.end_info(),
+            run_end,
         };
         r.finish(end, at)
     }

@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Read};
 
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
-use boo_normalize::normalize::Normalizer;
+use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
@@ -71,29 +71,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
             ));
         }
     }
-    let path = std::env::var_os("PATH");
-    let program = command::resolve_program(a.claude_bin.as_deref(), path.as_deref()).map_err(
-        |e| match e {
-            ResolveError::NotFound(m) => Error::msg("spawn", m).with_exit(EXIT_NOT_FOUND),
-            ResolveError::NotExecutable(m) => Error::msg("spawn", m).with_exit(EXIT_CANNOT_EXECUTE),
-        },
-    )?;
     let prompt = read_prompt(&a)?;
-    let inv = command::build(
-        &a.claude_args,
-        prompt.as_deref(),
-        &ArgvOptions {
-            partial: !a.no_partial,
-            argv_max: a.prompt_argv_max,
-        },
-    );
-    let spec = Spec {
-        program: program.clone(),
-        args: inv.args,
-        env: policy.build(std::env::vars_os()),
-        stdin: inv.stdin,
-        max_line: a.stream.envelope.max_line_bytes,
-    };
     let limits = Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
@@ -103,15 +81,60 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     };
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
 
+    let engine = if a.stream.redact.enabled() {
+        Some(super::redact::engine(&a.stream.redact.rules)?)
+    } else {
+        None
+    };
+    // The sinks open before the binary is looked up, so that a run that cannot start still
+    // ends with `run.end` (cause `spawn_failed`) on every one of them.
     let opts = a.stream.envelope.options();
     let out = &a.stream.output;
     let sinks = out.sinks(io::stdout(), &out.run_id())?;
     let mut p =
         Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.stream.envelope.line_buffered);
-    let engine = if a.stream.redact.enabled() {
-        Some(super::redact::engine(&a.stream.redact.rules)?)
-    } else {
-        None
+    let path = std::env::var_os("PATH");
+    let requested: std::path::PathBuf = a
+        .claude_bin
+        .clone()
+        .unwrap_or_else(|| "claude".into())
+        .into();
+    let resolved = command::resolve_program(a.claude_bin.as_deref(), path.as_deref());
+    let inv = command::build(
+        &a.claude_args,
+        prompt.as_deref(),
+        &ArgvOptions {
+            partial: !a.no_partial,
+            argv_max: a.prompt_argv_max,
+        },
+    );
+    let spec = Spec {
+        program: resolved.as_ref().map_or(requested, Clone::clone),
+        args: inv.args,
+        env: policy.build(std::env::vars_os()),
+        stdin: inv.stdin,
+        max_line: a.stream.envelope.max_line_bytes,
+    };
+    let mut rec = match record::spawn::start(a.record.as_deref(), &spec) {
+        Ok(r) => r,
+        Err((name, e)) => {
+            let _ = p.finish(&EndInfo::eof().sink_failed(&name, &e));
+            return Err(Error::sink(name, e));
+        }
+    };
+    let program = match resolved {
+        Ok(p) => p,
+        Err(e) => {
+            let (msg, code) = match e {
+                ResolveError::NotFound(m) => (m, EXIT_NOT_FOUND),
+                ResolveError::NotExecutable(m) => (m, EXIT_CANNOT_EXECUTE),
+            };
+            return Err(spawn_failed(
+                p,
+                rec,
+                Error::msg("spawn", msg).with_exit(code),
+            ));
+        }
     };
     if let Some(e) = &engine {
         p = p.transform(Box::new(Redactor::new(e.clone())));
@@ -125,32 +148,73 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     if let Some(e) = &engine {
         driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
     }
-    let mut rec = record::spawn::start(a.record.as_deref(), &spec)?;
     if let (Some(r), Some(e)) = (rec.as_mut(), &engine) {
         r.redact(e);
     }
     let mut tap = record::spawn::tap(&mut rec, &mut driver);
-    let outcome = supervise(&spec, &limits, &mut tap).map_err(|e| match e {
-        RunError::Output(e) => {
-            record::failed(&mut rec, &e).unwrap_or_else(|| io_error(e, "stdout"))
-        }
-        RunError::Start(e) => {
+    let outcome = match supervise(&spec, &limits, &mut tap) {
+        Ok(o) => o,
+        Err(RunError::Start(e)) => {
             let code = if e.kind() == io::ErrorKind::NotFound {
                 EXIT_NOT_FOUND
             } else {
                 EXIT_CANNOT_EXECUTE
             };
-            Error::io(program.display().to_string(), e).with_exit(code)
+            let err = Error::io(program.display().to_string(), e).with_exit(code);
+            return Err(spawn_failed(p, rec, err));
         }
-    })?;
+    };
     let last_ok = driver.last_turn_ok();
     let end_at = std::time::Instant::now();
-    p.finish(&outcome.end_info())
-        .map_err(|e| io_error(e, "stdout"))?;
-    record::spawn::finish(rec, &outcome, p.normalizer().cli_version(), end_at)?;
+    // Which output failed, if one did: the capture, or a sink of the pipeline (a closed stdout
+    // keeps cause `killed`/`output_closed`: a normal way to stop).
+    let capture_failed = outcome
+        .output_error
+        .as_deref()
+        .and_then(|e| record::failed(&mut rec, e));
+    let mut closed_stdout = false;
+    let failure = capture_failed
+        .map(|f| (f, true))
+        .or_else(|| p.take_failure().map(|f| ((f.name, f.error), false)))
+        .filter(|((name, e), _)| {
+            closed_stdout = name == "stdout" && e.kind() == io::ErrorKind::BrokenPipe;
+            !closed_stdout
+        });
+    let mut end = outcome.end_info();
+    if let Some(((name, e), _)) = &failure {
+        end = end.sink_failed(name, e);
+    }
+    let finished = p.finish(&end);
+    let (recording, failure) = match failure {
+        Some((f, true)) => (Ok(()), Some(f)),
+        f => {
+            let cli = p.normalizer().cli_version();
+            let r = record::spawn::finish(rec, &outcome, end, cli, end_at);
+            (r, f.map(|(f, _)| f))
+        }
+    };
+    if let Some((name, e)) = failure {
+        return Err(Error::sink(name, e));
+    }
+    finished.map_err(|e| io_error(e, "stdout"))?;
+    recording?;
+    if closed_stdout {
+        // `| head -1`: the reader has what it wanted.
+        return Ok(EXIT_OK);
+    }
     let code = outcome.exit_status(last_ok);
     if a.stream.envelope.strict && code == EXIT_OK && super::strict_failed(p.stats()) {
         return Ok(EXIT_STRICT);
     }
     Ok(code)
+}
+
+/// The child could not be started (`err`): every sink and the capture still end with `run.end`
+/// (cause `spawn_failed`, with the error), then the run exits with `err`'s status.
+fn spawn_failed(mut p: Pipeline<'_>, rec: Option<record::Recording>, err: Error) -> Error {
+    let end = EndInfo::spawn_failed(&err.to_string());
+    let at = std::time::Instant::now();
+    let _ = p.finish(&end);
+    let _ = record::finish_normalize(rec, p.normalizer().cli_version(), &end, at);
+    err
 }

@@ -51,6 +51,29 @@ impl EndInfo {
             extra: Vec::new(),
         }
     }
+
+    /// The run stopped because writing the file `sink` failed with `error`: cause `sink_failed`,
+    /// with `sink` and `error` members (the other members of `self` are kept).
+    pub fn sink_failed(mut self, sink: &str, error: &std::io::Error) -> Self {
+        self.cause = "sink_failed".into();
+        self.extra.retain(|(k, _)| k != "reason");
+        self.extra.push(("sink".into(), json_string(sink)));
+        self.extra
+            .push(("error".into(), json_string(&error.to_string())));
+        self
+    }
+
+    /// The run could not start: cause `spawn_failed`, with the `error`.
+    pub fn spawn_failed(error: &str) -> Self {
+        EndInfo {
+            cause: "spawn_failed".into(),
+            extra: vec![("error".into(), json_string(error))],
+        }
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
 }
 
 /// Counters reported in `run.end.stats`.

@@ -46,7 +46,7 @@
 //! written. A crash mid-write leaves a torn last record, which `audit verify` reports and which
 //! appending refuses to build on.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -435,21 +435,12 @@ impl<W: Write> Drop for Audit<W> {
 /// chain from. Fails if another writer holds the lock or the last record is torn or not an audit
 /// record.
 pub fn open_append(path: &Path) -> io::Result<(File, [u8; 64])> {
-    let mut f = OpenOptions::new()
+    let mut f = crate::files::private()
         .read(true)
         .append(true)
         .create(true)
         .open(path)?;
-    match f.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "another process is writing this audit log (it holds the lock)",
-            ));
-        }
-        Err(TryLockError::Error(e)) => return Err(e),
-    }
+    crate::files::lock_exclusive(&f, "audit log")?;
     let prev = last_hash(&mut f)?;
     Ok((f, prev))
 }

@@ -5,6 +5,7 @@ pub mod ai_sdk;
 pub mod audit;
 mod audit_batch;
 pub mod audit_verify;
+pub mod cut_back;
 pub mod named;
 pub mod otlp;
 pub mod sse;

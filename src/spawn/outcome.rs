@@ -17,6 +17,8 @@
 //! unusable lines or unknown events into 1. A closed stdout (`| head -1`) stops the child and
 //! exits 0, as `normalize` does.
 
+use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::normalize::EndInfo;
@@ -79,6 +81,8 @@ pub struct Outcome {
     pub background_left: usize,
     /// Wall-clock time from start to the end of cleanup.
     pub elapsed: Duration,
+    /// The first output error (the reason for `killed`/`output_closed`), if any.
+    pub output_error: Option<Arc<io::Error>>,
 }
 
 impl Outcome {
@@ -146,6 +150,7 @@ mod tests {
             descendants_killed: 2,
             background_left: 0,
             elapsed: Duration::from_millis(1500),
+            output_error: None,
         }
     }
 

@@ -13,6 +13,7 @@
 //! A second interrupt during a stop moves to the next step at once.
 
 use std::io;
+use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -53,7 +54,8 @@ impl Default for Limits {
 }
 
 /// What the supervisor feeds. Errors are output errors: the child is then stopped
-/// (`killed`/`output_closed`) and the first error is returned after cleanup.
+/// (`killed`/`output_closed`) and the first error is kept in [`Outcome::output_error`]; the
+/// driver keeps getting lines until the child is gone (its other outputs still want them).
 pub trait Driver {
     /// One stdout line. `Some(reason)` asks to stop the child (`Cause::Killed(reason)`).
     fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>>;
@@ -109,8 +111,6 @@ struct Sup<'d> {
 pub enum RunError {
     /// The child could not be started.
     Start(io::Error),
-    /// Writing the output failed (after the child was stopped and cleaned up).
-    Output(io::Error),
 }
 
 /// Run `spec` under `limits`, feeding `driver`, until the child and its descendants are gone.
@@ -154,9 +154,6 @@ pub fn supervise(
         // A second pass catches what was forked during the first.
         (s.cleaned.unwrap_or(0) + cleanup(s.limits.grace), 0)
     };
-    if let Some(e) = s.output_error.take() {
-        return Err(RunError::Output(e));
-    }
     s.drain_rest();
     let cause = match (&s.stop, s.ended) {
         (Some(st), _) => st.cause,
@@ -170,6 +167,7 @@ pub fn supervise(
         descendants_killed,
         background_left,
         elapsed: s.start.elapsed(),
+        output_error: s.output_error.take().map(Arc::new),
     })
 }
 
@@ -307,7 +305,7 @@ impl Sup<'_> {
     /// A keep-alive for the sinks when neither a line nor a keep-alive went out for a while.
     fn keep_alive_if_quiet(&mut self) {
         let quiet_since = self.last_line.max(self.last_keep_alive);
-        if self.output_error.is_none() && quiet_since.elapsed() >= self.limits.keep_alive {
+        if quiet_since.elapsed() >= self.limits.keep_alive {
             self.last_keep_alive = Instant::now();
             if let Err(e) = self.driver.keep_alive() {
                 self.output_failed(e);
@@ -316,7 +314,7 @@ impl Sup<'_> {
     }
 
     fn idle(&mut self) {
-        if self.dirty && self.output_error.is_none() {
+        if self.dirty {
             self.dirty = false;
             if let Err(e) = self.driver.idle() {
                 self.output_failed(e);
@@ -336,18 +334,12 @@ impl Sup<'_> {
             Msg::Lines(batch) => {
                 self.last_line = Instant::now();
                 let _ = self.run.credit.try_send(());
-                if self.output_error.is_some() {
-                    return;
-                }
                 for i in 0..batch.len() {
                     self.dirty = true;
                     match self.driver.line(&batch.line(i)) {
                         Ok(Some(reason)) => self.begin_stop(Cause::Killed(reason)),
                         Ok(None) => {}
-                        Err(e) => {
-                            self.output_failed(e);
-                            return;
-                        }
+                        Err(e) => self.output_failed(e),
                     }
                 }
             }
@@ -358,11 +350,9 @@ impl Sup<'_> {
                 }
             }
             Msg::Stderr(line, truncated) => {
-                if self.output_error.is_none() {
-                    self.dirty = true;
-                    if let Err(e) = self.driver.stderr(&line, truncated) {
-                        self.output_failed(e);
-                    }
+                self.dirty = true;
+                if let Err(e) = self.driver.stderr(&line, truncated) {
+                    self.output_failed(e);
                 }
             }
             Msg::Signal(SIGCHLD) => {

@@ -1,0 +1,315 @@
+//! Faults on the output side, against the real binary: a child that cannot start, a sink that
+//! fills up mid-run (a file size limit, `/dev/full`), and the modes of the files a run creates.
+#![cfg(target_os = "linux")]
+
+mod spawn_common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use spawn_common::fake::*;
+use spawn_common::*;
+
+/// A fake claude printing init and `n` text lines, then waiting to be stopped.
+fn chatty(d: &Dirs, n: usize) -> std::path::PathBuf {
+    let text = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello hello hello hello hello hello hello hello hello hello"}]}}"#;
+    fake(
+        d,
+        &format!(
+            "echo \"$INIT\"; i=0; while [ $i -lt {n} ]; do echo '{text}'; i=$((i+1)); done; exec sleep 60"
+        ),
+    )
+}
+
+/// `sh -c 'PRELUDE; exec boo-normalize ARGS…'` with the test environment of [`command`].
+fn via_sh(d: &Dirs, mark: &str, prelude: &str, args: &[&str]) -> Command {
+    let mut c = command(&d.home, mark);
+    let script = format!("{prelude}; exec \"$0\" \"$@\"");
+    let bin = c.get_program().to_owned();
+    c = Command::new("sh");
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &d.home)
+        .env("BOO_TEST_MARK", mark)
+        .stdin(Stdio::null())
+        .current_dir(&d.work)
+        .arg("-c")
+        .arg(script)
+        .arg(bin)
+        .args(args);
+    c
+}
+
+/// Run to completion with stdout and stderr drained by threads (a long stdout must not block
+/// the run under test); killed and failed after `max`.
+fn drained(mut c: Command, max: Duration) -> Output {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c.spawn().expect("start");
+    let pid = child.id();
+    let _dog = Watchdog::new(pid, max);
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        out.status.code().is_some(),
+        "killed after {max:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn last(out: &Output) -> Value {
+    let ev = events(&out.stdout);
+    run_end(&ev).clone()
+}
+
+fn verify(p: &Path) -> Output {
+    Command::new(BIN)
+        .args(["audit", "verify"])
+        .arg(p)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn missing_or_non_executable_claude_still_ends_every_sink() {
+    let d = Dirs::new();
+    let noexec = d.path().join("noexec");
+    fs::write(&noexec, "#!/bin/sh\n").unwrap();
+    fs::set_permissions(&noexec, fs::Permissions::from_mode(0o644)).unwrap();
+    let missing = d.path().join("missing");
+    for (bin, code) in [(&missing, 127), (&noexec, 126)] {
+        for format in ["envelope", "sse", "audit"] {
+            let mark = marker("nostart");
+            let audit = d.path().join(format!("a-{code}-{format}.jsonl"));
+            let rec = d.path().join(format!("r-{code}-{format}.jsonl"));
+            let env = d.path().join(format!("e-{code}-{format}.ndjson"));
+            let mut c = spawn_cmd(&d, bin, &mark, &["--format", format, "--prompt", "hi"]);
+            c.arg("--audit").arg(&audit).arg("--record").arg(&rec);
+            c.arg("--envelope").arg(&env);
+            let out = output_within(c, Duration::from_secs(20));
+            assert_eq!(out.status.code(), Some(code), "{format}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.starts_with("boo-normalize: "), "{stderr}");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("spawn_failed"), "{format}: {stdout}");
+            let e: Vec<Value> = events(&fs::read(&env).unwrap());
+            assert_eq!(run_end(&e)["cause"], "spawn_failed");
+            assert!(
+                run_end(&e)["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains(bin.to_str().unwrap())
+            );
+            assert!(verify(&audit).status.success());
+            assert!(
+                fs::read_to_string(&audit)
+                    .unwrap()
+                    .contains("\"cause\":\"spawn_failed\"")
+            );
+            let cap = fs::read_to_string(&rec).unwrap();
+            assert!(
+                cap.lines()
+                    .last()
+                    .unwrap()
+                    .contains("\"cause\":\"spawn_failed\""),
+                "{cap}"
+            );
+        }
+    }
+}
+
+/// The audit log hits a file size limit mid-run (SIGXFSZ ignored, so writes fail with EFBIG):
+/// the error names the file, stdout and the other sinks end with `run.end` naming it, exit 74,
+/// and the log is cut back to whole records so the next run appends.
+#[test]
+fn audit_log_filling_up_ends_the_run_cleanly() {
+    let d = Dirs::new();
+    let mark = marker("fsize");
+    let bin = chatty(&d, 3000);
+    let audit = d.path().join("audit.jsonl");
+    let args = [
+        "spawn",
+        "--claude-bin",
+        bin.to_str().unwrap(),
+        "--env",
+        "BOO_TEST_MARK",
+        "--grace",
+        "1s",
+        "--prompt",
+        "hi",
+        "--audit",
+        audit.to_str().unwrap(),
+    ];
+    // 400 blocks: 200 KiB or 400 KiB depending on the shell's unit; either is mid-run.
+    let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
+    let out = drained(c, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "boo-normalize: {}: File too large",
+            audit.display()
+        )),
+        "{stderr}"
+    );
+    let end = last(&out);
+    assert_eq!(end["cause"], "sink_failed", "{end}");
+    assert_eq!(end["sink"], audit.to_str().unwrap());
+    assert!(end["error"].as_str().unwrap().contains("File too large"));
+    let v = verify(&audit);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    assert_no_procs(&mark, Duration::from_secs(5));
+    // Without the limit, the next run appends to the same chain.
+    let out = Command::new(BIN)
+        .args(["normalize", "--audit"])
+        .arg(&audit)
+        .stdin(fs::File::open("/dev/null").unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = String::from_utf8_lossy(&verify(&audit).stdout).into_owned();
+    assert!(v.contains("in 2 runs"), "{v}");
+}
+
+/// `normalize --audit` on a full file system (a file size limit) behaves the same.
+#[test]
+fn normalize_audit_filling_up() {
+    let d = Dirs::new();
+    let mark = marker("nfsize");
+    let input = d.path().join("in.ndjson");
+    let line = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello hello hello hello hello hello"}]}}"#;
+    fs::write(
+        &input,
+        format!("{INIT}\n{}", format!("{line}\n").repeat(4000)),
+    )
+    .unwrap();
+    let audit = d.path().join("audit.jsonl");
+    let args = [
+        "normalize",
+        "--audit",
+        audit.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ];
+    let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
+    let out = drained(c, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(74));
+    let end = last(&out);
+    assert_eq!(end["cause"], "sink_failed");
+    assert_eq!(end["sink"], audit.to_str().unwrap());
+    assert!(verify(&audit).status.success());
+}
+
+/// `--record /dev/full`: the error names the file and the OS cause; stdout still ends.
+#[test]
+fn record_to_a_full_device() {
+    let d = Dirs::new();
+    let mark = marker("devfull");
+    let bin = chatty(&d, 10);
+    let mut c = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi", "--grace", "1s"]);
+    c.args(["--record", "/dev/full"]);
+    let out = drained(c, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(74));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("boo-normalize: /dev/full: No space left on device"),
+        "{stderr}"
+    );
+    let end = last(&out);
+    assert_eq!(end["cause"], "sink_failed");
+    assert_eq!(end["sink"], "/dev/full");
+    assert_no_procs(&mark, Duration::from_secs(5));
+}
+
+/// A capture that hits the size limit mid-run: same contract as the audit log.
+#[test]
+fn capture_filling_up_mid_run() {
+    let d = Dirs::new();
+    let mark = marker("recfsize");
+    let bin = chatty(&d, 3000);
+    let rec = d.path().join("cap.jsonl");
+    let args = [
+        "spawn",
+        "--claude-bin",
+        bin.to_str().unwrap(),
+        "--env",
+        "BOO_TEST_MARK",
+        "--grace",
+        "1s",
+        "--prompt",
+        "hi",
+        "--record",
+        rec.to_str().unwrap(),
+    ];
+    let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
+    let out = drained(c, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(74));
+    let end = last(&out);
+    assert_eq!(end["cause"], "sink_failed");
+    assert_eq!(end["sink"], rec.to_str().unwrap());
+    assert_no_procs(&mark, Duration::from_secs(5));
+}
+
+/// Under umask 022, every file a run creates is 0600; a file that exists keeps its mode.
+#[test]
+fn created_files_are_private() {
+    let d = Dirs::new();
+    let mark = marker("modes");
+    let bin = fake(&d, "echo \"$INIT\"; echo \"$RESULT\"");
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_owned();
+    let (audit, rec, env, sse) = (p("a.jsonl"), p("r.jsonl"), p("e.ndjson"), p("s.sse"));
+    fs::write(&env, "").unwrap();
+    fs::set_permissions(&env, fs::Permissions::from_mode(0o644)).unwrap();
+    let args = [
+        "spawn",
+        "--claude-bin",
+        bin.to_str().unwrap(),
+        "--prompt",
+        "hi",
+        "--audit",
+        &audit,
+        "--record",
+        &rec,
+        "--envelope",
+        &env,
+        "--sse",
+        &sse,
+    ];
+    let out = output_within(
+        via_sh(&d, &mark, "umask 022", &args),
+        Duration::from_secs(30),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = |f: &str| fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&audit), 0o600);
+    assert_eq!(mode(&rec), 0o600);
+    assert_eq!(mode(&sse), 0o600);
+    assert_eq!(mode(&env), 0o644, "an existing file keeps its mode");
+    let nrec = p("n.jsonl");
+    let naudit = p("na.jsonl");
+    let args = [
+        "normalize",
+        "--record",
+        &nrec,
+        "--audit",
+        &naudit,
+        "/dev/null",
+    ];
+    let out = output_within(
+        via_sh(&d, &mark, "umask 022", &args),
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success());
+    assert_eq!(mode(&nrec), 0o600);
+    assert_eq!(mode(&naudit), 0o600);
+}
