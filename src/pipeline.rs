@@ -338,7 +338,11 @@ impl<'a> Pipeline<'a> {
         self.normalizer.finish(&end, &mut self.events);
         let drained = self.drain(None, stamp);
         let finished = self.each_sink(|s| s.finish());
-        released.and(pending).and(members).and(drained).and(finished)
+        released
+            .and(pending)
+            .and(members)
+            .and(drained)
+            .and(finished)
     }
 }
 
