@@ -301,15 +301,19 @@ fn every_fixture_gives_a_well_formed_trace() {
 }
 
 #[test]
-fn ids_follow_the_run_id_and_a_replayed_capture_reproduces_the_live_trace() {
+fn ids_follow_the_run_id_and_a_replayed_capture_or_audit_log_reproduces_the_live_trace() {
     let dir = tempfile::tempdir().unwrap();
     let input =
         std::fs::read(root().join("fixtures/captured/2.1.45/subagent.partial.ndjson")).unwrap();
-    let (cap, live) = (dir.path().join("cap.jsonl"), dir.path().join("live.otlp"));
+    let cap = dir.path().join("cap.jsonl");
+    let audit = dir.path().join("run.audit.jsonl");
+    let live = dir.path().join("live.otlp");
     let out = run(
         &[
             "--record",
             cap.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
             "--otlp",
             live.to_str().unwrap(),
             "--run-id",
@@ -318,28 +322,30 @@ fn ids_follow_the_run_id_and_a_replayed_capture_reproduces_the_live_trace() {
         &input,
     );
     assert!(out.status.success());
-    let replayed = run(
-        &[
+    let live = std::fs::read(&live).unwrap();
+    assert!(!live.is_empty());
+    for recording in [&cap, &audit] {
+        let args = [
             "replay",
             "--speed",
             "max",
             "--format",
             "otlp",
-            cap.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert!(
-        replayed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&replayed.stderr)
-    );
-    let live = std::fs::read(&live).unwrap();
-    assert!(!live.is_empty());
-    assert_eq!(
-        String::from_utf8_lossy(&replayed.stdout),
-        String::from_utf8_lossy(&live)
-    );
+            recording.to_str().unwrap(),
+        ];
+        let replayed = run(&args, b"");
+        assert!(
+            replayed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&replayed.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&replayed.stdout),
+            String::from_utf8_lossy(&live),
+            "{} replays to the live trace",
+            recording.display()
+        );
+    }
 
     let ids = |run_id: &str| -> Vec<(String, String)> {
         let (_, spans, _) = trace_of(&input, &["--run-id", run_id]);
