@@ -237,6 +237,25 @@ fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
         }
     }
     assert_eq!(got, want, "{name}: token sums over chat spans");
+    // …and run.end's usage totals, where run.end carries them (Anthropic field names).
+    let end = evs.last().unwrap();
+    if let Some(t) = end.get("usage").filter(|u| u.is_object()) {
+        let n = |k: &str| t[k].as_i64().unwrap_or(0);
+        let (read, created) = (
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        );
+        let totals = [
+            n("input_tokens") + read + created,
+            n("output_tokens"),
+            read,
+            created,
+        ];
+        assert_eq!(
+            got, totals,
+            "{name}: token sums over chat spans = run.end totals"
+        );
+    }
     let usage_msgs = evs.iter().filter(|e| e["type"] == "usage").count();
     assert_eq!(
         chats.len(),
