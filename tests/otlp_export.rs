@@ -297,7 +297,7 @@ fn bad_settings_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "boo-normalize: --otlp-endpoint: not an http(s) URL: \"localhost:4318/v1/traces\""
+        "boo-normalize: --otlp-endpoint: not an http(s) URL: \"localhost:4318\" (a receiver's http(s) URL; to read a file, write --otlp-endpoint=URL or put the file first)"
     );
     let out = bin()
         .args(["--otlp-endpoint"])

@@ -36,20 +36,33 @@ pub fn process_env(key: &str) -> Option<String> {
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`, else `http://localhost:4318/v1/traces`.
 pub fn endpoint(flag: &str, env: Env<'_>) -> Result<Endpoint, Error> {
     let flag = flag.trim();
-    let (url, from) = if !flag.is_empty() {
-        (traces_url(flag), "--otlp-endpoint")
+    let (given, from) = if !flag.is_empty() {
+        (flag.to_owned(), "--otlp-endpoint")
     } else if let Some(u) = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
         (u.trim().to_owned(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     } else if let Some(u) = env("OTEL_EXPORTER_OTLP_ENDPOINT") {
-        (traces_url(&u), "OTEL_EXPORTER_OTLP_ENDPOINT")
+        (u.trim().to_owned(), "OTEL_EXPORTER_OTLP_ENDPOINT")
     } else {
-        (traces_url(DEFAULT_BASE), "--otlp-endpoint")
+        (DEFAULT_BASE.to_owned(), "--otlp-endpoint")
     };
-    if !(url.starts_with("http://") || url.starts_with("https://"))
-        || url.contains(char::is_whitespace)
+    if !(given.starts_with("http://") || given.starts_with("https://"))
+        || given.contains(char::is_whitespace)
     {
-        return Err(Error::msg(from, format!("not an http(s) URL: {url:?}")));
+        let hint = if from == "--otlp-endpoint" {
+            " (a receiver's http(s) URL; to read a file, write --otlp-endpoint=URL or put the file first)"
+        } else {
+            ""
+        };
+        return Err(Error::msg(
+            from,
+            format!("not an http(s) URL: {given:?}{hint}"),
+        ));
     }
+    let url = if from == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" {
+        given
+    } else {
+        traces_url(&given)
+    };
     let mut headers = Vec::new();
     for key in [
         "OTEL_EXPORTER_OTLP_HEADERS",
