@@ -347,3 +347,38 @@ fn a_run_cut_short_by_a_closed_stdout_still_delivers_its_finished_spans() {
         "the spans finished before the cut were delivered"
     );
 }
+
+#[test]
+fn an_outage_is_one_stderr_line_not_one_per_batch() {
+    let rx = Receiver::start(Answer::Status(503));
+    let mut input = Vec::new();
+    for f in common::fixtures() {
+        input.extend(std::fs::read(f).unwrap());
+    }
+    let mut child = bin()
+        .args(["--otlp-endpoint", &rx.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert!(out.status.success());
+    let end = events(&out.stdout).pop().unwrap();
+    let spans = end["otlp"]["spans"].as_u64().unwrap();
+    assert!(spans > 512, "several requests' worth: {spans}");
+    assert_eq!(end["otlp"]["failed"], spans);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].contains("HTTP 503 (gave up after retrying)"),
+        "{stderr}"
+    );
+    assert!(lines[1].ends_with("more spans lost"), "{stderr}");
+    let reqs = rx.requests().len();
+    assert!(reqs > 4, "later batches are still tried: {reqs}");
+}

@@ -3,6 +3,7 @@
 //! pipeline only ever hands it batches without waiting (a full queue drops the batch and counts
 //! it), so a slow or dead receiver never blocks or fails a run; failures go to stderr.
 
+use std::cell::Cell;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -60,6 +61,8 @@ impl Exporter {
         let worker = Worker {
             endpoint: endpoint.clone(),
             stats: Arc::clone(&stats),
+            failing: Cell::new(false),
+            lost_quietly: Cell::new(0),
             agent: ureq::Agent::config_builder()
                 .timeout_global(Some(endpoint.timeout))
                 .http_status_as_error(false)
@@ -163,6 +166,10 @@ struct Worker {
     endpoint: Endpoint,
     stats: Arc<Mutex<Delivery>>,
     agent: ureq::Agent,
+    /// Since the last failure said on stderr: further batches are tried once and their losses
+    /// counted quietly (one line per outage, not one per batch).
+    failing: Cell<bool>,
+    lost_quietly: Cell<u64>,
 }
 
 impl Worker {
@@ -196,6 +203,7 @@ impl Worker {
                 }
                 Msg::Settle(done) => {
                     self.export(std::mem::take(&mut batch));
+                    self.say_quiet_losses("");
                     let _ = done.send(());
                 }
             }
@@ -220,6 +228,9 @@ impl Worker {
         };
         match self.post(&body, ctype) {
             Ok(rejected) => {
+                if self.failing.replace(false) {
+                    self.say_quiet_losses("delivering again; ");
+                }
                 let mut d = self.stats.lock().unwrap_or_else(|e| e.into_inner());
                 d.exported += n.saturating_sub(rejected);
                 d.failed += rejected.min(n);
@@ -229,18 +240,36 @@ impl Worker {
     }
 
     fn fail(&self, n: u64, cause: &str) {
-        eprintln!(
-            "boo-normalize: otlp: {}: {cause} ({n} spans lost)",
-            self.endpoint.url
-        );
+        if self.failing.replace(true) {
+            self.lost_quietly.set(self.lost_quietly.get() + n);
+        } else {
+            eprintln!(
+                "boo-normalize: otlp: {}: {cause} ({n} spans lost)",
+                self.endpoint.url
+            );
+        }
         self.stats.lock().unwrap_or_else(|e| e.into_inner()).failed += n;
+    }
+
+    /// Say how many spans were lost without a word since the last message, if any.
+    fn say_quiet_losses(&self, prefix: &str) {
+        let n = self.lost_quietly.replace(0);
+        if n > 0 {
+            eprintln!(
+                "boo-normalize: otlp: {}: {prefix}{n} more spans lost",
+                self.endpoint.url
+            );
+        }
     }
 
     /// POST `body` with retries; Ok(spans the receiver rejected) or Err(why it failed).
     fn post(&self, body: &[u8], ctype: &str) -> Result<u64, String> {
         let started = Instant::now();
         let mut last = String::new();
-        for attempt in 0..ATTEMPTS {
+        // While the receiver is known to fail, one attempt per batch: retries would only back
+        // the queue up.
+        let attempts = if self.failing.get() { 1 } else { ATTEMPTS };
+        for attempt in 0..attempts {
             if attempt > 0 {
                 let backoff = Duration::from_millis(250 << (attempt - 1));
                 thread::sleep(backoff.min(MAX_BACKOFF));
