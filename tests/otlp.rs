@@ -550,3 +550,18 @@ fn every_line_parses_strictly_with_the_official_protobuf_definitions() {
         "{report}"
     );
 }
+
+#[test]
+fn replaying_any_fixture_twice_gives_the_same_bytes() {
+    for f in fixtures() {
+        let args = ["replay", "--format", "otlp", f.to_str().unwrap()];
+        let (a, b) = (run(&args, b""), run(&args, b""));
+        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+        assert!(!a.stdout.is_empty());
+        assert!(
+            a.stdout == b.stdout,
+            "{}: the trace is deterministic",
+            f.display()
+        );
+    }
+}

@@ -11,6 +11,8 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use serde_json::{Value, json};
 
 mod events;
+#[cfg(test)]
+mod tests;
 
 use super::attr;
 use crate::clock::Stamp;
@@ -484,7 +486,8 @@ impl Trace {
         }
         self.ended = true;
         let now = attr::nanos(at);
-        let msgs: Vec<String> = self.chats.keys().cloned().collect();
+        let mut msgs: Vec<String> = self.chats.keys().cloned().collect();
+        msgs.sort(); // a deterministic order (HashMap iteration is not)
         for m in msgs {
             self.close_chat(&m);
         }
