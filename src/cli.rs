@@ -104,7 +104,8 @@ Examples:
 const AUDIT_HELP: &str = "\
 Examples:
   claude -p … --output-format stream-json --verbose | boo-normalize --audit run.audit.jsonl
-  boo-normalize audit verify run.audit.jsonl   # exit 1 and FILE:LINE: reason on tampering";
+  boo-normalize audit verify run.audit.jsonl   # exit 1 and FILE:LINE: reason on tampering
+  boo-normalize audit verify --require-complete run.audit.jsonl   # also exit 1 for a killed run";
 
 /// `audit` subcommands.
 #[derive(Debug, Subcommand)]
@@ -116,6 +117,10 @@ pub enum AuditCommand {
         /// The audit log (`-`: stdin).
         #[arg(value_name = "FILE")]
         file: PathBuf,
+        /// Exit 1 when a run has no `run.end` (its writer was killed or is still writing);
+        /// without it such runs are listed on stderr and the exit status stays 0.
+        #[arg(long)]
+        require_complete: bool,
     },
 }
 

@@ -226,6 +226,9 @@ fn follow_picks_up_appended_capture_records_until_the_end_record() {
     );
     let lines: Vec<&str> = full.split_inclusive('\n').collect();
     std::fs::write(&cap, lines[..2].concat()).unwrap();
+    // The writer's lock, as `--record` holds it: without it the follower ends at once.
+    let writer = std::fs::File::open(&cap).unwrap();
+    writer.lock().unwrap();
     let mut child = bin()
         .args(["replay", "--follow", cap.to_str().unwrap()])
         .stdout(Stdio::piped())
@@ -255,6 +258,7 @@ fn follow_picks_up_appended_capture_records_until_the_end_record() {
     assert!(second.contains("\"n\":1"), "{second}");
     append(&cap, &lines[3..].concat());
     let rest: Vec<String> = rx.iter().collect();
+    drop(writer);
     assert!(child.wait().unwrap().success());
     assert!(resumed.wait().unwrap().success());
     let resumed: Vec<String> = resumed_rx.iter().collect();

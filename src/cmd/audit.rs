@@ -1,4 +1,5 @@
-//! `audit verify`: check an audit log and report the first bad line as `FILE:LINE: reason`.
+//! `audit verify`: check an audit log and report the first bad line as `FILE:LINE: reason`,
+//! and each run without `run.end` as `FILE: run ID: incomplete: no run.end`.
 
 use std::fs::File;
 use std::io::{self, BufReader, Write};
@@ -9,7 +10,10 @@ use boo_normalize::sink::audit_verify::{Failure, verify};
 use crate::cli::AuditCommand;
 
 pub fn run(cmd: AuditCommand) -> Result<u8, Error> {
-    let AuditCommand::Verify { file } = cmd;
+    let AuditCommand::Verify {
+        file,
+        require_complete,
+    } = cmd;
     let name = file.display().to_string();
     let result = if name == "-" {
         verify(io::stdin().lock())
@@ -30,6 +34,18 @@ pub fn run(cmd: AuditCommand) -> Result<u8, Error> {
                 s.head
             )
             .map_err(|e| Error::io("stdout", e))?;
+            let mut err = io::stderr().lock();
+            for id in &s.incomplete {
+                let _ = writeln!(
+                    err,
+                    "{}: run {}: incomplete: no run.end",
+                    sanitize(&name),
+                    sanitize(id)
+                );
+            }
+            if require_complete && !s.incomplete.is_empty() {
+                return Ok(EXIT_STRICT);
+            }
             Ok(EXIT_OK)
         }
         Err(Failure::Io(e)) => Err(Error::io(&name, e)),

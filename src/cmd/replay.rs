@@ -1,12 +1,12 @@
 //! `replay`: a capture, audit log or stream-json file back through the pipeline (envelope), as
 //! raw stream-json (`--raw`), or as a stand-in for the `claude` binary (`--as-claude`).
 
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
-use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error, sanitize};
 use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
@@ -14,6 +14,9 @@ use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit}
 
 use crate::cli::ReplayArgs;
 use crate::output::io_error;
+
+/// Exit status of `replay --follow` when the followed file's writer died before its end record.
+const EXIT_WRITER_VANISHED: u8 = 3;
 
 /// How often a waiting replay pokes its sinks (SSE keep-alive comments).
 const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -100,8 +103,23 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     let outcome = replay.play(&mut player)?;
     player.stamp_end(outcome.end_stamp);
     drop(player);
-    let end = outcome.end.map(|e| e.run_end).unwrap_or_else(EndInfo::eof);
+    let end = match (outcome.end, outcome.cut) {
+        (Some(e), _) => e.run_end,
+        (None, Some(cut)) => EndInfo {
+            cause: cut.into(),
+            extra: Vec::new(),
+        },
+        (None, None) => EndInfo::eof(),
+    };
     p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
+    if outcome.cut == Some("writer_vanished") {
+        let _ = writeln!(
+            io::stderr(),
+            "boo-normalize: --follow: the writer of {} is gone (no run.end)",
+            sanitize(&a.files[0].display().to_string())
+        );
+        return Ok(EXIT_WRITER_VANISHED);
+    }
     if a.envelope.strict && super::strict_failed(p.stats()) {
         return Ok(EXIT_STRICT);
     }

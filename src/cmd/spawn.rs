@@ -13,7 +13,7 @@ use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
 use boo_normalize::spawn::guard::{GuardConfig, Guards};
 use boo_normalize::spawn::outcome::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
-use boo_normalize::spawn::{Limits, RunError, Spec, procs, supervise};
+use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise};
 
 use crate::cli::SpawnArgs;
 use crate::cmd::record;
@@ -72,6 +72,9 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         }
     }
     let prompt = read_prompt(&a)?;
+    // From here on, the process the caller started is the guardian; the run goes on in the
+    // worker, which survives neither its guardian nor lets the run survive it.
+    guardian::split().map_err(|e| Error::io("spawn: fork", e))?;
     let limits = Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
@@ -152,7 +155,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         r.redact(e);
     }
     let mut tap = record::spawn::tap(&mut rec, &mut driver);
-    let outcome = match supervise(&spec, &limits, &mut tap) {
+    let mut outcome = match supervise(&spec, &limits, &mut tap) {
         Ok(o) => o,
         Err(RunError::Start(e)) => {
             let code = if e.kind() == io::ErrorKind::NotFound {
@@ -164,6 +167,10 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
             return Err(spawn_failed(p, rec, err));
         }
     };
+    if guardian::guardian_gone() {
+        // The process the caller started was killed: the watcher killed the whole run.
+        outcome.cause = Cause::Killed("supervisor_killed");
+    }
     let last_ok = driver.last_turn_ok();
     let end_at = std::time::Instant::now();
     // Which output failed, if one did: the capture, or a sink of the pipeline (a closed stdout

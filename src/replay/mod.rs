@@ -25,7 +25,15 @@
 //!   appears;
 //! - plain stream-json: once a `{"type":"result"}` line has been read and the file has then
 //!   not grown for [`Follow::idle`] (a background subagent can add a second `result` before
-//!   that). A partial last line still pending then is taken as a last line without newline.
+//!   that). A partial last line still pending then is taken as a last line without newline;
+//! - a capture or an audit log whose writer is gone: at the end of the data, when no process
+//!   holds the writer's lock (see [`crate::files`]; `--audit` and `--record` hold it for the
+//!   whole run and the kernel drops it when the writer dies, `kill -9` included). What the
+//!   writer wrote is played first; [`Outcome::cut`] is then `writer_vanished`. A file written
+//!   without the lock (`--format audit > FILE`) therefore cannot be followed.
+//!
+//! A capture or audit run that ends without its end record (`end`, `run.end`) sets
+//! [`Outcome::cut`] to `recording_cut`.
 //!
 //! # Determinism
 //!
@@ -167,6 +175,9 @@ pub struct Outcome {
     pub end: Option<End>,
     /// When it ended.
     pub end_stamp: Stamp,
+    /// Why a capture or audit run ended without its end record: `recording_cut` (the file
+    /// ends there) or `writer_vanished` (followed, and its writer is gone).
+    pub cut: Option<&'static str>,
 }
 
 struct Input {
@@ -176,6 +187,8 @@ struct Input {
     size: Option<u64>,
     first: Option<(Vec<u8>, bool)>,
     decoder: Option<Decoder>,
+    /// Followed file, opened once more to probe its writer's lock.
+    probe: Option<File>,
 }
 
 /// Opened inputs, ready to play.
@@ -212,6 +225,10 @@ impl Replay {
                 (name, Some(f.clone()), Box::new(file), size)
             };
             let feed = LineFeed::new(Box::new(BufReader::with_capacity(256 * 1024, reader)) as _);
+            let probe = path
+                .as_ref()
+                .filter(|_| opts.follow.is_some())
+                .and_then(|p| File::open(p).ok());
             inputs.push(Input {
                 name,
                 path,
@@ -219,6 +236,7 @@ impl Replay {
                 size,
                 first: None,
                 decoder: None,
+                probe,
             });
         }
         let mut r = Replay {
@@ -289,6 +307,7 @@ impl Replay {
             outcome: Outcome::default(),
             progress: progress::Progress::new(show, total),
             done_bytes: 0,
+            writer_gone: false,
         };
         for inp in &mut self.inputs {
             st.input(inp, &self.opts, player)?;
@@ -296,6 +315,14 @@ impl Replay {
             st.done_bytes += inp.feed.consumed();
         }
         st.progress.finish();
+        let last = self.inputs.last().and_then(|i| i.decoder.as_ref());
+        if last.is_some_and(|d| d.kind().timed() && !d.ended()) {
+            st.outcome.cut = Some(if st.writer_gone {
+                "writer_vanished"
+            } else {
+                "recording_cut"
+            });
+        }
         Ok(st.outcome)
     }
 }
@@ -331,6 +358,8 @@ struct State {
     outcome: Outcome,
     progress: progress::Progress,
     done_bytes: u64,
+    /// Following: the writer's lock is free (it is gone); read what is left, then stop.
+    writer_gone: bool,
 }
 
 /// Where a line came from, for decoding and error messages.
@@ -353,6 +382,7 @@ impl State {
             feed,
             first,
             decoder,
+            probe,
             ..
         } = inp;
         if let Some(d) = decoder.as_mut() {
@@ -382,6 +412,15 @@ impl State {
                 Got::Eof => return Ok(()),
                 Got::Pending => {
                     let f = follow.expect("pending only when following");
+                    if self.writer_gone {
+                        return Ok(());
+                    }
+                    let timed = src.decoder.as_ref().is_some_and(|d| d.kind().timed());
+                    if timed && probe.as_ref().and_then(crate::files::has_writer) == Some(false) {
+                        // Gone: whatever it wrote before dying is read first.
+                        self.writer_gone = true;
+                        continue;
+                    }
                     let stream_over = src
                         .decoder
                         .as_ref()
@@ -510,60 +549,4 @@ pub fn derived_run_id(first: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn speeds_parse() {
-        assert_eq!("max".parse::<Speed>(), Ok(Speed::Max));
-        assert_eq!("2".parse::<Speed>(), Ok(Speed::Factor(2.0)));
-        assert_eq!("0.5x".parse::<Speed>(), Ok(Speed::Factor(0.5)));
-        for bad in ["0", "-1", "fast", "inf", "NaN", ""] {
-            assert!(bad.parse::<Speed>().is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn derived_run_ids_are_stable_uuids() {
-        let a = derived_run_id(b"{\"type\":\"system\"}");
-        assert_eq!(a, derived_run_id(b"{\"type\":\"system\"}"));
-        assert_ne!(a, derived_run_id(b"{}"));
-        let u = uuid::Uuid::parse_str(&a).unwrap();
-        assert_eq!(u.get_version_num(), 8);
-    }
-
-    #[test]
-    fn run_ids_come_from_the_input() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, text: &str| {
-            let p = dir.path().join(name);
-            std::fs::write(&p, text).unwrap();
-            p
-        };
-        let cap = write(
-            "c.jsonl",
-            "{\"rec\":\"header\",\"format\":\"boo-capture\",\"version\":1,\"run_id\":\"cap-run\"}\n",
-        );
-        let r = Replay::open(&[cap], Options::default()).unwrap();
-        assert_eq!(r.run_id(), "cap-run");
-        assert_eq!(r.kind(), Some(Kind::Capture));
-        let rec = |run: &str| {
-            format!(
-                "{{\"seq\":0,\"run_id\":\"{run}\",\"ts\":\"2025-01-01T00:00:00.000000Z\",\"mono_us\":0,\"event\":{{\"type\":\"x\"}},\"hash\":\"h\"}}\n"
-            )
-        };
-        let audit = write("a.jsonl", &(rec("first") + &rec("second")));
-        let r = Replay::open(std::slice::from_ref(&audit), Options::default()).unwrap();
-        assert_eq!((r.run_id(), r.kind()), ("second", Some(Kind::Audit)));
-        let opts = Options {
-            audit_run: Some("first".into()),
-            ..Options::default()
-        };
-        assert_eq!(Replay::open(&[audit], opts).unwrap().run_id(), "first");
-        let stream = write("s.ndjson", "{\"type\":\"system\"}\n");
-        let a = Replay::open(std::slice::from_ref(&stream), Options::default()).unwrap();
-        let b = Replay::open(&[stream], Options::default()).unwrap();
-        assert_eq!(a.run_id(), b.run_id());
-        assert_eq!(a.run_id(), derived_run_id(b"{\"type\":\"system\"}"));
-    }
-}
+mod tests;

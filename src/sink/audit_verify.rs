@@ -8,6 +8,9 @@
 //! same `run_id`) `seq` goes up by exactly 1 and `mono_us` never decreases; a `run_id` does not
 //! come back after another run; `ts` is RFC 3339; `raw_b64` is base64. Any single changed,
 //! removed, inserted or reordered byte or record fails one of these.
+//!
+//! A run whose last record is not `run.end` is listed in [`Summary::incomplete`]: its writer was
+//! killed (or is still writing). The chain is intact, so this is not a failure by itself.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -30,6 +33,8 @@ pub struct Summary {
     /// The last record's hash (64 `0`s for an empty file): a new run appended to the file
     /// chains from it.
     pub head: String,
+    /// Run ids, in file order, whose last record is not a `run.end`.
+    pub incomplete: Vec<String>,
 }
 
 /// The first problem found.
@@ -66,7 +71,8 @@ struct Record<'a> {
     #[allow(dead_code)]
     #[serde(borrow)]
     cli_version: Option<Cow<'a, str>>,
-    event: EventHead,
+    #[serde(borrow)]
+    event: EventHead<'a>,
     #[serde(borrow)]
     raw_b64: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -74,14 +80,17 @@ struct Record<'a> {
 }
 
 #[derive(Deserialize)]
-struct EventHead {
+struct EventHead<'a> {
     seq: u64,
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
 }
 
 struct Run {
     id: String,
     seq: u64,
     mono_us: u64,
+    ended: bool,
 }
 
 /// Verify the audit log read from `r`.
@@ -92,6 +101,7 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
     let mut runs = 0u64;
     let mut run: Option<Run> = None;
     let mut seen: HashSet<String> = HashSet::new();
+    let mut incomplete = Vec::new();
     loop {
         buf.clear();
         if r.read_until(b'\n', &mut buf).map_err(Failure::Io)? == 0 {
@@ -147,6 +157,7 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
         {
             return Err(bad("raw_b64 is not base64".into()));
         }
+        let ended = rec.event.kind.as_deref() == Some("run.end");
         match &mut run {
             Some(cur) if cur.id == rec.run_id => {
                 if rec.seq != cur.seq + 1 {
@@ -166,6 +177,7 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
                 }
                 cur.seq = rec.seq;
                 cur.mono_us = rec.mono_us;
+                cur.ended = ended;
             }
             _ => {
                 if !seen.insert(rec.run_id.clone().into_owned()) {
@@ -175,18 +187,24 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
                     )));
                 }
                 runs += 1;
-                run = Some(Run {
+                let next = Run {
                     id: rec.run_id.into_owned(),
                     seq: rec.seq,
                     mono_us: rec.mono_us,
-                });
+                    ended,
+                };
+                if let Some(done) = run.replace(next).filter(|r| !r.ended) {
+                    incomplete.push(done.id);
+                }
             }
         }
         prev = hash;
     }
+    incomplete.extend(run.filter(|r| !r.ended).map(|r| r.id));
     Ok(Summary {
         records: n,
         runs,
+        incomplete,
         head: String::from_utf8(prev.to_vec()).expect("hex is ASCII"),
     })
 }

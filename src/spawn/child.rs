@@ -166,6 +166,7 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    die_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -200,6 +201,28 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
         signals: handle,
     })
 }
+
+/// The child gets SIGKILL when the thread that started it (the supervisor) dies, so a killed
+/// supervisor does not leave `claude` running (see [`super::guardian`] for the rest of the run).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as i32;
+    // SAFETY: the hook only calls prctl and getppid, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            // The parent may have died before the prctl: then nobody will signal us.
+            if nix::unistd::getppid().as_raw() != parent {
+                return Err(io::Error::other("the supervisor is gone"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}
 
 fn read_stdout(
     src: impl io::Read,

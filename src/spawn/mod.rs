@@ -5,6 +5,7 @@
 //! - [`command`]: which binary, which flags are added, and whether the prompt goes in argv or
 //!   on stdin;
 //! - [`env`](mod@env): the environment allowlist and credential removal;
+//! - [`guardian`]: the guardian/worker split that survives `kill -9` of boo-normalize;
 //! - [`procs`]: subreaper, `/proc` descendant tracking, signalling and reaping;
 //! - [`child`]: starting the child in its own process group, with reader threads;
 //! - [`supervise`](mod@supervise): the loop with timeouts, interrupt forwarding, escalation and cleanup;
@@ -21,6 +22,7 @@ pub mod command;
 pub mod drive;
 pub mod env;
 pub mod guard;
+pub mod guardian;
 pub mod outcome;
 pub mod procs;
 pub mod supervise;
