@@ -17,9 +17,27 @@ fn main() -> ExitCode {
             if e.is_broken_pipe() {
                 return ExitCode::from(e.exit_code());
             }
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "boo-normalize: {e}");
+            if stderr_writable() {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "boo-normalize: {e}");
+            }
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// Whether stderr takes a short message within a second: a reader that stopped reading stderr
+/// must not keep boo-normalize from exiting (a message shorter than `PIPE_BUF` then fits).
+#[cfg(unix)]
+fn stderr_writable() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let err = std::io::stderr();
+    let mut fds = [PollFd::new(err.as_fd(), PollFlags::POLLOUT)];
+    !matches!(poll(&mut fds, PollTimeout::from(1000u16)), Ok(0))
+}
+
+#[cfg(not(unix))]
+fn stderr_writable() -> bool {
+    true
 }

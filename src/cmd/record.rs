@@ -211,6 +211,10 @@ pub mod spawn {
         fn keep_alive(&mut self) -> io::Result<()> {
             self.inner.keep_alive()
         }
+
+        fn ready(&mut self) -> bool {
+            self.inner.ready()
+        }
     }
 
     /// Write the end record: the child's status, and the `run.end` members the live run wrote.

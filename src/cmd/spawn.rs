@@ -1,8 +1,10 @@
 //! `spawn`: resolve the binary, build argv and environment, run the child under supervision
 //! through the pipeline, and map the outcome to an exit status.
 
-use std::fs;
-use std::io::{self, Read};
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Duration;
 
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer};
@@ -12,6 +14,7 @@ use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
 use boo_normalize::spawn::guard::{GuardConfig, Guards};
+use boo_normalize::spawn::outbox::{Full, Outbox};
 use boo_normalize::spawn::outcome::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
 use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise};
 
@@ -75,6 +78,44 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     // From here on, the process the caller started is the guardian; the run goes on in the
     // worker, which survives neither its guardian nor lets the run survive it.
     guardian::split().map_err(|e| Error::io("spawn: fork", e))?;
+    // Stdout and stderr go through queues with writer threads: a reader that stops reading
+    // cannot stall the supervisor (see spawn::outbox).
+    let std_out = Outbox::start(dup_of(io::stdout().as_fd())?, Full::Hold, "stdout")
+        .map_err(|e| Error::io("stdout", e))?;
+    let mut std_err = Outbox::start(dup_of(io::stderr().as_fd())?, Full::Drop, "stderr")
+        .map_err(|e| Error::io("stderr", e))?;
+    let res = worker(&a, prompt, guards, &policy, &std_out, &std_err);
+    // Deliver what the readers take; give up after a stall (nobody reads).
+    let left = std_out.finish(OUTPUT_STALL);
+    if left > 0 {
+        let _ = writeln!(
+            std_err,
+            "boo-normalize: stdout: {left} bytes not delivered (the reader stopped reading)"
+        );
+    }
+    std_err.finish(OUTPUT_STALL / 4);
+    res
+}
+
+/// How long the end of a run waits for a reader that takes nothing.
+const OUTPUT_STALL: Duration = Duration::from_secs(1);
+
+/// A duplicate of `fd`, for a writer thread.
+fn dup_of(fd: BorrowedFd<'_>) -> Result<File, Error> {
+    fd.try_clone_to_owned()
+        .map(File::from)
+        .map_err(|e| Error::io("dup", e))
+}
+
+/// The run, in the worker process.
+fn worker(
+    a: &SpawnArgs,
+    prompt: Option<Vec<u8>>,
+    guards: GuardConfig,
+    policy: &EnvPolicy,
+    std_out: &Outbox,
+    std_err: &Outbox,
+) -> Result<u8, Error> {
     let limits = Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
@@ -93,7 +134,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     // ends with `run.end` (cause `spawn_failed`) on every one of them.
     let opts = a.stream.envelope.options();
     let out = &a.stream.output;
-    let sinks = out.sinks(io::stdout(), &out.run_id())?;
+    let sinks = out.sinks(std_out.clone(), &out.run_id())?;
     let mut p =
         Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.stream.envelope.line_buffered);
     let path = std::env::var_os("PATH");
@@ -147,7 +188,9 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     } else {
         StderrMode::Pass
     };
-    let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), stderr_mode, io::stderr());
+    let ready = std_out.clone();
+    let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), stderr_mode, std_err.clone())
+        .with_ready(Box::new(move || ready.ready()));
     if let Some(e) = &engine {
         driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
     }
@@ -172,6 +215,7 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         outcome.cause = Cause::Killed("supervisor_killed");
     }
     let last_ok = driver.last_turn_ok();
+    outcome.stderr_dropped += driver.stderr_dropped() + std_err.dropped();
     let end_at = std::time::Instant::now();
     // Which output failed, if one did: the capture, or a sink of the pipeline (a closed stdout
     // keeps cause `killed`/`output_closed`: a normal way to stop).
@@ -192,6 +236,13 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         end = end.sink_failed(name, e);
     }
     let finished = p.finish(&end);
+    if outcome.stderr_dropped > 0 {
+        let _ = writeln!(
+            std_err.clone(),
+            "boo-normalize: claude stderr: {} lines dropped (they came faster than they could be passed on)",
+            outcome.stderr_dropped
+        );
+    }
     let (recording, failure) = match failure {
         Some((f, true)) => (Ok(()), Some(f)),
         f => {

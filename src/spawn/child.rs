@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread;
 
@@ -33,6 +35,14 @@ pub struct Spec {
 
 /// Longest stderr line kept (the rest of the line is dropped and the line marked truncated).
 pub const STDERR_LINE_MAX: usize = 64 * 1024;
+
+/// Bytes of stderr lines in flight to the supervisor (each line counts its length plus
+/// [`STDERR_LINE_COST`]); a line read while the queue holds this much is dropped and counted, so
+/// a flood costs at most about this much memory.
+pub const STDERR_QUEUE: usize = 2 << 20;
+
+/// What a queued stderr line costs besides its bytes (its message and allocation).
+const STDERR_LINE_COST: usize = 64;
 
 /// Stdout batches in flight between the reader thread and the supervisor.
 const CREDITS: usize = 8;
@@ -117,9 +127,29 @@ pub struct Running {
     /// Give back one stdout credit after handling a [`Msg::Lines`].
     pub credit: SyncSender<()>,
     signals: Handle,
+    stderr: Arc<StderrCount>,
+}
+
+/// Stderr lines queued and dropped (shared with the stderr thread).
+#[derive(Default)]
+struct StderrCount {
+    queued: AtomicUsize,
+    dropped: AtomicU64,
 }
 
 impl Running {
+    /// The supervisor took this [`Msg::Stderr`] line off the channel.
+    pub fn stderr_taken(&self, line: &[u8]) {
+        self.stderr
+            .queued
+            .fetch_sub(line.len() + STDERR_LINE_COST, Ordering::SeqCst);
+    }
+
+    /// Stderr lines dropped because [`STDERR_QUEUE`] bytes were waiting.
+    pub fn stderr_dropped(&self) -> u64 {
+        self.stderr.dropped.load(Ordering::SeqCst)
+    }
+
     /// Stop listening for signals (they are ignored from now on).
     pub fn close_signals(&self) {
         self.signals.close();
@@ -190,15 +220,18 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
         .name("stdout".into())
         .spawn(move || read_stdout(out, max_line, txo, credits))?;
     let err = child.stderr.take().expect("stderr is piped");
+    let count = Arc::new(StderrCount::default());
+    let c = count.clone();
     thread::Builder::new()
         .name("stderr".into())
-        .spawn(move || read_stderr(err, tx))?;
+        .spawn(move || read_stderr(err, tx, &c))?;
     // `child` is dropped without waiting: the supervisor reaps the pid itself.
     Ok(Running {
         pid,
         rx,
         credit,
         signals: handle,
+        stderr: count,
     })
 }
 
@@ -260,9 +293,16 @@ fn read_stdout(
     }
 }
 
-fn read_stderr(src: impl io::Read, tx: Sender<Msg>) {
+fn read_stderr(src: impl io::Read, tx: Sender<Msg>, count: &StderrCount) {
     let mut r = LineReader::new(src).with_max_line(Some(STDERR_LINE_MAX));
     while let Ok(Some(l)) = r.next_line() {
+        // Keep reading (a child blocked on stderr would stall), but bound what waits.
+        let cost = l.bytes.len() + STDERR_LINE_COST;
+        if count.queued.load(Ordering::SeqCst) + cost > STDERR_QUEUE {
+            count.dropped.fetch_add(1, Ordering::SeqCst);
+            continue;
+        }
+        count.queued.fetch_add(cost, Ordering::SeqCst);
         if tx
             .send(Msg::Stderr(l.bytes.to_vec(), l.oversized.is_some()))
             .is_err()

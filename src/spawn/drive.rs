@@ -37,6 +37,10 @@ pub struct PipelineDriver<'p, 'a, E: Write> {
     last_turn_ok: Option<bool>,
     /// Rewrites stderr lines before they go anywhere (`--redact`).
     stderr_rewrite: Option<(Box<dyn LineTransform>, Transformed)>,
+    /// Whether the output can take more now (see [`Driver::ready`]).
+    ready: Option<Box<dyn FnMut() -> bool>>,
+    /// `child.stderr` events not written because the output was backed up.
+    stderr_dropped: u64,
 }
 
 impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
@@ -54,7 +58,22 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
             err_out,
             last_turn_ok: None,
             stderr_rewrite: None,
+            ready: None,
+            stderr_dropped: 0,
         }
+    }
+
+    /// Ask `ready` whether the output can take more (a queue in front of a stdout that may not
+    /// be read). While it says no, stdout lines wait and `child.stderr` events are dropped
+    /// (counted in [`PipelineDriver::stderr_dropped`]).
+    pub fn with_ready(mut self, ready: Box<dyn FnMut() -> bool>) -> Self {
+        self.ready = Some(ready);
+        self
+    }
+
+    /// `child.stderr` events dropped while the output was backed up.
+    pub fn stderr_dropped(&self) -> u64 {
+        self.stderr_dropped
     }
 
     /// Rewrite every stderr line with `t` (redaction) before it is passed through or emitted.
@@ -130,6 +149,10 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
         self.pipeline.flush()
     }
 
+    fn ready(&mut self) -> bool {
+        self.ready.as_mut().is_none_or(|r| r())
+    }
+
     fn keep_alive(&mut self) -> io::Result<()> {
         self.pipeline.idle()
     }
@@ -137,12 +160,20 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
 
 impl<E: Write> PipelineDriver<'_, '_, E> {
     fn stderr_plain(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
+        let ready = self.stderr != StderrMode::Events || Driver::ready(self);
         match self.stderr {
             StderrMode::Drop => Ok(()),
             StderrMode::Pass => {
-                // Best effort: a closed stderr must not stop the run.
+                // Best effort: a closed stderr must not stop the run. One write per line (a
+                // queue in front of stderr drops whole lines).
                 let text = sanitize(&String::from_utf8_lossy(line));
-                let _ = writeln!(self.err_out, "claude: {text}");
+                let _ = self
+                    .err_out
+                    .write_all(format!("claude: {text}\n").as_bytes());
+                Ok(())
+            }
+            StderrMode::Events if !ready => {
+                self.stderr_dropped += 1;
                 Ok(())
             }
             StderrMode::Events => self.pipeline.emit(|ev, norm| {

@@ -11,6 +11,7 @@
 //! - [`supervise`](mod@supervise): the loop with timeouts, interrupt forwarding, escalation and cleanup;
 //! - [`drive`] and [`guard`]: the output side: the [`Pipeline`](crate::pipeline::Pipeline),
 //!   `policy.violation` and `child.stderr` events;
+//! - [`outbox`]: stdout and stderr written by threads of their own, so a stuck reader cannot stall the supervisor;
 //! - [`outcome`]: `run.end` members and the exit status mapping.
 //!
 //! Linux only: descendants are found through `/proc` and the child subreaper is a Linux
@@ -23,6 +24,7 @@ pub mod drive;
 pub mod env;
 pub mod guard;
 pub mod guardian;
+pub mod outbox;
 pub mod outcome;
 pub mod procs;
 pub mod supervise;

@@ -83,6 +83,9 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// The first output error (the reason for `killed`/`output_closed`), if any.
     pub output_error: Option<Arc<io::Error>>,
+    /// Child stderr lines dropped to keep memory bounded (they came faster than they could be
+    /// passed on).
+    pub stderr_dropped: u64,
 }
 
 impl Outcome {
@@ -111,6 +114,9 @@ impl Outcome {
             extra.push(("background_left".into(), self.background_left.to_string()));
         }
         extra.push(("elapsed_ms".into(), self.elapsed.as_millis().to_string()));
+        if self.stderr_dropped > 0 {
+            extra.push(("stderr_dropped".into(), self.stderr_dropped.to_string()));
+        }
         EndInfo {
             cause: self.cause.as_str().into(),
             extra,
@@ -151,6 +157,7 @@ mod tests {
             background_left: 0,
             elapsed: Duration::from_millis(1500),
             output_error: None,
+            stderr_dropped: 0,
         }
     }
 

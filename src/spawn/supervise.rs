@@ -12,6 +12,7 @@
 //!
 //! A second interrupt during a stop moves to the next step at once.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
@@ -22,7 +23,7 @@ use signal_hook::consts::SIGCHLD;
 
 use crate::read::Line;
 
-use super::child::{Msg, Running, Spec, start};
+use super::child::{Batch, Msg, Running, Spec, start};
 use super::outcome::{Cause, Outcome};
 use super::procs::{self, Ended};
 
@@ -63,6 +64,11 @@ pub trait Driver {
     fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()>;
     /// Nothing is pending: a good moment to flush.
     fn idle(&mut self) -> io::Result<()>;
+    /// Whether the driver can take more stdout lines now. While false, the child's stdout waits
+    /// (backpressure: at most the batches in flight are held) and timers and signals go on.
+    fn ready(&mut self) -> bool {
+        true
+    }
     /// The child has been quiet for `--keep-alive`: let the sinks say the stream is alive
     /// (an SSE `: keep-alive` comment).
     fn keep_alive(&mut self) -> io::Result<()> {
@@ -75,6 +81,9 @@ pub const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
 /// Longest sleep between checks of the child's status.
 const TICK: Duration = Duration::from_millis(200);
+
+/// How often held stdout batches are offered again while the output is backed up.
+const HELD_POLL: Duration = Duration::from_millis(20);
 
 struct Stop {
     cause: Cause,
@@ -104,6 +113,9 @@ struct Sup<'d> {
     output_error: Option<io::Error>,
     dirty: bool,
     hurry: bool,
+    /// Stdout batches taken from the channel while the driver was not ready (their credits
+    /// are not returned yet, so the reader stops).
+    held: VecDeque<Batch>,
 }
 
 /// Why [`supervise`] failed.
@@ -140,6 +152,7 @@ pub fn supervise(
         output_error: None,
         dirty: false,
         hurry: false,
+        held: VecDeque::new(),
     };
     s.main_loop();
     s.run.close_signals();
@@ -168,6 +181,7 @@ pub fn supervise(
         background_left,
         elapsed: s.start.elapsed(),
         output_error: s.output_error.take().map(Arc::new),
+        stderr_dropped: s.run.stderr_dropped(),
     })
 }
 
@@ -189,7 +203,13 @@ impl Sup<'_> {
             } else {
                 self.check_deadlines(now);
             }
-            let wait = self.next_deadline(now).saturating_duration_since(now);
+            // Once the child is gone what is left is bounded (the pipe): take it all.
+            self.release_held(self.ended.is_some() || self.gave_up);
+            let mut wait = self.next_deadline(now).saturating_duration_since(now);
+            if !self.held.is_empty() {
+                // Look again soon whether the output drained.
+                wait = wait.min(HELD_POLL);
+            }
             let msg = match self.run.rx.try_recv() {
                 Ok(m) => Some(m),
                 Err(_) => {
@@ -333,15 +353,8 @@ impl Sup<'_> {
         match m {
             Msg::Lines(batch) => {
                 self.last_line = Instant::now();
-                let _ = self.run.credit.try_send(());
-                for i in 0..batch.len() {
-                    self.dirty = true;
-                    match self.driver.line(&batch.line(i)) {
-                        Ok(Some(reason)) => self.begin_stop(Cause::Killed(reason)),
-                        Ok(None) => {}
-                        Err(e) => self.output_failed(e),
-                    }
-                }
+                self.held.push_back(batch);
+                self.release_held(false);
             }
             Msg::StdoutEnd(_) => {
                 self.stdout_open = false;
@@ -350,6 +363,7 @@ impl Sup<'_> {
                 }
             }
             Msg::Stderr(line, truncated) => {
+                self.run.stderr_taken(&line);
                 self.dirty = true;
                 if let Err(e) = self.driver.stderr(&line, truncated) {
                     self.output_failed(e);
@@ -371,8 +385,26 @@ impl Sup<'_> {
         }
     }
 
+    /// Hand held stdout batches to the driver while it is ready (`all`: regardless; at the end,
+    /// so the audit log gets every line even when stdout is not read).
+    fn release_held(&mut self, all: bool) {
+        while !self.held.is_empty() && (all || self.driver.ready()) {
+            let batch = self.held.pop_front().expect("not empty");
+            let _ = self.run.credit.try_send(());
+            for i in 0..batch.len() {
+                self.dirty = true;
+                match self.driver.line(&batch.line(i)) {
+                    Ok(Some(reason)) => self.begin_stop(Cause::Killed(reason)),
+                    Ok(None) => {}
+                    Err(e) => self.output_failed(e),
+                }
+            }
+        }
+    }
+
     /// After cleanup: whatever is still queued (the last lines of a pipe that closed late).
     fn drain_rest(&mut self) {
+        self.release_held(true);
         while let Ok(m) = self.run.rx.try_recv() {
             if !matches!(m, Msg::Signal(_)) {
                 self.handle(m);

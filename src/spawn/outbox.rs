@@ -1,0 +1,215 @@
+//! Output that never blocks the supervisor: what goes to stdout or stderr is queued and written
+//! by a thread of its own, so a reader that stops reading (but keeps the pipe open) cannot stop
+//! `--timeout`, `--idle-timeout`, guards or signals from acting on time.
+//!
+//! - **stdout** ([`Full::Hold`]): the queue takes every write; the supervisor asks
+//!   [`Outbox::ready`] before it takes more of the child's stdout, so while the queue holds
+//!   [`HOLD_AT`] bytes or more the child's lines wait in the pipe and the child blocks writing
+//!   them (backpressure, as before), while timers and signals keep working. Memory stays bounded
+//!   by [`HOLD_AT`] plus the stdout batches in flight (see `child`) and their events.
+//! - **stderr** ([`Full::Drop`]): a write that does not fit in [`DROP_AT`] bytes is dropped and
+//!   counted ([`Outbox::dropped`]); one write is one line.
+//!
+//! At the end, [`Outbox::finish`] waits while the reader makes progress and gives up after a
+//! stall: what was not delivered then is lost (the reader was not reading), and the process can
+//! exit (the writer thread, stuck in `write`, ends with it).
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Queued stdout bytes from which the supervisor stops taking the child's output.
+pub const HOLD_AT: usize = 4 << 20;
+
+/// Queued stderr bytes beyond which lines are dropped.
+pub const DROP_AT: usize = 1 << 20;
+
+/// What happens when the queue is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Full {
+    /// Keep everything; the producer checks [`Outbox::ready`].
+    Hold,
+    /// Drop the write and count it.
+    Drop,
+}
+
+#[derive(Default)]
+struct State {
+    chunks: VecDeque<Vec<u8>>,
+    queued: usize,
+    /// Bytes the writer has handed to the kernel.
+    written: u64,
+    /// The writer thread is in a `write`.
+    busy: bool,
+    failed: Option<(io::ErrorKind, Option<i32>, String)>,
+    dropped: u64,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A queue in front of a file descriptor, drained by a writer thread.
+#[derive(Clone)]
+pub struct Outbox {
+    shared: Arc<Shared>,
+    full: Full,
+}
+
+impl Outbox {
+    /// Start the writer thread for `dest` (a duplicate of fd 1 or 2).
+    pub fn start(dest: File, full: Full, name: &str) -> io::Result<Outbox> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            cv: Condvar::new(),
+        });
+        let s = shared.clone();
+        thread::Builder::new()
+            .name(format!("{name}-writer"))
+            .spawn(move || drain(&s, dest))?;
+        Ok(Outbox { shared, full })
+    }
+
+    /// Bytes waiting to be written.
+    pub fn backlog(&self) -> usize {
+        self.shared.lock().queued
+    }
+
+    /// Whether the producer may go on ([`Full::Hold`]: less than [`HOLD_AT`] queued).
+    pub fn ready(&self) -> bool {
+        self.backlog() < HOLD_AT
+    }
+
+    /// Writes dropped because the queue was full ([`Full::Drop`]).
+    pub fn dropped(&self) -> u64 {
+        self.shared.lock().dropped
+    }
+
+    /// Wait until everything is written, the writer failed, or no byte was written for `stall`.
+    /// Returns the bytes left undelivered.
+    pub fn finish(&self, stall: Duration) -> usize {
+        let mut st = self.shared.lock();
+        let mut seen = st.written;
+        let mut since = Instant::now();
+        loop {
+            if (st.queued == 0 && !st.busy) || st.failed.is_some() {
+                return st.queued;
+            }
+            if st.written != seen {
+                seen = st.written;
+                since = Instant::now();
+            }
+            let left = stall.saturating_sub(since.elapsed());
+            if left.is_zero() {
+                return st.queued;
+            }
+            st = self
+                .shared
+                .cv
+                .wait_timeout(st, left.min(Duration::from_millis(50)))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Write for Outbox {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut st = self.shared.lock();
+        if let Some((kind, os, msg)) = &st.failed {
+            return Err(match os {
+                Some(code) => io::Error::from_raw_os_error(*code),
+                None => io::Error::new(*kind, msg.clone()),
+            });
+        }
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.full == Full::Drop && st.queued + buf.len() > DROP_AT {
+            st.dropped += 1;
+            return Ok(buf.len());
+        }
+        st.queued += buf.len();
+        st.chunks.push_back(buf.to_vec());
+        drop(st);
+        self.shared.cv.notify_all();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn drain(s: &Shared, mut dest: File) {
+    let mut st = s.lock();
+    loop {
+        let Some(chunk) = st.chunks.pop_front() else {
+            st = s.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            continue;
+        };
+        st.busy = true;
+        drop(st);
+        let res = dest.write_all(&chunk);
+        st = s.lock();
+        st.busy = false;
+        st.queued -= chunk.len();
+        match res {
+            Ok(()) => st.written += chunk.len() as u64,
+            Err(e) => {
+                st.failed = Some((e.kind(), e.raw_os_error(), e.to_string()));
+                st.chunks.clear();
+                st.queued = 0;
+                s.cv.notify_all();
+                return;
+            }
+        }
+        s.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_arrive_and_full_drop_queues_count() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out");
+        let mut o = Outbox::start(File::create(&p).unwrap(), Full::Hold, "t").unwrap();
+        o.write_all(b"hello ").unwrap();
+        o.write_all(b"world").unwrap();
+        assert_eq!(o.finish(Duration::from_secs(5)), 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"hello world");
+        assert!(o.ready());
+    }
+
+    #[test]
+    fn a_stuck_reader_does_not_block_writes_and_finish_gives_up() {
+        let (r, w) = io::pipe().unwrap();
+        let mut o =
+            Outbox::start(File::from(std::os::fd::OwnedFd::from(w)), Full::Drop, "t").unwrap();
+        let line = vec![b'x'; 4096];
+        let t0 = Instant::now();
+        for _ in 0..2000 {
+            o.write_all(&line).unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        assert!(o.dropped() > 1000, "{}", o.dropped());
+        assert!(o.backlog() <= DROP_AT);
+        let t0 = Instant::now();
+        assert!(o.finish(Duration::from_millis(200)) > 0);
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        drop(r);
+    }
+}
