@@ -177,7 +177,7 @@ pub struct NormalizeArgs {
     #[command(flatten)]
     pub envelope: EnvelopeArgs,
     /// Also write a capture of the input (each line with its arrival time) to FILE, for
-    /// `boo-normalize replay`.
+    /// `boo-normalize replay` (created mode 0600; locked while written).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Output options.
@@ -274,7 +274,8 @@ pub struct SpawnArgs {
     #[arg(long)]
     pub enforce: bool,
     /// Also write a capture of the run (argv, stdout and stderr lines with their arrival
-    /// times, exit status) to FILE, for `boo-normalize replay` and `replay --as-claude`.
+    /// times, exit status) to FILE, for `boo-normalize replay` and `replay --as-claude`
+    /// (created mode 0600; locked while written).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Envelope options.

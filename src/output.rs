@@ -51,18 +51,18 @@ pub struct OutputArgs {
     /// What stdout carries.
     #[arg(long, value_enum, default_value_t, value_name = "FORMAT")]
     pub format: Format,
-    /// Also append the hash-chained audit log to FILE (created if missing; a new run chains
-    /// from the file's last record).
+    /// Also append the hash-chained audit log to FILE (created if missing, mode 0600; a new run
+    /// chains from the file's last record; cut back to its last whole record if a write fails).
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
-    /// Also write server-sent events to FILE (truncated first).
+    /// Also write server-sent events to FILE (truncated first; created mode 0600).
     #[arg(long, value_name = "FILE")]
     pub sse: Option<PathBuf>,
-    /// Also write envelope NDJSON to FILE (truncated first).
+    /// Also write envelope NDJSON to FILE (truncated first; created mode 0600).
     #[arg(long, value_name = "FILE")]
     pub envelope: Option<PathBuf>,
-    /// Also write the run's OpenTelemetry trace to FILE as OTLP/JSON lines (truncated first; the
-    /// Collector's otlpjsonfile receiver reads it).
+    /// Also write the run's OpenTelemetry trace to FILE as OTLP/JSON lines (truncated first,
+    /// created mode 0600; the Collector's otlpjsonfile receiver reads it).
     #[arg(long, value_name = "FILE")]
     pub otlp: Option<PathBuf>,
     /// Also send the trace to an OTLP/HTTP receiver (binary protobuf; http/json with

@@ -54,7 +54,8 @@ pub struct ReplayArgs {
     pub from_seq: Option<u64>,
     /// Keep reading FILE as it grows (like `tail -f`) until its run ends: a capture's end
     /// record, an audit run's run.end, or for stream-json a `result` line followed by
-    /// --follow-idle without new data.
+    /// --follow-idle without new data. A capture or audit log whose writer is gone (its lock is
+    /// free) ends after the data left with run.end cause writer_vanished and exit status 3.
     #[arg(long)]
     pub follow: bool,
     /// With --follow on stream-json: how long the file must stay unchanged after a `result`.
