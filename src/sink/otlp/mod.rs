@@ -159,7 +159,16 @@ impl<W: Write> Sink for Otlp<W> {
         meta: &EventMeta,
         ctx: &EventCtx<'_>,
     ) -> io::Result<()> {
-        if self.trace.is_ended() {
+        // Live-only progress (deltas, block lifecycle, pings) adds nothing a span needs: the
+        // message lifecycle events bound the chat spans. Skipping it keeps partial-message
+        // streams cheap.
+        if self.trace.is_ended()
+            || (meta.ephemeral
+                && !matches!(
+                    meta.kind,
+                    "message.start" | "message.delta" | "message.stop"
+                ))
+        {
             return Ok(());
         }
         let Ok(ev) = serde_json::from_slice::<serde_json::Value>(events.bytes(meta)) else {

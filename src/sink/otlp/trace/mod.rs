@@ -65,6 +65,8 @@ pub struct Trace {
     agents: HashMap<String, Span>,
     threads: HashMap<String, Thread>,
     used: HashSet<Vec<u8>>,
+    /// How often each span key was used (a repeated message or tool id gets `key#n`).
+    keys: HashMap<String, u32>,
     finished: Vec<Span>,
     session_id: Option<String>,
     model: Option<String>,
@@ -92,6 +94,7 @@ impl Trace {
             agents: HashMap::new(),
             threads: HashMap::new(),
             used: HashSet::new(),
+            keys: HashMap::new(),
             finished: Vec::new(),
             session_id: None,
             model: None,
@@ -119,10 +122,15 @@ impl Trace {
     /// A new span named `name` with a deterministic id derived from `key` (made unique within
     /// the run by a counter when a key repeats).
     fn open(&mut self, key: &str, name: String, kind: SpanKind, parent: &[u8], start: u64) -> Span {
+        let uses = self.keys.entry(key.to_owned()).or_insert(0);
+        *uses += 1;
+        let mut n = *uses;
         let mut id = attr::span_id(&self.run_id, key).to_vec();
-        let mut n = 1u32;
+        if n > 1 {
+            id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
+        }
         while !self.used.insert(id.clone()) {
-            n += 1;
+            n += 1; // a hash collision: practically never
             id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
         }
         Span {

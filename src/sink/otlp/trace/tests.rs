@@ -43,3 +43,34 @@ fn spans_closed_at_the_end_come_out_in_a_stable_order() {
         "the root last"
     );
 }
+
+#[test]
+fn repeated_message_ids_get_distinct_span_ids_in_linear_time() {
+    // Inputs that append runs can repeat message ids; each repetition is a span of its own,
+    // numbered by a counter (not by probing, which was quadratic).
+    let mut t = Trace::new("r", false);
+    let n = 3000;
+    for i in 0..n {
+        let msg = json!({"message_id": "msg_same", "text": "x"});
+        t.event("text", &msg, at(i), None);
+        t.event(
+            "usage",
+            &json!({"message_id": "msg_same", "usage": {}}),
+            at(i),
+            None,
+        );
+        let call = json!({"message_id": "msg_same", "tool_use_id": "toolu_same", "name": "Bash"});
+        t.event("tool.call", &call, at(i), None);
+        t.event(
+            "tool.result",
+            &json!({"tool_use_id": "toolu_same"}),
+            at(i),
+            None,
+        );
+    }
+    t.end(at(n), "eof");
+    let spans = t.take_finished();
+    let ids: std::collections::HashSet<_> = spans.iter().map(|s| s.span_id.clone()).collect();
+    assert_eq!(ids.len(), spans.len());
+    assert!(spans.len() > n as usize, "{}", spans.len());
+}
