@@ -240,6 +240,16 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
+            "line.repaired",
+            "The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\\uD800-\\uDBFF not followed by \\uDC00-\\uDFFF, or a lone \\uDC00-\\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.",
+            vec![
+                ("kind", s()),
+                ("count", json!({"type": "integer"})),
+                ("detail", s()),
+            ],
+            false,
+        ),
+        (
             "skipped",
             "A line consumed without other effect (e.g. a tool_use already emitted from deltas).",
             vec![("reason", s())],
@@ -272,7 +282,7 @@ fn defs() -> Vec<Def> {
                 ),
                 (
                     "stats",
-                    json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "by_type"]}),
+                    json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "repaired", "by_type"]}),
                 ),
             ],
             false,

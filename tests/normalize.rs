@@ -18,8 +18,15 @@ struct InputFacts {
 
 fn input_facts(bytes: &[u8]) -> InputFacts {
     let mut f = InputFacts::default();
+    // JavaScript's JSON.parse accepts surrogate escapes that serde_json refuses when unpaired (CLIs
+    // before 2.1.330 write them); for counting ids and types their content does not matter.
+    let surrogates = regex::Regex::new(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}").unwrap();
     for line in bytes.split(|&b| b == b'\n') {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+        let parsed = serde_json::from_slice::<Value>(line).or_else(|e| {
+            let text = std::str::from_utf8(line).map_err(|_| e)?;
+            serde_json::from_str(&surrogates.replace_all(text, "?"))
+        });
+        let Ok(v) = parsed else {
             continue;
         };
         let Some(t) = v.get("type").and_then(Value::as_str) else {
@@ -301,6 +308,54 @@ fn subagent_events_carry_their_parent() {
             "{e}"
         );
     }
+}
+
+/// CLI 2.1.45 cut a Bash tool's emoji output inside a surrogate pair (fixtures/captured/2.1.45/
+/// emoji_cut.ndjson): the user line holds a lone `\ud83d`. Its tool.result must not be lost.
+#[test]
+fn a_lone_surrogate_costs_no_tool_result() {
+    let path = fixtures()
+        .into_iter()
+        .find(|p| p.ends_with("captured/2.1.45/emoji_cut.ndjson"))
+        .expect("the emoji_cut capture");
+    let input = std::fs::read(&path).unwrap();
+    assert!(
+        input.windows(8).any(|w| w == br#"\ud83d\n"#),
+        "the capture holds a lone high surrogate (the preview of the persisted output is cut)"
+    );
+    let out = bin().arg("--strict").arg(&path).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "--strict passes on a repaired line"
+    );
+    let ev = events(&out.stdout);
+    let calls: Vec<&Value> = ev.iter().filter(|e| e["type"] == "tool.call").collect();
+    let results: Vec<&Value> = ev.iter().filter(|e| e["type"] == "tool.result").collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["tool_use_id"], calls[0]["tool_use_id"]);
+    assert_eq!(results[0]["name"], "Bash");
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(
+        content.contains("\u{1F600}\u{FFFD}\n..."),
+        "the cut half emoji is U+FFFD"
+    );
+    let repaired: Vec<&Value> = ev.iter().filter(|e| e["type"] == "line.repaired").collect();
+    assert_eq!(repaired.len(), 1);
+    assert_eq!(repaired[0]["line"], results[0]["line"]);
+    assert_eq!(repaired[0]["count"], 1);
+    let end = ev.last().unwrap();
+    assert_eq!(end["stats"]["repaired"], 1);
+    assert_eq!(end["stats"]["diagnostics"], 0);
+    assert_eq!(end["terminal_seen"], true);
+    // The serde_json reference parser repairs it the same way.
+    let slow = bin()
+        .args(["--strict", "--reference-parser"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(slow.stdout, out.stdout);
 }
 
 #[test]

@@ -174,6 +174,94 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Lines holding unpaired surrogate escapes (high or low, at string ends and middles, in keys
+    /// and values) are repaired the same way by both engines and by the hollowing fast path, and
+    /// give the events of the line with each escape replaced by `\ufffd`.
+    #[test]
+    fn lone_surrogates_are_repaired_by_both_engines(v in arb_marked_json(), kinds in prop::collection::vec(0u8..3, 1..16)) {
+        let line = serde_json::json!({
+            "type": "user", "session_id": "s", "parent_tool_use_id": null,
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": v.to_string()},
+                {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": "x"}], "extra": v}
+            ]}
+        }).to_string();
+        // Each marker becomes a lone high, a lone low, or a lone high right before a real pair.
+        let mut broken = String::new();
+        let mut fixed = String::new();
+        let mut n = 0usize;
+        for (i, part) in line.split(MARK).enumerate() {
+            if i > 0 {
+                let (b, f) = match kinds[(i - 1) % kinds.len()] {
+                    0 => ("\\ud83d", "\\ufffd"),
+                    // (an `x` first, so a lone low never follows a high: that would be a pair)
+                    1 => ("x\\ude00", "x\\ufffd"),
+                    _ => ("\\ud83d\\ud83d\\ude00", "\\ufffd\\ud83d\\ude00"),
+                };
+                broken.push_str(b);
+                fixed.push_str(f);
+                n += 1;
+            }
+            broken.push_str(part);
+            fixed.push_str(part);
+        }
+        let input = format!("{broken}\n");
+        let fast = normalize(input.as_bytes());
+        check_stream(input.as_bytes(), &fast);
+        let slow = normalize_with(input.as_bytes(), vec![1 << 20], Options { reference_parser: true, ..Options::default() });
+        let hollowed = normalize_with(input.as_bytes(), vec![1 << 20], Options { hollow: Some((0, 16)), ..Options::default() });
+        prop_assert_eq!(String::from_utf8(fast.clone()).unwrap(), String::from_utf8(slow).unwrap());
+        prop_assert_eq!(String::from_utf8(fast.clone()).unwrap(), String::from_utf8(hollowed).unwrap());
+        let text = String::from_utf8(fast).unwrap();
+        let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let end = events.last().unwrap();
+        let repaired: Vec<&serde_json::Value> = events.iter().filter(|e| e["type"] == "line.repaired").collect();
+        if n == 0 {
+            prop_assert!(repaired.is_empty());
+            prop_assert_eq!(&end["stats"]["repaired"], 0);
+        } else {
+            prop_assert_eq!(repaired.len(), 1);
+            prop_assert_eq!(&repaired[0]["count"], n as u64);
+            prop_assert_eq!(&end["stats"]["repaired"], 1);
+            prop_assert_eq!(&end["stats"]["diagnostics"], 0);
+            // Apart from the notice (and the counts in run.end), the events are those of the
+            // line repaired by hand.
+            let want = String::from_utf8(normalize(format!("{fixed}\n").as_bytes())).unwrap();
+            let strip = |t: &str| t.lines().filter(|l| !l.contains("\"line.repaired\"") && !l.contains("\"run.end\"")).collect::<Vec<_>>().join("\n");
+            let got: Vec<serde_json::Value> = events.iter().filter(|e| e["type"] != "line.repaired" && e["type"] != "run.end").cloned().collect();
+            let want_ev: Vec<serde_json::Value> = strip(&want).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            prop_assert_eq!(got.len(), want_ev.len());
+            for (g, w) in got.iter().zip(&want_ev) {
+                let (mut g, mut w) = (g.clone(), w.clone());
+                g["seq"] = 0.into();
+                w["seq"] = 0.into();
+                prop_assert_eq!(g, w);
+            }
+        }
+    }
+}
+
+/// A character the marked strategy puts into strings, replaced by surrogate escapes afterwards.
+const MARK: char = '\u{E000}';
+
+fn arb_marked_json() -> impl Strategy<Value = serde_json::Value> {
+    let s = "[a-z\u{E000}\u{1F600}]{0,6}";
+    let leaf = prop_oneof![
+        any::<i64>().prop_map(serde_json::Value::from),
+        s.prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::from),
+            prop::collection::btree_map(s, inner, 0..5)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
 fn arb_json() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(serde_json::Value::Null),

@@ -12,6 +12,7 @@ use simd_json::{Buffers, Node, StaticNode, Tape};
 mod hollow;
 mod out;
 mod reference;
+pub mod repair;
 pub use hollow::Hole;
 pub use out::{Out, Splice, escape_content, static_of};
 pub use reference::{RefValue, build_ref_tape};

@@ -19,7 +19,7 @@ use simd_json::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::envelope::{Ctx, Events};
-use crate::json::{Engine, HOLLOW_DEFAULT, Out, Parser, Val, get, get_str, str_of};
+use crate::json::{Engine, HOLLOW_DEFAULT, Out, ParseError, Parser, Val, get, get_str, str_of};
 use crate::read::Line;
 
 /// Normalizer options.
@@ -95,6 +95,9 @@ pub struct Stats {
     /// they hold floats with 15+ significant digits). Not in `run.end`: the envelope does not
     /// depend on the parser.
     pub reference_fallbacks: u64,
+    /// Lines that strict JSON parsers refuse but that were repaired and normalized (each is
+    /// followed by a `line.repaired` event).
+    pub repaired: u64,
     /// Events per type.
     pub by_type: BTreeMap<&'static str, u64>,
 }
@@ -171,6 +174,8 @@ struct State {
     turns: u64,
     stats: Stats,
     blob_scratch: Vec<u8>,
+    /// A repaired copy of the current line (see [`crate::json::repair`]).
+    repair_scratch: Vec<u8>,
 }
 
 /// Turns stream-json lines into envelope events.
@@ -260,53 +265,38 @@ impl Normalizer {
                 line.bytes.len() as u64,
                 None,
             );
-        } else {
-            let parsed = match self.parser.parse(line.bytes) {
-                Ok(p) if !p.holes.is_empty() && !holes_allowed(p.tape.as_value()) => {
-                    let spare = p.into_spare();
-                    self.parser.recycle(spare);
-                    self.parser.parse_whole(line.bytes)
+        } else if let Err(e) = self.parse_line(line.bytes, n, ev) {
+            let st = &mut self.st;
+            let kind = if std::str::from_utf8(line.bytes).is_err() {
+                "invalid_utf8"
+            } else if e.message.contains("recursion limit") {
+                "too_deep"
+            } else {
+                // What JavaScript's JSON.parse accepts, strict parsers refuse: repair and say so.
+                let mut fixed = std::mem::take(&mut st.repair_scratch);
+                let count = crate::json::repair::lone_surrogates(line.bytes, &mut fixed);
+                // The line's events come first, then the notice (only when the repair made it JSON).
+                let repaired = count > 0 && self.parse_line(&fixed, n, ev).is_ok();
+                self.st.repair_scratch = fixed;
+                if repaired {
+                    self.st.repaired(ev, n, count);
                 }
-                other => other,
+                if repaired {
+                    self.st.stats.repaired += 1;
+                    ""
+                } else if !line.terminated {
+                    "truncated_line"
+                } else {
+                    "not_json"
+                }
             };
-            match parsed {
-                Ok(parsed) => {
-                    st.stats.json_lines += 1;
-                    if parsed.engine == Engine::Serde && !st.opts.reference_parser {
-                        st.stats.reference_fallbacks += 1;
-                    }
-                    let v = parsed.tape.as_value();
-                    if parsed.engine == Engine::Simd {
-                        ev.out.set_source(&parsed);
-                    }
-                    if v.as_object().is_some() {
-                        st.object_line(v, n, ev);
-                    } else {
-                        let len = line.bytes.len() as u64;
-                        st.diagnostic(ev, n, "not_object", line.bytes, len, None);
-                    }
-                    ev.out.clear_source();
-                    if ev.out.has_splices() {
-                        holes::fill_holes(ev, line.bytes, &mut st.blob_scratch);
-                    }
-                    let spare = parsed.into_spare();
-                    self.parser.recycle(spare);
-                }
-                Err(e) => {
-                    let kind = if std::str::from_utf8(line.bytes).is_err() {
-                        "invalid_utf8"
-                    } else if e.message.contains("recursion limit") {
-                        "too_deep"
-                    } else if !line.terminated {
-                        "truncated_line"
-                    } else {
-                        "not_json"
-                    };
-                    let len = line.bytes.len() as u64;
-                    st.diagnostic(ev, n, kind, line.bytes, len, Some(&e.message));
-                }
+            if !kind.is_empty() {
+                let len = line.bytes.len() as u64;
+                self.st
+                    .diagnostic(ev, n, kind, line.bytes, len, Some(&e.message));
             }
         }
+        let st = &mut self.st;
         if ev.len() == first {
             // Consumed without a visible effect (e.g. a tool_use already emitted): say so, so
             // that every line is accounted for.
@@ -317,6 +307,40 @@ impl Normalizer {
             ev.end();
         }
         st.count(ev, first);
+    }
+
+    /// Parse `bytes` (line `n`) and append its events; the parse error when it is not JSON.
+    fn parse_line(&mut self, bytes: &[u8], n: u64, ev: &mut Events) -> Result<(), ParseError> {
+        let st = &mut self.st;
+        let parsed = match self.parser.parse(bytes) {
+            Ok(p) if !p.holes.is_empty() && !holes_allowed(p.tape.as_value()) => {
+                let spare = p.into_spare();
+                self.parser.recycle(spare);
+                self.parser.parse_whole(bytes)
+            }
+            other => other,
+        }?;
+        st.stats.json_lines += 1;
+        if parsed.engine == Engine::Serde && !st.opts.reference_parser {
+            st.stats.reference_fallbacks += 1;
+        }
+        let v = parsed.tape.as_value();
+        if parsed.engine == Engine::Simd {
+            ev.out.set_source(&parsed);
+        }
+        if v.as_object().is_some() {
+            st.object_line(v, n, ev);
+        } else {
+            let len = bytes.len() as u64;
+            st.diagnostic(ev, n, "not_object", bytes, len, None);
+        }
+        ev.out.clear_source();
+        if ev.out.has_splices() {
+            holes::fill_holes(ev, bytes, &mut st.blob_scratch);
+        }
+        let spare = parsed.into_spare();
+        self.parser.recycle(spare);
+        Ok(())
     }
 
     /// Write what the input left pending (usage of an unfinished message, tool calls from
@@ -365,6 +389,8 @@ impl Normalizer {
         o.u64(s.unknown);
         o.key("diagnostics");
         o.u64(s.diagnostics);
+        o.key("repaired");
+        o.u64(s.repaired);
         o.key("by_type");
         o.raw(b"{");
         for (i, (k, n)) in s.by_type.iter().enumerate() {
@@ -430,6 +456,20 @@ impl State {
         o.bool(bytes.len() > TEXT_CAP || (len as usize) > bytes.len());
         o.key("detail");
         o.opt_str(detail);
+        ev.end();
+    }
+
+    /// `line.repaired`: line `line` was normalized after `count` unpaired surrogate escapes were
+    /// replaced by U+FFFD (see [`crate::json::repair`]).
+    fn repaired(&mut self, ev: &mut Events, line: u64, count: usize) {
+        let ctx = self.ctx_line(line);
+        let o = ev.begin("line.repaired", &ctx);
+        o.key("kind");
+        o.str("lone_surrogate");
+        o.key("count");
+        o.u64(count as u64);
+        o.key("detail");
+        o.str("unpaired UTF-16 surrogate escapes replaced by \\ufffd (U+FFFD), as JavaScript's JSON.parse followed by a UTF-8 encoder would");
         ev.end();
     }
 

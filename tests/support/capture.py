@@ -105,6 +105,12 @@ SCENARIOS = {
         "env": {"CLAUDE_CODE_MAX_RETRIES": "1"},
         "partial_variant": False,
     },
+    "emoji_cut": {
+        "script": "emoji_cut.json",
+        "prompt": "Run the emoji command and tell me what it printed.",
+        "args": ["--max-turns", "3"],
+        "env": {},
+    },
     "max_turns": {
         "script": "max_turns.json",
         "prompt": "Keep checking until it works.",

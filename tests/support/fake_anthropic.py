@@ -246,7 +246,9 @@ class Server(ThreadingHTTPServer):
     def log(self, rec):
         if not self.log_path:
             return
-        line = json.dumps(rec, ensure_ascii=False, sort_keys=False)
+        # ASCII escapes: a request may hold lone surrogates (a CLI that cut tool output inside an
+        # emoji), which no UTF-8 file can hold raw.
+        line = json.dumps(rec, ensure_ascii=True, sort_keys=False)
         with self.log_lock:
             with open(self.log_path, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
