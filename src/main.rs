@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// Whether stderr takes a short message within a second: a reader that stopped reading stderr
+/// Whether stderr takes a short message within a quarter second: a reader that stopped reading stderr
 /// must not keep boo-normalize from exiting (a message shorter than `PIPE_BUF` then fits).
 #[cfg(unix)]
 fn stderr_writable() -> bool {
@@ -34,7 +34,7 @@ fn stderr_writable() -> bool {
     use std::os::fd::AsFd;
     let err = std::io::stderr();
     let mut fds = [PollFd::new(err.as_fd(), PollFlags::POLLOUT)];
-    !matches!(poll(&mut fds, PollTimeout::from(1000u16)), Ok(0))
+    !matches!(poll(&mut fds, PollTimeout::from(250u16)), Ok(0))
 }
 
 #[cfg(not(unix))]

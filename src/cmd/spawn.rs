@@ -93,12 +93,13 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
             "boo-normalize: stdout: {left} bytes not delivered (the reader stopped reading)"
         );
     }
-    std_err.finish(OUTPUT_STALL / 4);
+    std_err.finish(OUTPUT_STALL / 3);
     res
 }
 
-/// How long the end of a run waits for a reader that takes nothing.
-const OUTPUT_STALL: Duration = Duration::from_secs(1);
+/// How long the end of a run waits for a stdout reader that takes nothing (a third of it more
+/// for stderr): the run exits at most about a second after it ended.
+const OUTPUT_STALL: Duration = Duration::from_millis(750);
 
 /// A duplicate of `fd`, for a writer thread.
 fn dup_of(fd: BorrowedFd<'_>) -> Result<File, Error> {

@@ -160,23 +160,33 @@ fn drain(s: &Shared, mut dest: File) {
         };
         st.busy = true;
         drop(st);
-        let res = dest.write_all(&chunk);
+        // In pieces, so a slow reader that still reads counts as progress (see `finish`).
+        for piece in chunk.chunks(PIECE) {
+            let res = dest.write_all(piece);
+            st = s.lock();
+            st.queued -= piece.len();
+            match res {
+                Ok(()) => st.written += piece.len() as u64,
+                Err(e) => {
+                    st.busy = false;
+                    st.failed = Some((e.kind(), e.raw_os_error(), e.to_string()));
+                    st.chunks.clear();
+                    st.queued = 0;
+                    s.cv.notify_all();
+                    return;
+                }
+            }
+            drop(st);
+            s.cv.notify_all();
+        }
         st = s.lock();
         st.busy = false;
-        st.queued -= chunk.len();
-        match res {
-            Ok(()) => st.written += chunk.len() as u64,
-            Err(e) => {
-                st.failed = Some((e.kind(), e.raw_os_error(), e.to_string()));
-                st.chunks.clear();
-                st.queued = 0;
-                s.cv.notify_all();
-                return;
-            }
-        }
         s.cv.notify_all();
     }
 }
+
+/// Most bytes per `write` of the writer thread.
+const PIECE: usize = 16 * 1024;
 
 #[cfg(test)]
 mod tests {

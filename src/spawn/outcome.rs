@@ -12,8 +12,12 @@
 //! | `killed`, `reason: "policy"` | a guard fired with `--enforce` | 125 |
 //! | `killed`, `reason: "stdout_closed"` | the child closed stdout but did not exit within `--grace` (the hang after `result`) | 0 if the last `result` was a success, else 1 (what the child would have returned) |
 //!
-//! Failing to start: 127 when the binary is not found, 126 when it cannot be executed, 2 for
-//! usage errors (as every subcommand). `--strict` turns an otherwise successful (0) run with
+//! | `killed`, `reason: "supervisor_killed"` | the process the caller started was killed (see [`super::guardian`]) | (nobody waits for it) |
+//! | `sink_failed` | writing a file sink failed (`sink`, `error`); the child was stopped | 74 (2 when it was stdout) |
+//!
+//! Failing to start: 127 when the binary is not found, 126 when it cannot be executed (`run.end`
+//! with cause `spawn_failed` is still written to every sink), 2 for usage errors (as every
+//! subcommand). `--strict` turns an otherwise successful (0) run with
 //! unusable lines or unknown events into 1. A closed stdout (`| head -1`) stops the child and
 //! exits 0, as `normalize` does.
 
