@@ -366,7 +366,8 @@ fn an_outage_is_one_stderr_line_not_one_per_batch() {
     let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
     let out = child.wait_with_output().unwrap();
     feeder.join().unwrap();
-    assert!(out.status.success());
+    // 0, or 3 should the concatenation count as a run without a result line.
+    assert!(matches!(out.status.code(), Some(0 | 3)));
     let end = events(&out.stdout).pop().unwrap();
     let spans = end["otlp"]["spans"].as_u64().unwrap();
     assert!(spans > 512, "several requests' worth: {spans}");
