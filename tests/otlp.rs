@@ -444,6 +444,7 @@ fn content_is_opt_in_and_passes_through_redaction() {
 fn diagnostics_and_retries_become_span_events() {
     let input = b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"model\":\"m\",\"tools\":[]}\n\
 not json at all\n\
+{\"type\":\"system\",\"subtype\":\"informational\",\"content\":\"cut \\ud83d\",\"session_id\":\"s\"}\n\
 {\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"max_retries\":10,\"retry_delay_ms\":500,\"error_status\":529,\"error\":\"overloaded\",\"session_id\":\"s\"}\n";
     let (_, spans, _) = trace_of(input, &[]);
     let root = spans.iter().find(|s| s["parentSpanId"] == "").unwrap();
@@ -455,7 +456,11 @@ not json at all\n\
         .collect();
     assert_eq!(
         names,
-        ["boo_normalize.diagnostic", "boo_normalize.api_retry"]
+        [
+            "boo_normalize.diagnostic",
+            "boo_normalize.line_repaired",
+            "boo_normalize.api_retry"
+        ]
     );
     assert_eq!(
         root["status"]["code"], 2,

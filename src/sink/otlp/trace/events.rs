@@ -1,5 +1,5 @@
-//! Span events of the trace: turn ends, diagnostics, API retries and stream errors on the root
-//! span; a guard's policy violation on the offending tool call's span.
+//! Span events of the trace: turn ends, diagnostics, repaired lines, API retries and stream
+//! errors on the root span; a guard's policy violation on the offending tool call's span.
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::span::Event;
@@ -29,6 +29,10 @@ impl Trace {
                 ];
                 let attrs = attr::fields(ev, &keys, "boo_normalize.retry.");
                 self.root_event("boo_normalize.api_retry", now, attrs);
+            }
+            "line.repaired" => {
+                let attrs = attr::fields(ev, &["kind", "count", "line"], "boo_normalize.repair.");
+                self.root_event("boo_normalize.line_repaired", now, attrs);
             }
             "stream.error" => {
                 let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
