@@ -313,3 +313,63 @@ fn created_files_are_private() {
     assert_eq!(mode(&nrec), 0o600);
     assert_eq!(mode(&naudit), 0o600);
 }
+
+/// A real full file system: a 256 KiB tmpfs in a private mount namespace (`unshare -rm`, no
+/// privileges needed where user namespaces are enabled; skipped otherwise). The audit log fills
+/// it mid-run: ENOSPC names the file, stdout ends with `sink_failed`, the log verifies, and once
+/// there is space again the next run appends.
+#[test]
+fn audit_log_on_a_full_tmpfs() {
+    let probe = Command::new("unshare")
+        .args([
+            "-rm",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=64k tmpfs /tmp && echo ok",
+        ])
+        .output();
+    if !probe.is_ok_and(|o| o.stdout == b"ok\n") {
+        eprintln!("skipped: cannot mount a tmpfs in a user namespace here (unshare -rm)");
+        return;
+    }
+    let d = Dirs::new();
+    let mark = marker("tmpfs");
+    let bin = chatty(&d, 3000);
+    let fs_dir = d.path().join("small");
+    fs::create_dir(&fs_dir).unwrap();
+    let audit = fs_dir.join("audit.jsonl");
+    let out = d.path().join("stdout");
+    let script = r#"
+        mount -t tmpfs -o size=256k tmpfs "$1" || exit 99
+        "$0" spawn --claude-bin "$2" --env BOO_TEST_MARK --grace 1s --prompt hi --audit "$3" > "$4"
+        echo "rc=$?" >&2
+        "$0" audit verify "$3" >&2 || exit 98
+        mount -o remount,size=1m "$1" || exit 97
+        "$0" normalize --audit "$3" < /dev/null > /dev/null || exit 96
+        "$0" audit verify "$3" >&2
+    "#;
+    let mut c = Command::new("unshare");
+    c.args(["-rm", "sh", "-c", script, BIN])
+        .arg(&fs_dir)
+        .arg(&bin)
+        .arg(&audit)
+        .arg(&out)
+        .env("BOO_TEST_MARK", &*mark)
+        .stdin(Stdio::null());
+    let res = drained(c, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "boo-normalize: {}: No space left on device",
+            audit.display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rc=74"), "{stderr}");
+    assert!(stderr.contains("in 2 runs"), "{stderr}");
+    let end = run_end(&events(&fs::read(&out).unwrap())).clone();
+    assert_eq!(end["cause"], "sink_failed");
+    assert_eq!(end["sink"], audit.to_str().unwrap());
+    assert_no_procs(&mark, Duration::from_secs(5));
+}
