@@ -105,7 +105,9 @@ impl Outbox {
             if (st.queued == 0 && !st.busy) || st.failed.is_some() {
                 return st.queued;
             }
-            if st.written != seen {
+            // Only a writer stuck in `write` stalls; one that has not run yet (a loaded machine)
+            // is not the reader's fault.
+            if st.written != seen || !st.busy {
                 seen = st.written;
                 since = Instant::now();
             }
