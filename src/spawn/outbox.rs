@@ -64,6 +64,8 @@ impl Shared {
 pub struct Outbox {
     shared: Arc<Shared>,
     full: Full,
+    /// The same file, to ask whether a write would block (see [`Outbox::finish`]).
+    probe: Option<Arc<File>>,
 }
 
 impl Outbox {
@@ -74,10 +76,15 @@ impl Outbox {
             cv: Condvar::new(),
         });
         let s = shared.clone();
+        let probe = dest.try_clone().ok().map(Arc::new);
         thread::Builder::new()
             .name(format!("{name}-writer"))
             .spawn(move || drain(&s, dest))?;
-        Ok(Outbox { shared, full })
+        Ok(Outbox {
+            shared,
+            full,
+            probe,
+        })
     }
 
     /// Bytes waiting to be written.
@@ -95,8 +102,8 @@ impl Outbox {
         self.shared.lock().dropped
     }
 
-    /// Wait until everything is written, the writer failed, or no byte was written for `stall`.
-    /// Returns the bytes left undelivered.
+    /// Wait until everything is written, the writer failed, or the reader took nothing for
+    /// `stall` (the destination would block all that time). Returns the bytes left undelivered.
     pub fn finish(&self, stall: Duration) -> usize {
         let mut st = self.shared.lock();
         let mut seen = st.written;
@@ -105,9 +112,9 @@ impl Outbox {
             if (st.queued == 0 && !st.busy) || st.failed.is_some() {
                 return st.queued;
             }
-            // Only a writer stuck in `write` stalls; one that has not run yet (a loaded machine)
-            // is not the reader's fault.
-            if st.written != seen || !st.busy {
+            // Only a destination that would block stalls; a writer thread that has not run yet
+            // (a loaded machine) is not the reader's fault.
+            if st.written != seen || self.writable() {
                 seen = st.written;
                 since = Instant::now();
             }
@@ -122,6 +129,20 @@ impl Outbox {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+}
+
+impl Outbox {
+    /// Whether a write to the destination would not block now.
+    fn writable(&self) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd;
+        let Some(f) = &self.probe else { return false };
+        let mut fds = [PollFd::new(f.as_fd(), PollFlags::POLLOUT)];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+            && fds[0]
+                .revents()
+                .is_some_and(|r| r.contains(PollFlags::POLLOUT))
     }
 }
 
@@ -187,8 +208,10 @@ fn drain(s: &Shared, mut dest: File) {
     }
 }
 
-/// Most bytes per `write` of the writer thread.
-const PIECE: usize = 16 * 1024;
+/// Most bytes per `write` of the writer thread: `PIPE_BUF`, so when `poll` says a pipe is
+/// writable the write does not block, and [`Outbox::finish`] can tell a full pipe (the reader's
+/// doing) from a writer thread that has not run yet.
+const PIECE: usize = 4096;
 
 #[cfg(test)]
 mod tests {
@@ -223,5 +246,21 @@ mod tests {
         assert!(o.finish(Duration::from_millis(200)) > 0);
         assert!(t0.elapsed() < Duration::from_secs(2));
         drop(r);
+    }
+
+    /// A reader that took a little and stopped (the pipe is not quite full) is still a stall.
+    #[test]
+    fn a_reader_that_stops_midway_is_a_stall() {
+        use std::io::Read;
+        let (mut r, w) = io::pipe().unwrap();
+        let mut o =
+            Outbox::start(File::from(std::os::fd::OwnedFd::from(w)), Full::Hold, "t").unwrap();
+        o.write_all(&vec![b'y'; 300 * 1024]).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let mut got = vec![0u8; 10_000];
+        r.read_exact(&mut got).unwrap();
+        let t0 = Instant::now();
+        assert!(o.finish(Duration::from_millis(200)) > 0);
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     }
 }
