@@ -60,6 +60,13 @@ fn drained(mut c: Command, max: Duration) -> Output {
     out
 }
 
+/// A stream-json file of a complete run (init and a successful result).
+fn clean_run(d: &Dirs) -> std::path::PathBuf {
+    let p = d.path().join("clean.ndjson");
+    fs::write(&p, format!("{INIT}\n{RESULT_OK}\n")).unwrap();
+    p
+}
+
 fn last(out: &Output) -> Value {
     let ev = events(&out.stdout);
     run_end(&ev).clone()
@@ -166,7 +173,7 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
     let out = Command::new(BIN)
         .args(["normalize", "--audit"])
         .arg(&audit)
-        .stdin(fs::File::open("/dev/null").unwrap())
+        .arg(clean_run(&d))
         .output()
         .unwrap();
     assert!(
@@ -297,13 +304,14 @@ fn created_files_are_private() {
     assert_eq!(mode(&env), 0o644, "an existing file keeps its mode");
     let nrec = p("n.jsonl");
     let naudit = p("na.jsonl");
+    let input = clean_run(&d);
     let args = [
         "normalize",
         "--record",
         &nrec,
         "--audit",
         &naudit,
-        "/dev/null",
+        input.to_str().unwrap(),
     ];
     let out = output_within(
         via_sh(&d, &mark, "umask 022", &args),
@@ -345,7 +353,7 @@ fn audit_log_on_a_full_tmpfs() {
         echo "rc=$?" >&2
         "$0" audit verify "$3" >&2 || exit 98
         mount -o remount,size=1m "$1" || exit 97
-        "$0" normalize --audit "$3" < /dev/null > /dev/null || exit 96
+        "$0" normalize --audit "$3" "$5" > /dev/null || exit 96
         "$0" audit verify "$3" >&2
     "#;
     let mut c = Command::new("unshare");
@@ -354,6 +362,7 @@ fn audit_log_on_a_full_tmpfs() {
         .arg(&bin)
         .arg(&audit)
         .arg(&out)
+        .arg(clean_run(&d))
         .env("BOO_TEST_MARK", &*mark)
         .stdin(Stdio::null());
     let res = drained(c, Duration::from_secs(60));
