@@ -185,7 +185,8 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
     assert!(v.contains("in 2 runs"), "{v}");
 }
 
-/// `normalize --audit` on a full file system (a file size limit) behaves the same.
+/// `normalize --audit` and `replay --audit` on a full file system (a file size limit) behave the
+/// same.
 #[test]
 fn normalize_audit_filling_up() {
     let d = Dirs::new();
@@ -197,20 +198,18 @@ fn normalize_audit_filling_up() {
         format!("{INIT}\n{}", format!("{line}\n").repeat(4000)),
     )
     .unwrap();
-    let audit = d.path().join("audit.jsonl");
-    let args = [
-        "normalize",
-        "--audit",
-        audit.to_str().unwrap(),
-        input.to_str().unwrap(),
-    ];
-    let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
-    let out = drained(c, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(74));
-    let end = last(&out);
-    assert_eq!(end["cause"], "sink_failed");
-    assert_eq!(end["sink"], audit.to_str().unwrap());
-    assert!(verify(&audit).status.success());
+    for cmd in [&["normalize"][..], &["replay", "--speed", "max"]] {
+        let audit = d.path().join(format!("{}.jsonl", cmd[0]));
+        let mut args = cmd.to_vec();
+        args.extend(["--audit", audit.to_str().unwrap(), input.to_str().unwrap()]);
+        let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
+        let out = drained(c, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(74), "{}", cmd[0]);
+        let end = last(&out);
+        assert_eq!(end["cause"], "sink_failed");
+        assert_eq!(end["sink"], audit.to_str().unwrap());
+        assert!(verify(&audit).status.success());
+    }
 }
 
 /// `--record /dev/full`: the error names the file and the OS cause; stdout still ends.

@@ -100,7 +100,19 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
             })
         });
     }
-    let outcome = replay.play(&mut player)?;
+    let played = replay.play(&mut player);
+    let outcome = match played {
+        Ok(o) => o,
+        Err(e) => {
+            drop(player);
+            // A sink failed: the others still get run.end naming it (as normalize does).
+            let Some(f) = p.take_failure().filter(|f| !f.is_closed_stdout()) else {
+                return Err(e);
+            };
+            let _ = p.finish(&EndInfo::eof().sink_failed(&f.name, &f.error));
+            return Err(Error::sink(f.name, f.error));
+        }
+    };
     player.stamp_end(outcome.end_stamp);
     drop(player);
     let end = match (outcome.end, outcome.cut) {
