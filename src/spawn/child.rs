@@ -241,10 +241,14 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
 #[allow(unsafe_code)]
 fn die_with_parent(cmd: &mut Command) {
     let parent = std::process::id() as i32;
-    // SAFETY: the hook only calls prctl and getppid, which are async-signal-safe.
+    // SAFETY: the hook only calls signal (to SIG_DFL), prctl and getppid, which are
+    // async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            use nix::sys::signal::{SigHandler, Signal, signal};
+            // The worker ignores SIGTTOU (see guardian); the child starts with the default.
+            signal(Signal::SIGTTOU, SigHandler::SigDfl)?;
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
             // The parent may have died before the prctl: then nobody will signal us.
             if nix::unistd::getppid().as_raw() != parent {
                 return Err(io::Error::other("the supervisor is gone"));

@@ -25,7 +25,8 @@
 //! dies (PDEATHSIG), its group does not get a signal. Only a cgroup can contain that case
 //! (`systemd-run --user --scope boo-normalize spawn …`, then `systemctl --user kill`); cgroup v2
 //! `cgroup.kill` is not used because an unprivileged user rarely has a delegated cgroup to put the
-//! run in. A process that escapes `/proc` ancestry (e.g. started through a daemon such as `at` or
+//! run in. Job control: Ctrl-Z stops the guardian only (the worker is not in the terminal's
+//! foreground group); the run goes on. A process that escapes `/proc` ancestry (e.g. started through a daemon such as `at` or
 //! `systemd-run`) is not the run's and is never touched.
 
 #![allow(unsafe_code)]
@@ -66,6 +67,13 @@ pub fn split() -> io::Result<()> {
         ForkResult::Child => {
             drop(w);
             let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
+            // Out of the terminal's foreground group, writing to the terminal under `stty
+            // tostop` would stop the worker; ignoring SIGTTOU lets the write through (the child
+            // gets the default back before exec).
+            // SAFETY: setting a disposition to SIG_IGN installs no handler.
+            let _ = unsafe {
+                nix::sys::signal::signal(Signal::SIGTTOU, nix::sys::signal::SigHandler::SigIgn)
+            };
             thread::Builder::new()
                 .name("guardian-watch".into())
                 .spawn(move || watch(r))?;
