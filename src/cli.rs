@@ -151,6 +151,10 @@ pub struct EnvelopeArgs {
     /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
     #[arg(long, value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
+    /// Accept a stream that ends without a `result` line: no `run.error` (cause `no_result`) before
+    /// `run.end`, and no exit status 3 for it.
+    #[arg(long)]
+    pub allow_no_result: bool,
     /// Parse with serde_json only (the reference parser) instead of simd-json.
     #[arg(long, hide = true)]
     pub reference_parser: bool,
@@ -162,6 +166,7 @@ impl EnvelopeArgs {
         boo_normalize::normalize::Options {
             keep_blobs: self.keep_blobs,
             reference_parser: self.reference_parser,
+            allow_no_result: self.allow_no_result,
             ..Default::default()
         }
     }

@@ -11,6 +11,11 @@ pub const EXIT_STRICT: u8 = 1;
 /// Exit status: usage error, unreadable input, or an I/O error on output.
 pub const EXIT_ERROR: u8 = 2;
 
+/// Exit status: the stream ended without a `result` line after its last `system/init` (a
+/// `run.error` with cause `no_result` precedes `run.end`); `--allow-no-result` turns this off.
+/// `replay --follow` also exits 3 when the file's writer vanished before `run.end`.
+pub const EXIT_NO_RESULT: u8 = 3;
+
 /// Exit status: a file sink (`--audit`, `--record`, `--envelope`, `--sse`) failed mid-run
 /// (`EX_IOERR`); the other sinks got `run.end` with cause `sink_failed`.
 pub const EXIT_SINK_FAILED: u8 = 74;

@@ -131,8 +131,13 @@ fn defs() -> Vec<Def> {
         ),
         (
             "usage",
-            "Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included).",
-            vec![("message_id", s()), ("model", ns()), ("usage", obj())],
+            "Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts.",
+            vec![
+                ("message_id", s()),
+                ("model", ns()),
+                ("usage", obj()),
+                ("provisional", b()),
+            ],
             false,
         ),
         (
@@ -240,6 +245,18 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
+            "run.error",
+            "The run ended without a result line after its last system/init (cause no_result): the child exited without one, was stopped, or the input was cut. Written just before run.end unless --allow-no-result; the commands then exit 3 (unless the child's own status or a stop says more). end_cause is run.end's cause, exit_code the child's (spawn), last_event the type and seq of the last event before it.",
+            vec![
+                ("cause", s()),
+                ("detail", s()),
+                ("end_cause", s()),
+                ("exit_code", ni()),
+                ("last_event", any()),
+            ],
+            false,
+        ),
+        (
             "line.repaired",
             "The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\\uD800-\\uDBFF not followed by \\uDC00-\\uDFFF, or a lone \\uDC00-\\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.",
             vec![
@@ -263,6 +280,14 @@ fn defs() -> Vec<Def> {
                 ("terminal_seen", b()),
                 ("turns", json!({"type": "integer"})),
                 ("cli_version", ns()),
+                (
+                    "usage",
+                    json!({"type": "object", "required": ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "provisional"]}),
+                ),
+                ("cost_usd", nullable("number")),
+                ("api_messages", json!({"type": "integer"})),
+                ("tool_calls", json!({"type": "integer"})),
+                ("tool_results", json!({"type": "integer"})),
                 ("exit_code", ni()),
                 ("signal", any()),
                 ("reason", s()),

@@ -22,7 +22,7 @@ fn small_audit() -> Vec<u8> {
         .copied()
         .collect();
     let out = run(&["--format", "audit", "--run-id", "flip"], &head);
-    assert!(out.status.success());
+    assert!(matches!(out.status.code(), Some(0 | 3)));
     out.stdout
 }
 

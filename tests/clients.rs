@@ -91,7 +91,7 @@ fn node(dir: &Path, args: &[&str]) -> Value {
 fn ok(args: &[&std::ffi::OsStr]) -> Vec<u8> {
     let out = bin().args(args).output().unwrap();
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 3)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

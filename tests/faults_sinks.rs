@@ -177,7 +177,7 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
         .output()
         .unwrap();
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 3)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -316,7 +316,7 @@ fn created_files_are_private() {
         via_sh(&d, &mark, "umask 022", &args),
         Duration::from_secs(30),
     );
-    assert!(out.status.success());
+    assert!(matches!(out.status.code(), Some(0 | 3)));
     assert_eq!(mode(&nrec), 0o600);
     assert_eq!(mode(&naudit), 0o600);
 }

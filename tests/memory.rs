@@ -104,7 +104,10 @@ fn huge_lines_stay_within_twice_their_size() {
                 .stdout(Stdio::null())
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{name} {args:?}: {out:?}");
+            assert!(
+                matches!(out.status.code(), Some(0 | 3)),
+                "{name} {args:?}: {out:?}"
+            );
             let peak = peak_children_kib();
             // The counter is a maximum over all children so far: it only says something about
             // this run when this run raised it; otherwise an earlier, larger run already passed.

@@ -14,10 +14,21 @@ struct InputFacts {
     message_ids: BTreeSet<String>,
     results: usize,
     tool_results: usize,
+    /// Assistant messages with usage that no result covers: subagents', and main-thread ones not
+    /// followed by a result before the next init or the end.
+    uncovered_messages: usize,
+    /// Sum of the result lines' usage (input, output, cache read, cache creation); `None` when a
+    /// result has none.
+    results_usage: Option<[u64; 4]>,
 }
 
 fn input_facts(bytes: &[u8]) -> InputFacts {
-    let mut f = InputFacts::default();
+    let mut f = InputFacts {
+        results_usage: Some([0; 4]),
+        ..Default::default()
+    };
+    let mut open: BTreeSet<String> = BTreeSet::new();
+    let mut sub: BTreeSet<String> = BTreeSet::new();
     // JavaScript's JSON.parse accepts surrogate escapes that serde_json refuses when unpaired (CLIs
     // before 2.1.330 write them); for counting ids and types their content does not matter.
     let surrogates = regex::Regex::new(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}").unwrap();
@@ -42,6 +53,11 @@ fn input_facts(bytes: &[u8]) -> InputFacts {
                     && m.get("usage").is_some_and(|u| !u.is_null())
                 {
                     f.message_ids.insert(id.into());
+                    if v["parent_tool_use_id"].is_string() {
+                        sub.insert(id.into());
+                    } else {
+                        open.insert(id.into());
+                    }
                 }
                 for b in m["content"].as_array().into_iter().flatten() {
                     if b["type"] == "tool_use" {
@@ -68,10 +84,34 @@ fn input_facts(bytes: &[u8]) -> InputFacts {
                     f.message_ids.insert(id.into());
                 }
             }
-            "result" => f.results += 1,
+            "result" => {
+                f.results += 1;
+                open.clear();
+                let u = &v["usage"];
+                let keys = [
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                ];
+                f.results_usage = match (f.results_usage, u.is_object()) {
+                    (Some(mut sum), true) => {
+                        for (s, k) in sum.iter_mut().zip(keys) {
+                            *s += u[k].as_u64().unwrap_or(0);
+                        }
+                        Some(sum)
+                    }
+                    _ => None,
+                };
+            }
+            "system" if v["subtype"] == "init" => {
+                f.uncovered_messages += open.len();
+                open.clear();
+            }
             _ => {}
         }
     }
+    f.uncovered_messages += open.len() + sub.len();
     f
 }
 
@@ -82,13 +122,54 @@ fn every_fixture_keeps_the_contract() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let input = std::fs::read(&path).unwrap();
         let out = bin().arg(&path).output().unwrap();
-        assert!(out.status.success(), "{name}: exit {:?}", out.status);
-        assert!(
-            out.stderr.is_empty(),
-            "{name}: stderr {:?}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let ev = events(&out.stdout);
+        let end = ev.last().unwrap();
+        // A stream without a result after its last init is an error (exit 3, run.error before
+        // run.end, one stderr line); every other capture exits 0 with nothing on stderr.
+        let no_result = end["terminal_seen"] == false;
+        let errors: Vec<&Value> = ev.iter().filter(|e| e["type"] == "run.error").collect();
+        if no_result {
+            assert_eq!(out.status.code(), Some(3), "{name}");
+            assert_eq!(errors.len(), 1, "{name}");
+            assert_eq!(ev[ev.len() - 2]["type"], "run.error", "{name}");
+            assert_eq!(errors[0]["cause"], "no_result", "{name}");
+            assert!(String::from_utf8_lossy(&out.stderr).starts_with("boo-normalize: no result: "));
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{name}");
+            assert!(errors.is_empty(), "{name}");
+            assert!(
+                out.stderr.is_empty(),
+                "{name}: stderr {:?}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        // --allow-no-result: the same stream without run.error, exit 0.
+        if no_result {
+            let allowed = bin().arg("--allow-no-result").arg(&path).output().unwrap();
+            assert_eq!(allowed.status.code(), Some(0), "{name}");
+            assert_eq!(events(&allowed.stdout).len(), ev.len() - 1, "{name}");
+        }
+        // run.end's totals: counts of what the envelope holds; tokens equal the result lines'
+        // usage when every main-thread message is covered by a result and no subagent spoke.
+        let count = |t: &str| ev.iter().filter(|e| e["type"] == t).count() as u64;
+        assert_eq!(end["tool_calls"], count("tool.call"), "{name}");
+        assert_eq!(end["tool_results"], count("tool.result"), "{name}");
+        assert_eq!(end["api_messages"], count("usage"), "{name}");
+        let facts = input_facts(&input);
+        if let Some(want) = facts.results_usage
+            && facts.uncovered_messages == 0
+            && facts.results > 0
+        {
+            let u = &end["usage"];
+            let got = [
+                u["input_tokens"].as_u64().unwrap(),
+                u["output_tokens"].as_u64().unwrap(),
+                u["cache_read_input_tokens"].as_u64().unwrap(),
+                u["cache_creation_input_tokens"].as_u64().unwrap(),
+            ];
+            assert_eq!(got, want, "{name}: run.end.usage = the results' usage");
+            assert_eq!(u["provisional"], false, "{name}");
+        }
 
         // seq is 0..n without gaps, v is 1, run.end is last and only.
         for (i, e) in ev.iter().enumerate() {
@@ -98,7 +179,6 @@ fn every_fixture_keeps_the_contract() {
                 panic!("{name}: event {i} fails the schema: {err}\n{e}");
             }
         }
-        let end = ev.last().unwrap();
         assert_eq!(end["type"], "run.end", "{name}");
         assert_eq!(ev.iter().filter(|e| e["type"] == "run.end").count(), 1);
         let stats = &end["stats"];
@@ -116,7 +196,6 @@ fn every_fixture_keeps_the_contract() {
         assert_eq!(lines.len() as u64, n, "{name}: lines without events");
 
         // Exactly one tool.call per tool_use id; every result names its call.
-        let facts = input_facts(&input);
         let mut calls: HashMap<String, usize> = HashMap::new();
         for e in ev.iter().filter(|e| e["type"] == "tool.call") {
             *calls
@@ -381,7 +460,8 @@ fn bad_lines_become_diagnostics_and_never_abort() {
     );
     input.extend_from_slice(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"");
     let out = run(&[], &input);
-    assert!(out.status.success());
+    // No result line among them: exit 3, with run.error before run.end.
+    assert_eq!(out.status.code(), Some(3));
     let ev = events(&out.stdout);
     let kinds: Vec<String> = ev
         .iter()
@@ -406,16 +486,26 @@ fn bad_lines_become_diagnostics_and_never_abort() {
             "diagnostic:invalid_utf8",
             "diagnostic:too_deep",
             "diagnostic:truncated_line",
+            "run.error:",
             "run.end:",
         ]
     );
     assert_eq!(ev.last().unwrap()["stats"]["lines"], 10);
-    // --strict: same stream, non-zero exit and a summary.
+    // --strict: same stream, a summary; the missing result (3) says more than the unusable lines
+    // (1), which --allow-no-result leaves alone.
     let strict = run(&["--strict"], &input);
-    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(strict.status.code(), Some(3));
     assert_eq!(strict.stdout, out.stdout);
     let err = String::from_utf8(strict.stderr).unwrap();
     assert!(err.starts_with("boo-normalize: strict: "), "{err}");
+    assert!(err.contains("boo-normalize: no result: "), "{err}");
+    let strict = run(&["--strict", "--allow-no-result"], &input);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(
+        !events(&strict.stdout)
+            .iter()
+            .any(|e| e["type"] == "run.error")
+    );
 }
 
 #[test]

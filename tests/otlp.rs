@@ -239,9 +239,14 @@ fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
         }
     }
     assert_eq!(got, want, "{name}: token sums over chat spans");
-    // …and run.end's usage totals, where run.end carries them (Anthropic field names).
+    // …and run.end's usage totals when every message's counts are final (run.end takes the
+    // result lines' final usage, chat spans carry each message's own, possibly provisional).
     let end = evs.last().unwrap();
-    if let Some(t) = end.get("usage").filter(|u| u.is_object()) {
+    let all_final = evs
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .all(|e| e["provisional"] == false);
+    if let Some(t) = end.get("usage").filter(|u| u.is_object() && all_final) {
         let n = |k: &str| t[k].as_i64().unwrap_or(0);
         let (read, created) = (
             n("cache_read_input_tokens"),

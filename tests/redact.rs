@@ -232,7 +232,8 @@ fn planted_run(extra: &[&str], with_rule_plant: bool) {
     nargs.extend_from_slice(&args[1..]);
     nargs.push("--redact");
     let (env_out, err, code) = run(&nargs, &text);
-    assert_eq!(code, 0, "{err}");
+    // 3: the planted stream has no result line.
+    assert!(matches!(code, 0 | 3), "{err}");
     let schema = boo_normalize::schema::schema(true);
     let validator = jsonschema::validator_for(&schema).unwrap();
     let mut marked = 0;

@@ -21,7 +21,7 @@ fn fuzz_tool_id_reused_across_init_is_one_call_per_scope() {
     ];
     let input = lines.join("\n") + "\n";
     let out = run(&[], input.as_bytes());
-    assert!(out.status.success());
+    assert!(matches!(out.status.code(), Some(0 | 3)));
     let ev = events(&out.stdout);
     let calls: Vec<_> = ev.iter().filter(|e| e["type"] == "tool.call").collect();
     assert_eq!(calls.len(), 2, "{calls:?}");

@@ -20,7 +20,7 @@ const TOOLS_PARTIAL: &str = "fixtures/captured/1.0.128/tools.partial.ndjson";
 fn ok(args: &[&str]) -> Vec<u8> {
     let out = bin().args(args).output().unwrap();
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 3)),
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -242,7 +242,7 @@ fn append_refuses_torn_logs_and_second_writers() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     drop(stdin);
-    assert!(first.wait().unwrap().success());
+    assert!(matches!(first.wait().unwrap().code(), Some(0 | 3)));
     assert!(err.contains("another process is writing"), "{err}");
     let (good, _, stderr) = verify(&a);
     assert!(good, "{stderr}");

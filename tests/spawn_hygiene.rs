@@ -20,8 +20,26 @@ fn child_without_result_is_visible_in_run_end() {
     assert_eq!(end["terminal_seen"], false);
     assert_eq!(end["exit_code"], 0);
     assert_eq!(end["signal"], serde_json::Value::Null);
-    assert_eq!(out.status.code(), Some(0));
+    // No result: run.error (cause no_result, with the child's status) right before run.end, and
+    // exit 3 although the child exited 0.
+    let err = &ev[ev.len() - 2];
+    assert_eq!(err["type"], "run.error");
+    assert_eq!(err["cause"], "no_result");
+    assert_eq!(err["end_cause"], "exit");
+    assert_eq!(err["exit_code"], 0);
+    assert_eq!(err["last_event"]["type"], "session.init");
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("boo-normalize: no result: "), "{stderr}");
     assert_no_procs(&mark, Duration::from_secs(2));
+    // --allow-no-result: the caller expects no result; exit 0, no run.error.
+    let (out, ev, _) = run(
+        &d,
+        "echo \"$INIT\"; exit 0",
+        &["--prompt", "do it now", "--allow-no-result"],
+    );
+    assert!(!ev.iter().any(|e| e["type"] == "run.error"));
+    assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]
@@ -128,7 +146,7 @@ fn keep_background_leaves_them_running() {
     let (out, ev, mark) = run(
         &d,
         "setsid sleep 300 </dev/null >/dev/null 2>&1 &\nsleep 0.2; echo \"$INIT\"; exit 0",
-        &["--keep-background"],
+        &["--keep-background", "--allow-no-result"],
     );
     let end = run_end(&ev);
     assert_eq!(end["descendants_killed"], 0);

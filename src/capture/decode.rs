@@ -128,6 +128,11 @@ const RUN_END_OWN: &[&str] = &[
     "terminal_seen",
     "turns",
     "cli_version",
+    "usage",
+    "cost_usd",
+    "api_messages",
+    "tool_calls",
+    "tool_results",
     "stats",
 ];
 

@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Instant;
 
 use boo_normalize::clock::{ManualClock, Stamp};
-use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::error::{EXIT_OK, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
@@ -85,10 +85,11 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
     }
     p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
     record::finish_normalize(rec, p.normalizer().cli_version(), &end, end_at)?;
-    if a.envelope.strict && super::strict_failed(p.stats()) {
-        return Ok(EXIT_STRICT);
-    }
-    Ok(EXIT_OK)
+    Ok(super::run_status(
+        EXIT_OK,
+        p.normalizer(),
+        a.envelope.strict,
+    ))
 }
 
 /// A sink (or the capture when `capture`) failed: every other sink still gets `run.end` with

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
-use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error, sanitize};
+use boo_normalize::error::{EXIT_NO_RESULT, EXIT_OK, Error, sanitize};
 use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
@@ -14,9 +14,6 @@ use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit}
 
 use crate::cli::ReplayArgs;
 use crate::output::io_error;
-
-/// Exit status of `replay --follow` when the followed file's writer died before its end record.
-const EXIT_WRITER_VANISHED: u8 = 3;
 
 /// How often a waiting replay pokes its sinks (SSE keep-alive comments).
 const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -130,12 +127,13 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
             "boo-normalize: --follow: the writer of {} is gone (no run.end)",
             sanitize(&a.files[0].display().to_string())
         );
-        return Ok(EXIT_WRITER_VANISHED);
+        return Ok(EXIT_NO_RESULT);
     }
-    if a.envelope.strict && super::strict_failed(p.stats()) {
-        return Ok(EXIT_STRICT);
-    }
-    Ok(EXIT_OK)
+    Ok(super::run_status(
+        EXIT_OK,
+        p.normalizer(),
+        a.envelope.strict,
+    ))
 }
 
 /// Where `--as-claude` takes its capture from: `--as-claude=FILE`, a FILE before `--as-claude`,

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
-use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::error::{EXIT_OK, Error};
 use boo_normalize::normalize::{EndInfo, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
@@ -262,10 +262,11 @@ fn worker(
         return Ok(EXIT_OK);
     }
     let code = outcome.exit_status(last_ok);
-    if a.stream.envelope.strict && code == EXIT_OK && super::strict_failed(p.stats()) {
-        return Ok(EXIT_STRICT);
-    }
-    Ok(code)
+    Ok(super::run_status(
+        code,
+        p.normalizer(),
+        a.stream.envelope.strict,
+    ))
 }
 
 /// The child could not be started (`err`): every sink and the capture still end with `run.end`

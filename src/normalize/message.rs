@@ -20,8 +20,18 @@ impl State {
         let model = get_str(msg, "model");
         let error = get_str(v, "error");
         let synthetic = model == Some("<synthetic>");
+        // An assistant line's usage is final when the line carries the message's stop_reason
+        // (1.0.x, 2.0.x); CLI 2.1.x writes stop_reason null and the usage of message_start
+        // (output_tokens 1), whose final counts come only in a message_delta (partial messages)
+        // and in the result line.
+        let stop_reason = get_some(msg, "stop_reason");
         if let (Some(id), Some(u)) = (message_id, get_some(msg, "usage")) {
-            self.note_usage(ev, ctx, id, model, u);
+            self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
+        }
+        if ctx.parent.is_none()
+            && let Some(r) = stop_reason
+        {
+            self.note_stop_reason(r);
         }
         if let Some(id) = message_id.filter(|id| !self.assistant_seen.contains(*id)) {
             self.assistant_seen.insert(id.to_owned());
@@ -142,9 +152,13 @@ impl State {
         let Some(msg) = get(v, "message").filter(|m| m.as_object().is_some()) else {
             return self.unknown(v, ctx, ev, "shape", "user");
         };
-        // A user line closes the assistant message that ran before it on this stream.
+        // A user line closes the assistant message that ran before it on this stream, unless the
+        // message is still streaming and its final counts are yet to come (a fast tool's result
+        // can arrive before the message_delta).
         let key = ctx.parent.map(str::to_owned);
-        self.flush_usage(&key, ev);
+        if !self.usage_awaits_delta(&key) {
+            self.flush_usage(&key, ev);
+        }
         let replay = get(v, "isReplay")
             .and_then(|x| x.as_bool())
             .unwrap_or(false);

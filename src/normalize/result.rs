@@ -4,7 +4,7 @@
 use super::State;
 use super::system::write_extra;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Val, get, get_str};
+use crate::json::{Val, get, get_some, get_str};
 use simd_json::prelude::*;
 
 /// The `outcome` of a result: from the subtype, except that `is_error: true` never reads as
@@ -43,6 +43,8 @@ impl State {
         self.assistant_seen.clear();
         self.text_from_deltas.clear();
         self.usage_done.clear();
+        self.settle_totals(v);
+        let last_stop = self.last_stop_reason.take();
         let subtype = get_str(v, "subtype");
         let is_error = get(v, "is_error")
             .and_then(|x| x.as_bool())
@@ -73,6 +75,16 @@ impl State {
             ("errors", "errors"),
         ] {
             o.key(field);
+            if field == "stop_reason" {
+                // CLIs before 2.1.150 write no stop_reason in the result line; the turn's last
+                // main-thread message carried it (assistant line, or message_delta).
+                match (get_some(v, src), &last_stop) {
+                    (Some(r), _) => o.value(r),
+                    (None, Some(raw)) => o.raw(raw),
+                    (None, None) => o.raw(b"null"),
+                }
+                continue;
+            }
             o.opt_value(get(v, src));
         }
         write_extra(
@@ -96,6 +108,39 @@ impl State {
             ],
         );
         ev.end();
+    }
+
+    /// A result ends a turn: its own usage (final, the turn's main-thread messages) replaces the
+    /// counts those messages carried; without one, theirs stand. Its cost is the run's so far.
+    fn settle_totals(&mut self, v: Val<'_, '_>) {
+        let t = &mut self.totals;
+        let own = get(v, "usage").and_then(|u| {
+            let o = u.as_object()?;
+            let n = |k: &str| o.get(k).and_then(|x| x.as_u64());
+            n("input_tokens").or(n("output_tokens"))?;
+            Some(super::Tokens {
+                input: n("input_tokens").unwrap_or(0),
+                output: n("output_tokens").unwrap_or(0),
+                cache_read: n("cache_read_input_tokens").unwrap_or(0),
+                cache_creation: n("cache_creation_input_tokens").unwrap_or(0),
+            })
+        });
+        match own {
+            Some(own) => {
+                t.settled.add(own);
+                t.open = super::Tokens::default();
+                t.open_provisional = false;
+            }
+            None => t.close_open(),
+        }
+        let cost = ["total_cost_usd", "cost_usd", "total_cost"]
+            .iter()
+            .find_map(|k| get(v, k).filter(|x| x.is_f64() || x.is_i64() || x.is_u64()));
+        if let Some(c) = cost {
+            let mut o = crate::json::Out::default();
+            o.value(c);
+            t.cost = Some(o.buf);
+        }
     }
 }
 

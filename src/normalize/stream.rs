@@ -31,7 +31,7 @@ impl State {
                 s.message_id = id.map(str::to_owned);
                 s.model = model.map(str::to_owned);
                 if let (Some(id), Some(u)) = (id, m.and_then(|m| get_some(m, "usage"))) {
-                    self.note_usage(ev, ctx, id, model, u);
+                    self.note_usage(ev, ctx, id, model, u, false);
                 }
                 let o = ev.begin_ephemeral("message.start", ctx);
                 o.key("message_id");
@@ -95,7 +95,12 @@ impl State {
                 let d = get(e, "delta");
                 let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
                 if let (Some(id), Some(u)) = (id.as_deref(), get_some(e, "usage")) {
-                    self.note_usage(ev, ctx, id, None, u);
+                    self.note_usage(ev, ctx, id, None, u, true);
+                }
+                if ctx.parent.is_none()
+                    && let Some(r) = d.and_then(|d| get_some(d, "stop_reason"))
+                {
+                    self.note_stop_reason(r);
                 }
                 let o = ev.begin_ephemeral("message.delta", ctx);
                 o.key("message_id");

@@ -172,6 +172,8 @@ impl State {
         // a run repeats its tool use ids, and those calls are new. Names stay known, so a result
         // that arrives after the next init (a background subagent) still names its call.
         self.scope += 1;
+        // A result after this init covers only the messages after it.
+        self.totals.close_open();
         if let Some(ver) = get_str(v, "claude_code_version") {
             self.cli_version = Some(ver.to_owned());
         }
