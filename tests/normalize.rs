@@ -437,6 +437,34 @@ fn a_lone_surrogate_costs_no_tool_result() {
     assert_eq!(slow.stdout, out.stdout);
 }
 
+/// `--strict` is clean on every capture of the newest CLI (2.1.331, including `--bare`, which
+/// writes system/ui_invalidate, and `--name`, which writes system/session_title_changed): no
+/// diagnostic, no unknown event, and the two subtypes come out typed.
+#[test]
+fn strict_is_clean_on_the_newest_cli() {
+    let newest: Vec<_> = fixtures()
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("captured/2.1.331/"))
+        .collect();
+    assert!(newest.len() >= 14, "the 2.1.331 captures");
+    let mut seen = BTreeSet::new();
+    for path in &newest {
+        let out = bin().arg("--strict").arg(path).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for e in events(&out.stdout) {
+            seen.insert(e["type"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(seen.contains("ui.invalidate"), "{seen:?}");
+    assert!(seen.contains("session.title"), "{seen:?}");
+}
+
 #[test]
 fn bad_lines_become_diagnostics_and_never_abort() {
     let mut input = Vec::new();

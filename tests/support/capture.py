@@ -111,6 +111,24 @@ SCENARIOS = {
         "args": ["--max-turns", "3"],
         "env": {},
     },
+    "bare": {
+        "script": "tools.json",
+        "prompt": "Run `echo hello`, then read notes.txt and tell me what it says.",
+        "args": ["--max-turns", "5", "--bare"],
+        "env": {},
+        "partial_variant": False,
+        # --bare (no hooks, plugins, CLAUDE.md) writes system/ui_invalidate.
+        "min_version": "2.1.300",
+    },
+    "named": {
+        "script": "tools.json",
+        "prompt": "Run `echo hello`, then read notes.txt and tell me what it says.",
+        "args": ["--max-turns", "5", "--name", "fixture run"],
+        "env": {},
+        "partial_variant": False,
+        # --name writes system/session_title_changed.
+        "min_version": "2.1.300",
+    },
     "max_turns": {
         "script": "max_turns.json",
         "prompt": "Keep checking until it works.",
