@@ -342,6 +342,12 @@ OLD and NEW are each a capture file, a directory of captures, or a saved profile
 
 Severities: breaking (kind/field/enum value/tool name gone, new JSON type, required field now
 optional), additive (new kind/field/value/tool), info (optional field no longer seen, …).
+What is compared how: kinds (type/subtype, content blocks, stream events), field paths (present,
+required or optional), JSON types, tool names (with renames); enum-like string fields (stop_reason,
+status, permissionMode, error, …: short non-id values, at most 16 per field) by value, except that
+a value documented for the field (stop reasons, permission modes, API error kinds, service tiers,
+task statuses, …) seen or no longer seen is what the sampled runs did, not drift; open lists of
+names (capabilities, slash_commands, skills, agents, betas) by name, at info level.
 Ids, timestamps, paths, numbers, free text and counts are never compared.
 
 --allow FILE accepts known drift. FILE is JSON: {\"allow\": [RULE, ...]}, a bare [RULE, ...], or

@@ -226,6 +226,54 @@ fn adjacent_captured_versions_show_their_changelog() {
     assert!(find(&r, "kind_removed", "tool_use_result/Task", None, None).is_none());
 }
 
+/// Two runs of one scenario on one CLI version whose turns happened to end differently (one
+/// stopped with end_turn, the other did not) do not flap: a documented stop reason is not drift.
+/// A name added to an open list (2.1.331 added a capability) is reported at info level.
+#[test]
+fn documented_values_do_not_flap_and_open_lists_are_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = root().join(captured("1.0.128", "tools.ndjson"));
+    let text = std::fs::read_to_string(&first).unwrap();
+    assert!(text.contains(r#""stop_reason":"end_turn""#));
+    let second = dir.path().join("run2.ndjson");
+    std::fs::write(
+        &second,
+        text.replace(r#""stop_reason":"end_turn""#, r#""stop_reason":"tool_use""#),
+    )
+    .unwrap();
+    let (f, s) = (first.to_str().unwrap(), second.to_str().unwrap());
+    for (a, b) in [(f, s), (s, f)] {
+        let (rc, r) = diff_json(a, b, &["--fail-on", "info"]);
+        assert_eq!(rc, 0, "{r:#}");
+        assert!(changes(&r).is_empty(), "{r:#}");
+    }
+    let newest = root().join(captured("2.1.331", "tools.ndjson"));
+    let text = std::fs::read_to_string(&newest).unwrap();
+    let grown = dir.path().join("grown.ndjson");
+    std::fs::write(
+        &grown,
+        text.replacen(
+            r#""capabilities":["#,
+            r#""capabilities":["brand_new_v1","#,
+            1,
+        ),
+    )
+    .unwrap();
+    let (rc, r) = diff_json(
+        newest.to_str().unwrap(),
+        grown.to_str().unwrap(),
+        &["--fail-on", "info"],
+    );
+    assert_eq!(rc, 1, "{r:#}");
+    let c = changes(&r);
+    assert_eq!(c.len(), 1, "{r:#}");
+    assert_eq!(c[0]["change"], "item_added");
+    assert_eq!(c[0]["severity"], "info");
+    assert_eq!(c[0]["value"], "brand_new_v1");
+    let (rc, _) = diff_json(newest.to_str().unwrap(), grown.to_str().unwrap(), &[]);
+    assert_eq!(rc, 0, "info is below the default --fail-on");
+}
+
 #[test]
 fn two_runs_of_one_scenario_diff_clean() {
     let mut pairs = 0;

@@ -65,6 +65,10 @@ pub enum ChangeKind {
     ValueRemoved,
     /// NEW has too many distinct values to treat the field as an enum.
     ValuesOpened,
+    /// A name only NEW's open list held (`capabilities`, `slash_commands`, `skills`, …).
+    ItemAdded,
+    /// A name only OLD's open list held.
+    ItemRemoved,
     /// A tool name only in NEW.
     ToolAdded,
     /// A tool name only in OLD.
@@ -87,6 +91,8 @@ impl ChangeKind {
             ChangeKind::BecameRequired => "became_required",
             ChangeKind::ValueAdded => "value_added",
             ChangeKind::ValueRemoved => "value_removed",
+            ChangeKind::ItemAdded => "item_added",
+            ChangeKind::ItemRemoved => "item_removed",
             ChangeKind::ValuesOpened => "values_opened",
             ChangeKind::ToolAdded => "tool_added",
             ChangeKind::ToolRemoved => "tool_removed",
@@ -383,7 +389,15 @@ fn field_diff(
         fnew.values_overflow,
     ) {
         (Some(vo), Some(vn), false, false) => {
-            for v in vn.keys().filter(|v| !vo.contains_key(*v)) {
+            // A documented value seen (or not seen) this time is what the sampled runs did, not
+            // drift (see `rules::DOCUMENTED`).
+            let key = p.rsplit(['.', '[']).next().unwrap_or(p);
+            let documented = |v: &&String| super::rules::documented(key, v);
+            for v in vn
+                .keys()
+                .filter(|v| !vo.contains_key(*v))
+                .filter(|v| !documented(v))
+            {
                 out.push(
                     Change::new(
                         Severity::Additive,
@@ -395,7 +409,11 @@ fn field_diff(
                     .value(v),
                 );
             }
-            for v in vo.keys().filter(|v| !vn.contains_key(*v)) {
+            for v in vo
+                .keys()
+                .filter(|v| !vn.contains_key(*v))
+                .filter(|v| !documented(v))
+            {
                 out.push(
                     Change::new(
                         Severity::Breaking,
@@ -422,6 +440,38 @@ fn field_diff(
             .path(p),
         ),
         _ => {}
+    }
+    items_diff(name, p, fo, fnew, out);
+}
+
+/// Names added to or removed from an open list: `info` (the CLI grows these lists every release).
+fn items_diff(name: &str, p: &str, fo: &Field, fnew: &Field, out: &mut Vec<Change>) {
+    let (Some(io), Some(inew)) = (&fo.items, &fnew.items) else {
+        return;
+    };
+    for v in inew.keys().filter(|v| !io.contains_key(*v)) {
+        out.push(
+            Change::new(
+                Severity::Info,
+                ChangeKind::ItemAdded,
+                name,
+                format!("the list now holds {v:?}"),
+            )
+            .path(p)
+            .value(v),
+        );
+    }
+    for v in io.keys().filter(|v| !inew.contains_key(*v)) {
+        out.push(
+            Change::new(
+                Severity::Info,
+                ChangeKind::ItemRemoved,
+                name,
+                format!("the list no longer holds {v:?}"),
+            )
+            .path(p)
+            .value(v),
+        );
     }
 }
 
@@ -493,12 +543,12 @@ mod tests {
     #[test]
     fn severities_of_field_changes() {
         let old = profile(&[
-            r#"{"type":"result","subtype":"success","a":null,"b":1,"c":"x","gone":1,"opt":1,"stop_reason":"end_turn"}"#,
-            r#"{"type":"result","subtype":"success","a":null,"b":2,"c":"x","gone":2,"stop_reason":"end_turn"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":1,"c":"x","gone":1,"opt":1,"stop_reason":"end_turn","kind":"alpha"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":2,"c":"x","gone":2,"stop_reason":"end_turn","kind":"alpha"}"#,
         ]);
         let new = profile(&[
-            r#"{"type":"result","subtype":"success","a":"now","b":null,"new":{"x":1},"stop_reason":"max_tokens"}"#,
-            r#"{"type":"result","subtype":"success","a":null,"b":3,"c":"x","new":{"x":2},"stop_reason":"end_turn"}"#,
+            r#"{"type":"result","subtype":"success","a":"now","b":null,"new":{"x":1},"stop_reason":"max_tokens","kind":"alpha"}"#,
+            r#"{"type":"result","subtype":"success","a":null,"b":3,"c":"x","new":{"x":2},"stop_reason":"tool_use","kind":"zeta"}"#,
         ]);
         let d = diff(&old, &new);
         let find = |ch: ChangeKind, p: &str| {
@@ -524,9 +574,38 @@ mod tests {
             "nested under new"
         );
         assert_eq!(
-            find(ChangeKind::ValueAdded, "stop_reason"),
+            find(ChangeKind::ValueAdded, "kind"),
             Some(Severity::Additive)
         );
+        // Documented stop reasons seen first (max_tokens, tool_use) or no longer seen (end_turn) are what
+        // the sampled runs did, not drift.
+        assert_eq!(find(ChangeKind::ValueAdded, "stop_reason"), None);
+        assert_eq!(find(ChangeKind::ValueRemoved, "stop_reason"), None);
         assert_eq!(d.len(), 7, "{d:#?}");
+    }
+
+    #[test]
+    fn open_lists_report_names_at_info() {
+        let old = profile(&[
+            r#"{"type":"system","subtype":"init","session_id":"s","capabilities":["a","b"],"slash_commands":["x"]}"#,
+        ]);
+        let new = profile(&[
+            r#"{"type":"system","subtype":"init","session_id":"s","capabilities":["a","b","c"],"slash_commands":[]}"#,
+        ]);
+        let d = diff(&old, &new);
+        let items: Vec<(ChangeKind, Severity, Option<&str>)> = d
+            .iter()
+            .filter(|c| matches!(c.change, ChangeKind::ItemAdded | ChangeKind::ItemRemoved))
+            .map(|c| (c.change, c.severity, c.value.as_deref()))
+            .collect();
+        assert_eq!(
+            items,
+            [
+                (ChangeKind::ItemAdded, Severity::Info, Some("c")),
+                (ChangeKind::ItemRemoved, Severity::Info, Some("x")),
+            ],
+            "{d:#?}"
+        );
+        assert!(diff(&new, &new).is_empty());
     }
 }

@@ -339,6 +339,11 @@ fn record(k: &mut Kind, path: &str, key: Option<&str>, x: Val<'_, '_>) {
     {
         f.add_value(s);
     }
+    if let (Some(key), Some(a)) = (key, x.as_array())
+        && rules::OPEN_LISTS.contains(&key)
+    {
+        f.add_items(a.iter().filter_map(|e| str_of(e)));
+    }
 }
 
 /// Walks one kind's value, recording its field paths; nested kinds go to `work`.

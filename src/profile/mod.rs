@@ -87,6 +87,9 @@ pub struct Field {
     /// More distinct values than [`rules::MAX_VALUES`]: the set is open and not compared.
     #[serde(default, skip_serializing_if = "is_false")]
     pub values_overflow: bool,
+    /// Names an open list (see [`rules::OPEN_LISTS`]) held, with counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<BTreeMap<String, u64>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -102,6 +105,9 @@ impl Field {
     fn merge(&mut self, o: &Field) {
         self.present += o.present;
         add_counts(&mut self.types, &o.types);
+        if let Some(oi) = &o.items {
+            add_counts(self.items.get_or_insert_with(BTreeMap::new), oi);
+        }
         if self.values_overflow || o.values_overflow {
             self.values_overflow = true;
             self.values = None;
@@ -111,6 +117,18 @@ impl Field {
             if v.len() > rules::MAX_VALUES {
                 self.values = None;
                 self.values_overflow = true;
+            }
+        }
+    }
+
+    /// Record the names of an open list.
+    pub(crate) fn add_items<'a>(&mut self, names: impl Iterator<Item = &'a str>) {
+        let m = self.items.get_or_insert_with(BTreeMap::new);
+        for n in names {
+            if let Some(c) = m.get_mut(n) {
+                *c += 1;
+            } else if m.len() < rules::MAX_ITEMS && n.len() <= 200 {
+                m.insert(n.to_owned(), 1);
             }
         }
     }

@@ -55,6 +55,109 @@ pub const ENUM_FIELDS: &[&str] = &[
     "view_mode",
 ];
 
+/// Documented values of enum-like fields (by last path segment), from the Messages API and the
+/// CLI's own type definitions. A sample that shows one for the first time (or stops showing one)
+/// says only what the sampled runs happened to do, so `diff` does not call it drift.
+pub const DOCUMENTED: &[(&str, &[&str])] = &[
+    (
+        "apiKeySource",
+        &[
+            "ANTHROPIC_API_KEY",
+            "apiKeyHelper",
+            "none",
+            "org",
+            "project",
+            "temporary",
+            "user",
+            "/login managed key",
+        ],
+    ),
+    (
+        "error",
+        &[
+            "authentication_failed",
+            "billing_error",
+            "invalid_request",
+            "max_output_tokens",
+            "rate_limit",
+            "server_error",
+            "unknown",
+        ],
+    ),
+    (
+        "permissionMode",
+        &[
+            "acceptEdits",
+            "auto",
+            "bypassPermissions",
+            "default",
+            "dontAsk",
+            "plan",
+        ],
+    ),
+    (
+        "permission_mode",
+        &[
+            "acceptEdits",
+            "auto",
+            "bypassPermissions",
+            "default",
+            "dontAsk",
+            "plan",
+        ],
+    ),
+    ("service_tier", &["batch", "priority", "standard"]),
+    (
+        "status",
+        &[
+            "completed",
+            "failed",
+            "killed",
+            "pending",
+            "requesting",
+            "running",
+            "stopped",
+            "compacting",
+        ],
+    ),
+    (
+        "stop_reason",
+        &[
+            "end_turn",
+            "max_tokens",
+            "model_context_window_exceeded",
+            "pause_turn",
+            "refusal",
+            "stop_sequence",
+            "tool_use",
+        ],
+    ),
+    (
+        "terminal_reason",
+        &["aborted", "completed", "error", "max_budget", "max_turns"],
+    ),
+];
+
+/// True if `value` is a documented value of the field named `key`.
+pub fn documented(key: &str, value: &str) -> bool {
+    DOCUMENTED
+        .iter()
+        .any(|(k, vs)| *k == key && vs.contains(&value))
+}
+
+/// Fields (by last path segment) holding open lists of names: the set of strings they held is
+/// recorded and a name added or removed is reported at `info` level.
+pub const OPEN_LISTS: &[&str] = &[
+    "agents",
+    "betas",
+    "capabilities",
+    "skills",
+    "slash_commands",
+];
+
+/// Most names kept per open list.
+pub const MAX_ITEMS: usize = 512;
+
 /// Paths whose last segment is in [`ENUM_FIELDS`] but whose values are names, not enums.
 const NOT_ENUM_PATHS: &[&str] = &["plugins[].source"];
 
