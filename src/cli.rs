@@ -269,11 +269,13 @@ pub struct SpawnArgs {
     /// More than N tool calls is a violation.
     #[arg(long, value_name = "N")]
     pub max_tool_calls: Option<u64>,
-    /// More than N identical consecutive calls (same tool and input) is a violation.
-    #[arg(long, value_name = "N")]
+    /// N identical calls in a row (same tool and input, within one agent) is a violation, and so
+    /// is every further repeat of the streak (N ≥ 2; 3 catches a doom loop).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
     pub max_repeat_calls: Option<u64>,
-    /// More than N bytes of child stdout is a violation.
-    #[arg(long, value_name = "N")]
+    /// More than SIZE of child stdout is a violation (bytes, or 5MB, 500KB, 5MiB, 64KiB, 1GiB;
+    /// K/M/G alone are binary, like 5M = 5MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_output_bytes: Option<u64>,
     /// Stop the child on the first policy violation (exit 125).
     #[arg(long)]
@@ -317,6 +319,38 @@ fn duration(s: &str) -> Result<Duration, String> {
         return Err(format!("{s:?}: not a duration"));
     }
     humantime::parse_duration(t).map_err(|e| format!("{s:?}: {e} (e.g. 30s, 5m, 1500ms)"))
+}
+
+/// A byte count: a number with an optional unit (B; KB, MB, GB decimal; KiB, MiB, GiB and K, M, G
+/// binary), case-insensitive, with an optional space.
+fn size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = (&t[..split], t[split..].trim());
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: not a size (e.g. 5000000, 5MB, 5MiB, 64KiB)"))?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?} (B, KB, MB, GB, KiB, MiB, GiB)"
+            ));
+        }
+    };
+    let v = n * mult as f64;
+    if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 {
+        return Err(format!("{s:?}: out of range"));
+    }
+    Ok(v.round() as u64)
 }
 
 /// `schema` options.
@@ -429,6 +463,23 @@ mod tests {
     #[test]
     fn verify_cli() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes() {
+        let p = super::size;
+        assert_eq!(p("5000000"), Ok(5_000_000));
+        assert_eq!(p("5MB"), Ok(5_000_000));
+        assert_eq!(p("5 mb"), Ok(5_000_000));
+        assert_eq!(p("500KB"), Ok(500_000));
+        assert_eq!(p("5MiB"), Ok(5 << 20));
+        assert_eq!(p("5M"), Ok(5 << 20));
+        assert_eq!(p("64KiB"), Ok(64 << 10));
+        assert_eq!(p("1.5KB"), Ok(1500));
+        assert_eq!(p("1GiB"), Ok(1 << 30));
+        assert!(p("5XB").is_err());
+        assert!(p("MB").is_err());
+        assert!(p("-5").is_err());
     }
 
     #[test]

@@ -41,6 +41,24 @@ fn environment_allowlist() {
     parent_env(&mut c);
     let out = output_within(c, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(0));
+    // The provider settings it did not pass are named on stderr, never their values.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let notice = err
+        .lines()
+        .find(|l| l.starts_with("boo-normalize: spawn: not passed to claude: "))
+        .unwrap_or_else(|| panic!("no notice: {err}"));
+    assert!(
+        notice.contains("ANTHROPIC_API_KEY") && notice.contains("--keep-env-key"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("ANTHROPIC_BASE_URL") && notice.contains("--env NAME"),
+        "{notice}"
+    );
+    assert!(
+        !notice.contains("sk-ant-secret-123") && !notice.contains("127.0.0.1"),
+        "{notice}"
+    );
     let mut names = env_of(&d);
     names.retain(|n| !["PWD", "SHLVL", "_", "OLDPWD"].contains(&n.as_str()));
     names.sort();
@@ -224,7 +242,7 @@ fn guards_report_without_enforce() {
             "--allow-tools",
             "Bash",
             "--max-repeat-calls",
-            "1",
+            "2",
             "--max-output-bytes",
             &cap,
         ],
@@ -276,4 +294,86 @@ fn missing_binary_and_bad_usage() {
         output_within(c, Duration::from_secs(10)).status.code(),
         Some(2)
     );
+}
+
+/// No prompt and nothing to resume: spawn fails before starting claude (exit 2, no child ran).
+/// --resume / --continue among the claude arguments need no prompt.
+#[test]
+fn no_prompt_fails_before_starting_claude() {
+    let d = Dirs::new();
+    let mark = marker("noprompt");
+    let bin = fake(
+        &d,
+        "touch \"$HERE/started\"; echo \"$INIT\"; echo \"$RESULT\"",
+    );
+    let mut c = Command::new(env!("CARGO_BIN_EXE_boo-normalize"));
+    c.current_dir(&d.work)
+        .env("HOME", &d.home)
+        .args(["spawn", "--claude-bin"])
+        .arg(&bin)
+        .stdin(std::process::Stdio::null());
+    let out = output_within(c, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("boo-normalize: spawn: no prompt: "),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(
+        !bin.parent().unwrap().join("started").exists(),
+        "claude was started"
+    );
+    let _ = mark;
+    for resume in [&["--", "--resume", "abc"][..], &["--", "--continue"]] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_boo-normalize"));
+        c.current_dir(&d.work)
+            .env("HOME", &d.home)
+            .args(["spawn", "--claude-bin"])
+            .arg(&bin)
+            .args(resume)
+            .stdin(std::process::Stdio::null());
+        let out = output_within(c, Duration::from_secs(20));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{resume:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// --max-output-bytes takes units; --max-repeat-calls N is N identical calls in a row.
+#[test]
+fn guard_units_and_repeat_streaks() {
+    let d = Dirs::new();
+    let (out, ev, _) = run(
+        &d,
+        "echo \"$INIT\"; for i in 1 2 3 4; do echo \"$BASH_CALL\" | sed s/toolu_1/toolu_$i/; done; echo \"$RESULT\"",
+        &["--max-repeat-calls", "3", "--max-output-bytes", "5MB"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v = of_type(&ev, "policy.violation");
+    let got: Vec<(&str, u64)> = v
+        .iter()
+        .map(|x| {
+            (
+                x["tool_use_id"].as_str().unwrap(),
+                x["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [("toolu_3", 3), ("toolu_4", 4)], "{v:?}");
+    for bad in ["5XB", "1"] {
+        let flag = if bad == "1" {
+            "--max-repeat-calls"
+        } else {
+            "--max-output-bytes"
+        };
+        let o = Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
+            .args(["spawn", "--prompt", "x y", flag, bad])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flag} {bad}");
+    }
 }

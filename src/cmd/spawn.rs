@@ -75,6 +75,12 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
         }
     }
     let prompt = read_prompt(&a)?;
+    if prompt.is_none() && !continues_a_session(&a.claude_args) {
+        return Err(Error::msg(
+            "spawn",
+            "no prompt: give --prompt TEXT or --prompt-file FILE (or --resume ID / --continue after --)",
+        ));
+    }
     // From here on, the process the caller started is the guardian; the run goes on in the
     // worker, which survives neither its guardian nor lets the run survive it.
     guardian::split().map_err(|e| Error::io("spawn: fork", e))?;
@@ -153,10 +159,16 @@ fn worker(
             argv_max: a.prompt_argv_max,
         },
     );
+    let parent_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    let child_env = policy.build(parent_env.iter().cloned());
+    // Removed provider settings never vanish without a word (names only).
+    if let Some(line) = boo_normalize::spawn::env::removed_notice(&parent_env, &child_env) {
+        let _ = writeln!(std_err.clone(), "{line}");
+    }
     let spec = Spec {
         program: resolved.as_ref().map_or(requested, Clone::clone),
         args: inv.args,
-        env: policy.build(std::env::vars_os()),
+        env: child_env,
         stdin: inv.stdin,
         max_line: a.stream.envelope.max_line_bytes,
     };
@@ -277,4 +289,16 @@ fn spawn_failed(mut p: Pipeline<'_>, rec: Option<record::Recording>, err: Error)
     let _ = p.finish(&end);
     let _ = record::finish_normalize(rec, p.normalizer().cli_version(), &end, at);
     err
+}
+
+/// Whether the claude arguments resume or continue a session, or take their input from stdin
+/// (`--input-format stream-json`): then no prompt is needed.
+fn continues_a_session(args: &[std::ffi::OsString]) -> bool {
+    args.iter().filter_map(|a| a.to_str()).any(|a| {
+        matches!(
+            a,
+            "--resume" | "-r" | "--continue" | "-c" | "--input-format"
+        ) || a.starts_with("--resume=")
+            || a.starts_with("--input-format=")
+    })
 }

@@ -58,6 +58,61 @@ pub fn is_credential(name: &str) -> bool {
             .any(|w| rest.contains(w))
 }
 
+/// Prefixes of provider settings a user expects claude to see (API credentials, base URL, model,
+/// Bedrock/Vertex switches, cloud regions and credentials): when one is not passed, spawn says so.
+const PROVIDER_PREFIX: &[&str] = &[
+    "ANTHROPIC_",
+    "AWS_",
+    "CLOUD_ML_",
+    "VERTEX_",
+    "GOOGLE_",
+    "GCLOUD_",
+];
+
+/// The provider settings in `parent` that the child's environment `child` does not get, as one
+/// stderr line (names only, never values, each with the flag that passes it); `None` when none.
+pub fn removed_notice(
+    parent: &[(OsString, OsString)],
+    child: &[(OsString, OsString)],
+) -> Option<String> {
+    let passed = |k: &OsStr| child.iter().any(|(c, _)| c == k);
+    let mut creds = Vec::new();
+    let mut settings = Vec::new();
+    for (k, _) in parent {
+        let Some(name) = k.to_str() else { continue };
+        if passed(k) || !PROVIDER_PREFIX.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        if is_credential(name) {
+            creds.push(name);
+        } else {
+            settings.push(name);
+        }
+    }
+    if creds.is_empty() && settings.is_empty() {
+        return None;
+    }
+    creds.sort_unstable();
+    settings.sort_unstable();
+    let mut parts = Vec::new();
+    if !creds.is_empty() {
+        parts.push(format!(
+            "{} (credentials: --keep-env-key)",
+            creds.join(", ")
+        ));
+    }
+    if !settings.is_empty() {
+        parts.push(format!(
+            "{} (--env NAME, or --inherit-env)",
+            settings.join(", ")
+        ));
+    }
+    Some(format!(
+        "boo-normalize: spawn: not passed to claude: {}",
+        parts.join("; ")
+    ))
+}
+
 /// Whether `name` is on the default allowlist.
 pub fn is_allowed(name: &str) -> bool {
     ALLOW_EXACT.contains(&name)
@@ -170,6 +225,25 @@ mod tests {
         ("MY_APP_A", "1"),
         ("MY_APP_B", "2"),
     ];
+
+    #[test]
+    fn removed_provider_settings_are_named() {
+        let parent = vars(&[
+            ("ANTHROPIC_API_KEY", "sk-secret"),
+            ("ANTHROPIC_BASE_URL", "http://x"),
+            ("AWS_REGION", "us-east-1"),
+            ("HOME", "/h"),
+            ("UNRELATED", "1"),
+        ]);
+        let child = vars(&[("HOME", "/h"), ("AWS_REGION", "us-east-1")]);
+        let line = removed_notice(&parent, &child).unwrap();
+        assert_eq!(
+            line,
+            "boo-normalize: spawn: not passed to claude: ANTHROPIC_API_KEY (credentials: --keep-env-key); ANTHROPIC_BASE_URL (--env NAME, or --inherit-env)"
+        );
+        assert!(!line.contains("sk-secret") && !line.contains("http://x"));
+        assert_eq!(removed_notice(&child, &child), None);
+    }
 
     #[test]
     fn default_allowlist_strips_everything_else() {

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `allow_tools` | a `tool.call` names a tool outside `--allow-tools` (entries ending in `*` are prefixes, e.g. `mcp__github__*`); once per call |
 //! | `max_tool_calls` | the N+1-th `tool.call` of the run (N = `--max-tool-calls`); once |
-//! | `max_repeat_calls` | the N+1-th identical consecutive call (same name and input, within one agent: the main one or one subagent); once per streak |
+//! | `max_repeat_calls` | the N-th identical call in a row (same name and input, within one agent: the main one or one subagent), and every further one of the streak |
 //! | `max_output_bytes` | the child's stdout grows past N bytes; once |
 //!
 //! Guards read the serialized `tool.call` events (one small JSON parse per call), so they see
@@ -163,12 +163,12 @@ impl Guards {
         }
         let streak = slot.2;
         if let Some(max) = self.cfg.max_repeat_calls
-            && streak == max + 1
+            && streak >= max
         {
             out.push(call(
                 "max_repeat_calls",
                 format!(
-                    "{streak} identical consecutive calls of {:?} (limit {max})",
+                    "{streak} identical calls of {:?} in a row (limit {max})",
                     c.name
                 ),
                 Some(max),
@@ -285,8 +285,8 @@ mod tests {
     #[test]
     fn counts_and_repeats() {
         let mut g = Guards::new(GuardConfig {
-            max_tool_calls: Some(4),
-            max_repeat_calls: Some(2),
+            max_tool_calls: Some(5),
+            max_repeat_calls: Some(3),
             enforce: true,
             ..Default::default()
         });
@@ -297,18 +297,25 @@ mod tests {
         assert!(!g.inspect(&mut ev, 0), "two in a row per agent is fine");
         let n = ev.len();
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
-        assert!(g.inspect(&mut ev, n));
+        assert!(g.inspect(&mut ev, n), "the third identical call in a row");
         let v = violations(&ev);
         assert_eq!(v.len(), 1);
         assert_eq!(v[0]["rule"], "max_repeat_calls");
         assert_eq!(v[0]["count"], 3);
+        assert_eq!(v[0]["limit"], 3);
+        let n = ev.len();
+        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
+        assert!(g.inspect(&mut ev, n), "every further repeat is reported");
+        let v = violations(&ev);
+        assert_eq!(v[1]["rule"], "max_repeat_calls");
+        assert_eq!(v[1]["count"], 4);
         let n = ev.len();
         call(&mut ev, "Read", "{}", None);
         assert!(g.inspect(&mut ev, n));
         let v = violations(&ev);
-        assert_eq!(v[1]["rule"], "max_tool_calls");
-        assert_eq!(v[1]["limit"], 4);
-        assert_eq!(g.violations(), 2);
+        assert_eq!(v[2]["rule"], "max_tool_calls");
+        assert_eq!(v[2]["limit"], 5);
+        assert_eq!(g.violations(), 3);
     }
 
     #[test]

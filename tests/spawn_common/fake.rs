@@ -32,8 +32,17 @@ pub fn spawn_cmd(d: &Dirs, bin: &PathBuf, mark: &str, args: &[&str]) -> Command 
         .arg("--claude-bin")
         .arg(bin)
         .arg("--env")
-        .arg("BOO_TEST_MARK")
-        .args(args);
+        .arg("BOO_TEST_MARK");
+    // spawn refuses to start without a prompt (or --resume/--continue): give one unless the test
+    // chose its own.
+    let before_dashes = args.iter().take_while(|a| **a != "--");
+    if !before_dashes
+        .clone()
+        .any(|a| *a == "--prompt" || *a == "--prompt-file")
+    {
+        c.args(["--prompt", "run the test task"]);
+    }
+    c.args(args);
     c
 }
 
