@@ -213,6 +213,17 @@ Examples:
   boo-normalize spawn --prompt 'fix the tests' -- --max-turns 20
   boo-normalize spawn --prompt-file task.md --idle-timeout 5m --allow-tools Read,Grep --enforce";
 
+/// `--stop-signal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StopSignalArg {
+    /// SIGINT, then SIGTERM, then SIGKILL.
+    #[value(name = "INT")]
+    Int,
+    /// SIGTERM, then SIGKILL.
+    #[value(name = "TERM")]
+    Term,
+}
+
 /// `spawn` options.
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
@@ -253,6 +264,16 @@ pub struct SpawnArgs {
     /// Time between SIGINT, SIGTERM and SIGKILL when stopping.
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5s")]
     pub grace: Duration,
+    /// The signal a stop begins with: INT (then TERM, then KILL, each after --grace) or TERM
+    /// (then KILL after --grace: `--stop-signal TERM --grace 5s` is TERM → 5 s → KILL).
+    #[arg(
+        long,
+        value_name = "SIG",
+        value_enum,
+        ignore_case = true,
+        default_value = "INT"
+    )]
+    pub stop_signal: StopSignalArg,
     /// While the child is quiet, send the sinks a keep-alive (an SSE `: keep-alive` comment) this
     /// often.
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "15s")]

@@ -177,6 +177,44 @@ fn escalation_reaches_sigkill() {
     assert_no_procs(&mark, Duration::from_secs(2));
 }
 
+/// A GUI session manager's sequence: SIGTERM → grace → SIGKILL (`--stop-signal TERM`), no SIGINT.
+#[test]
+fn stop_signal_term_skips_the_interrupt() {
+    let d = Dirs::new();
+    let t0 = Instant::now();
+    let (out, ev, mark) = run(
+        &d,
+        "trap '' INT TERM; echo \"$INIT\"; while :; do sleep 0.05; done",
+        &[
+            "--timeout",
+            "300ms",
+            "--grace",
+            "400ms",
+            "--stop-signal",
+            "TERM",
+        ],
+    );
+    let el = t0.elapsed();
+    let end = run_end(&ev);
+    assert_eq!(
+        end["signals_sent"],
+        serde_json::json!(["SIGTERM", "SIGKILL"])
+    );
+    assert_eq!(end["signal"], "SIGKILL");
+    assert_eq!(end["cause"], "timeout");
+    assert_eq!(out.status.code(), Some(124));
+    assert!(el >= Duration::from_millis(700), "{el:?}");
+    assert!(el < Duration::from_secs(10), "{el:?}");
+    assert_no_procs(&mark, Duration::from_secs(2));
+    // A child that honours SIGTERM ends at the first signal.
+    let (_, ev, _) = run(
+        &d,
+        "echo \"$INIT\"; while :; do sleep 0.05; done",
+        &["--timeout", "300ms", "--stop-signal", "term"],
+    );
+    assert_eq!(run_end(&ev)["signals_sent"], serde_json::json!(["SIGTERM"]));
+}
+
 #[test]
 fn wall_clock_timeout_while_output_flows() {
     let d = Dirs::new();

@@ -127,6 +127,10 @@ fn worker(
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
         grace: a.grace,
+        stop_signal: match a.stop_signal {
+            crate::cli::StopSignalArg::Int => boo_normalize::spawn::StopSignal::Int,
+            crate::cli::StopSignalArg::Term => boo_normalize::spawn::StopSignal::Term,
+        },
         keep_background: a.keep_background,
         keep_alive: a.keep_alive,
     };

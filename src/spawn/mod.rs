@@ -31,7 +31,7 @@ pub mod supervise;
 
 pub use child::Spec;
 pub use outcome::{Cause, Outcome};
-pub use supervise::{Driver, Limits, RunError, supervise};
+pub use supervise::{Driver, Limits, RunError, StopSignal, supervise};
 
 /// Whether this platform supports `spawn`.
 pub const fn supported() -> bool {

@@ -5,7 +5,8 @@
 //! `--enforce`, or a child that closed stdout and did not exit within `grace`):
 //!
 //! 1. SIGINT to the child's process group (claude cleans up on an interrupt);
-//! 2. after `grace`: SIGTERM to the group; 3. after another `grace`: SIGKILL to the group;
+//! 2. after `grace`: SIGTERM to the group; 3. after another `grace`: SIGKILL to the group
+//!    (with [`StopSignal::Term`] the escalation starts at step 2: SIGTERM, then SIGKILL);
 //! 4. once the child is reaped (or SIGKILL + `grace` passed): every remaining descendant gets
 //!    SIGTERM, then SIGKILL after at most `grace`, and is reaped (skipped with
 //!    `keep_background`). The same cleanup runs when the child exits by itself.
@@ -36,6 +37,8 @@ pub struct Limits {
     pub idle_timeout: Option<Duration>,
     /// Time between escalation steps.
     pub grace: Duration,
+    /// The first signal of a stop.
+    pub stop_signal: StopSignal,
     /// Leave descendants running after the child ended.
     pub keep_background: bool,
     /// Quiet time after which the sinks get a keep-alive.
@@ -48,6 +51,7 @@ impl Default for Limits {
             timeout: None,
             idle_timeout: None,
             grace: Duration::from_secs(5),
+            stop_signal: StopSignal::Int,
             keep_background: false,
             keep_alive: KEEP_ALIVE_EVERY,
         }
@@ -92,7 +96,24 @@ struct Stop {
     next: Instant,
 }
 
-const STEPS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL];
+/// The signal a stop begins with (`--stop-signal`); SIGKILL follows after `grace` either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StopSignal {
+    /// SIGINT, then SIGTERM, then SIGKILL (claude handles an interrupt like Ctrl-C).
+    #[default]
+    Int,
+    /// SIGTERM, then SIGKILL (a GUI session manager's TERM → 5 s → KILL).
+    Term,
+}
+
+impl StopSignal {
+    fn steps(self) -> &'static [Signal] {
+        match self {
+            StopSignal::Int => &[Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL],
+            StopSignal::Term => &[Signal::SIGTERM, Signal::SIGKILL],
+        }
+    }
+}
 
 struct Sup<'d> {
     run: Running,
@@ -294,11 +315,12 @@ impl Sup<'_> {
         if self.ended.is_some() {
             return;
         }
-        if st.step >= STEPS.len() {
+        let steps = self.limits.stop_signal.steps();
+        if st.step >= steps.len() {
             self.gave_up = true;
             return;
         }
-        let sig = STEPS[st.step];
+        let sig = steps[st.step];
         st.step += 1;
         st.next = Instant::now() + self.limits.grace;
         procs::signal_group(self.run.pid, sig);
