@@ -213,6 +213,15 @@ Examples:
   boo-normalize spawn --prompt 'fix the tests' -- --max-turns 20
   boo-normalize spawn --prompt-file task.md --idle-timeout 5m --allow-tools Read,Grep --enforce";
 
+/// `--idle-action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IdleAction {
+    /// Stop the child (cause idle_timeout, exit 124).
+    Stop,
+    /// Emit a `stall` event and go on.
+    Warn,
+}
+
 /// `--stop-signal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StopSignalArg {
@@ -258,9 +267,18 @@ pub struct SpawnArgs {
     /// Stop the child after this long (30s, 5m, 1500ms).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub timeout: Option<Duration>,
-    /// Stop the child when no stdout line came for this long.
+    /// Stop the child when no stdout line came for this long while no tool call is outstanding
+    /// (a quiet running tool pauses the timer; see --tool-timeout).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub idle_timeout: Option<Duration>,
+    /// What --idle-timeout does: stop the child, or only warn with a `stall` event (once per
+    /// quiet period).
+    #[arg(long, value_name = "ACTION", value_enum, default_value = "stop")]
+    pub idle_action: IdleAction,
+    /// Stop the child when a tool call has had no result for this long (cause killed, reason
+    /// tool_timeout, exit 124).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub tool_timeout: Option<Duration>,
     /// Time between SIGINT, SIGTERM and SIGKILL when stopping.
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5s")]
     pub grace: Duration,

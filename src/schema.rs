@@ -257,6 +257,12 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
+            "stall",
+            "spawn --idle-action warn: the child wrote no stdout line for --idle-timeout while no tool call was outstanding; the run goes on (one event per quiet period). quiet_ms is how long it was quiet.",
+            vec![("quiet_ms", json!({"type": "integer"}))],
+            false,
+        ),
+        (
             "line.repaired",
             "The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\\uD800-\\uDBFF not followed by \\uDC00-\\uDFFF, or a lone \\uDC00-\\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.",
             vec![

@@ -215,6 +215,73 @@ fn stop_signal_term_skips_the_interrupt() {
     assert_eq!(run_end(&ev)["signals_sent"], serde_json::json!(["SIGTERM"]));
 }
 
+/// A user line with the result of BASH_CALL's toolu_1.
+const BASH_RESULT: &str = r#"{"type":"user","session_id":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}}"#;
+
+/// A quiet tool is not a stale stream: the idle timer is paused until its result.
+#[test]
+fn idle_timer_waits_for_a_running_tool() {
+    let d = Dirs::new();
+    let body = format!(
+        "echo \"$INIT\"; echo \"$BASH_CALL\"; sleep 1.5; echo '{BASH_RESULT}'; echo \"$RESULT\""
+    );
+    let (out, ev, mark) = run(&d, &body, &["--idle-timeout", "500ms"]);
+    let end = run_end(&ev);
+    assert_eq!(end["cause"], "exit", "{end}");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(of_type(&ev, "tool.result").len(), 1);
+    assert_no_procs(&mark, Duration::from_secs(2));
+    // Without a tool call the same quiet is a stale stream.
+    let (out, ev, _) = run(
+        &d,
+        "echo \"$INIT\"; sleep 1.5; echo \"$RESULT\"",
+        &["--idle-timeout", "500ms"],
+    );
+    assert_eq!(run_end(&ev)["cause"], "idle_timeout");
+    assert_eq!(out.status.code(), Some(124));
+}
+
+/// --tool-timeout bounds a tool that never returns (the idle timer is paused meanwhile).
+#[test]
+fn tool_timeout_stops_a_tool_that_never_returns() {
+    let d = Dirs::new();
+    let t0 = Instant::now();
+    let (out, ev, mark) = run(
+        &d,
+        "echo \"$INIT\"; echo \"$BASH_CALL\"; while :; do sleep 0.05; done",
+        &[
+            "--idle-timeout",
+            "200ms",
+            "--tool-timeout",
+            "800ms",
+            "--grace",
+            "200ms",
+        ],
+    );
+    let end = run_end(&ev);
+    assert_eq!(end["cause"], "killed", "{end}");
+    assert_eq!(end["reason"], "tool_timeout", "{end}");
+    assert_eq!(out.status.code(), Some(124));
+    assert!(t0.elapsed() >= Duration::from_millis(800));
+    assert_no_procs(&mark, Duration::from_secs(2));
+}
+
+/// --idle-action warn: a `stall` event per quiet period, nothing stopped.
+#[test]
+fn idle_action_warn_reports_a_stall() {
+    let d = Dirs::new();
+    let (out, ev, _) = run(
+        &d,
+        "echo \"$INIT\"; sleep 1.3; echo \"$RESULT\"",
+        &["--idle-timeout", "400ms", "--idle-action", "warn"],
+    );
+    let stalls = of_type(&ev, "stall");
+    assert!(!stalls.is_empty() && stalls.len() <= 4, "{stalls:?}");
+    assert!(stalls[0]["quiet_ms"].as_u64().unwrap() >= 400);
+    assert_eq!(run_end(&ev)["cause"], "exit");
+    assert_eq!(out.status.code(), Some(0));
+}
+
 #[test]
 fn wall_clock_timeout_while_output_flows() {
     let d = Dirs::new();

@@ -215,6 +215,14 @@ pub mod spawn {
         fn ready(&mut self) -> bool {
             self.inner.ready()
         }
+
+        fn tool_running_since(&self) -> Option<Instant> {
+            self.inner.tool_running_since()
+        }
+
+        fn stall(&mut self, quiet: std::time::Duration) -> io::Result<()> {
+            self.inner.stall(quiet)
+        }
     }
 
     /// Write the end record: the child's status, and the `run.end` members the live run wrote.

@@ -126,6 +126,8 @@ fn worker(
     let limits = Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
+        idle_warn_only: a.idle_action == crate::cli::IdleAction::Warn,
+        tool_timeout: a.tool_timeout,
         grace: a.grace,
         stop_signal: match a.stop_signal {
             crate::cli::StopSignalArg::Int => boo_normalize::spawn::StopSignal::Int,

@@ -41,6 +41,14 @@ pub struct PipelineDriver<'p, 'a, E: Write> {
     ready: Option<Box<dyn FnMut() -> bool>>,
     /// `child.stderr` events not written because the output was backed up.
     stderr_dropped: u64,
+    /// Tool calls without a result yet, with the time their `tool.call` went out.
+    outstanding: std::collections::HashMap<String, std::time::Instant>,
+}
+
+/// The id of a `tool.call` or `tool.result` event.
+#[derive(serde::Deserialize)]
+struct IdView {
+    tool_use_id: Option<String>,
 }
 
 impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
@@ -60,6 +68,7 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
             stderr_rewrite: None,
             ready: None,
             stderr_dropped: 0,
+            outstanding: std::collections::HashMap::new(),
         }
     }
 
@@ -97,11 +106,33 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
     fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
         let guards = &mut self.guards;
         let last_ok = &mut self.last_turn_ok;
+        let outstanding = &mut self.outstanding;
         let mut stop = false;
         self.pipeline.push_line_with(line, |ev, first| {
-            for m in ev.metas[first..].iter().filter(|m| m.kind == "turn.end") {
-                let v: Option<TurnView> = serde_json::from_slice(ev.bytes(m)).ok();
-                *last_ok = Some(v.is_some_and(|v| !v.is_error));
+            for m in &ev.metas[first..] {
+                match m.kind {
+                    "turn.end" => {
+                        let v: Option<TurnView> = serde_json::from_slice(ev.bytes(m)).ok();
+                        *last_ok = Some(v.is_some_and(|v| !v.is_error));
+                        // The turn is over: calls without a result will not get one now.
+                        outstanding.clear();
+                    }
+                    "tool.call" | "tool.result" => {
+                        let id = serde_json::from_slice::<IdView>(ev.bytes(m))
+                            .ok()
+                            .and_then(|v| v.tool_use_id);
+                        if let Some(id) = id {
+                            if m.kind == "tool.call" {
+                                outstanding
+                                    .entry(id)
+                                    .or_insert_with(std::time::Instant::now);
+                            } else {
+                                outstanding.remove(&id);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
             }
             stop |= guards.inspect(ev, first);
         })?;
@@ -151,6 +182,23 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
 
     fn ready(&mut self) -> bool {
         self.ready.as_mut().is_none_or(|r| r())
+    }
+
+    fn tool_running_since(&self) -> Option<std::time::Instant> {
+        self.outstanding.values().min().copied()
+    }
+
+    fn stall(&mut self, quiet: std::time::Duration) -> io::Result<()> {
+        self.pipeline.emit(|ev, norm| {
+            let ctx = Ctx {
+                session_id: norm.session_id(),
+                ..Default::default()
+            };
+            let o = ev.begin("stall", &ctx);
+            o.key("quiet_ms");
+            o.u64(quiet.as_millis() as u64);
+            ev.end();
+        })
     }
 
     fn keep_alive(&mut self) -> io::Result<()> {

@@ -51,8 +51,8 @@ pub enum Cause {
     IdleTimeout,
     /// boo-normalize was asked to stop (this signal number).
     Interrupted(i32),
-    /// boo-normalize stopped the child for this reason (`policy`, `stdout_closed`,
-    /// `output_closed`).
+    /// boo-normalize stopped the child for this reason (`policy`, `tool_timeout`,
+    /// `stdout_closed`, `output_closed`).
     Killed(&'static str),
 }
 
@@ -139,6 +139,7 @@ impl Outcome {
             Cause::Timeout | Cause::IdleTimeout => EXIT_TIMEOUT,
             Cause::Interrupted(s) => 128u8.wrapping_add(s as u8),
             Cause::Killed("policy") => EXIT_POLICY,
+            Cause::Killed("tool_timeout") => EXIT_TIMEOUT,
             Cause::Killed(_) => u8::from(last_turn_ok != Some(true)),
         }
     }

@@ -33,8 +33,13 @@ use super::procs::{self, Ended};
 pub struct Limits {
     /// Wall-clock limit.
     pub timeout: Option<Duration>,
-    /// Longest time without a stdout line.
+    /// Longest time without a stdout line while no tool call is outstanding (a running tool may
+    /// be quiet for long: the idle timer is paused until its result).
     pub idle_timeout: Option<Duration>,
+    /// Only report an idle timeout (a `stall` event, once per quiet period) instead of stopping.
+    pub idle_warn_only: bool,
+    /// Longest time a tool call may stay without its result.
+    pub tool_timeout: Option<Duration>,
     /// Time between escalation steps.
     pub grace: Duration,
     /// The first signal of a stop.
@@ -50,6 +55,8 @@ impl Default for Limits {
         Limits {
             timeout: None,
             idle_timeout: None,
+            idle_warn_only: false,
+            tool_timeout: None,
             grace: Duration::from_secs(5),
             stop_signal: StopSignal::Int,
             keep_background: false,
@@ -72,6 +79,14 @@ pub trait Driver {
     /// (backpressure: at most the batches in flight are held) and timers and signals go on.
     fn ready(&mut self) -> bool {
         true
+    }
+    /// Since when the oldest tool call without a result has been running (`None`: none is).
+    fn tool_running_since(&self) -> Option<Instant> {
+        None
+    }
+    /// The idle timeout passed in warn-only mode: report a stall (quiet for `quiet`).
+    fn stall(&mut self, _quiet: Duration) -> io::Result<()> {
+        Ok(())
     }
     /// The child has been quiet for `--keep-alive`: let the sinks say the stream is alive
     /// (an SSE `: keep-alive` comment).
@@ -267,8 +282,17 @@ impl Sup<'_> {
             if let Some(t) = self.limits.timeout {
                 consider(self.start + t);
             }
-            if let (Some(t), true) = (self.limits.idle_timeout, self.stdout_open) {
-                consider(self.last_line + t);
+            match self.driver.tool_running_since() {
+                Some(since) => {
+                    if let Some(t) = self.limits.tool_timeout {
+                        consider(since + t);
+                    }
+                }
+                None => {
+                    if let (Some(t), true) = (self.limits.idle_timeout, self.stdout_open) {
+                        consider(self.last_line + t);
+                    }
+                }
             }
             if let Some(c) = self.stdout_closed_at {
                 consider(c + self.limits.grace);
@@ -280,11 +304,27 @@ impl Sup<'_> {
     fn check_deadlines(&mut self, now: Instant) {
         if self.stop.is_none() {
             let l = &self.limits;
+            let tool = self.driver.tool_running_since();
             if l.timeout.is_some_and(|t| now >= self.start + t) {
                 self.begin_stop(Cause::Timeout);
+            } else if let (Some(since), Some(t)) = (tool, l.tool_timeout)
+                && now >= since + t
+            {
+                self.begin_stop(Cause::Killed("tool_timeout"));
+            } else if tool.is_some() {
+                // A tool is running: quiet is expected, the idle timer counts from its result.
+                self.last_line = now;
             } else if self.stdout_open && l.idle_timeout.is_some_and(|t| now >= self.last_line + t)
             {
-                self.begin_stop(Cause::IdleTimeout);
+                if l.idle_warn_only {
+                    let quiet = now - self.last_line;
+                    self.last_line = now;
+                    if let Err(e) = self.driver.stall(quiet) {
+                        self.output_failed(e);
+                    }
+                } else {
+                    self.begin_stop(Cause::IdleTimeout);
+                }
             } else if self
                 .stdout_closed_at
                 .is_some_and(|c| now >= c + self.limits.grace)
