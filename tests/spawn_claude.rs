@@ -516,6 +516,55 @@ fn allow_tools_violation_is_enforced() {
     assert_no_procs(&mark, Duration::from_secs(1));
 }
 
+/// The allowlist is load-bearing, not a race: `--allow-tools Read,Grep` becomes claude's own
+/// `--tools Read,Grep`, so a Bash call the model asks for is never offered nor run. Without
+/// `--enforce` the run goes on (the stream check still reports the call), and the file the
+/// call would write never appears.
+#[test]
+fn allow_tools_keeps_a_disallowed_tool_from_running() {
+    need_cli!();
+    let d = Dirs::new();
+    let mark = marker("allow");
+    let target = d.work.join("written-by-bash.txt");
+    let fake = Fake::start(
+        &d,
+        &json!({"responses": [
+            {"content": [{"type": "tool_use", "name": "Bash", "input": {
+                "command": format!("touch {} # {mark}", target.display()), "description": "write"}}]},
+            {"content": [{"type": "text", "text": "done"}]}
+        ]}),
+    );
+    let c = claude_cmd(
+        &d,
+        &fake,
+        &mark,
+        &["--prompt", "Write the file.", "--allow-tools", "Read,Grep"],
+        &[],
+    );
+    let (code, ev, _) = finish(c);
+    assert!(!target.exists(), "the disallowed Bash call ran");
+    let v = of_type(&ev, "policy.violation");
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0]["name"], "Bash");
+    assert_eq!(v[0]["enforced"], false);
+    // claude answered the call itself (the tool is not available), and the run ended normally.
+    let results = of_type(&ev, "tool.result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["is_error"], true);
+    assert_eq!(run_end(&ev)["cause"], "exit");
+    assert_eq!(code, Some(0));
+    // The tools claude offered: no Bash.
+    let init = &of_type(&ev, "session.init")[0];
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .collect();
+    assert!(!tools.contains(&"Bash"), "{tools:?}");
+    assert!(tools.contains(&"Read"), "{tools:?}");
+}
+
 /// Record a live run of the real CLI with `spawn --record`, replay it (the same envelope, byte
 /// for byte), then let the capture stand in for the CLI under `spawn` (`replay --as-claude`
 /// behind `--claude-bin`): the same envelope again, except `run.end`'s `elapsed_ms`.

@@ -163,6 +163,7 @@ fn worker(
         &ArgvOptions {
             partial: !a.no_partial,
             argv_max: a.prompt_argv_max,
+            allow_tools: a.allow_tools.clone(),
         },
     );
     let parent_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();

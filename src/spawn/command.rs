@@ -82,6 +82,9 @@ pub struct ArgvOptions {
     pub partial: bool,
     /// Longest prompt passed in argv.
     pub argv_max: usize,
+    /// `--allow-tools`: the built-in tools it names are passed as claude's own `--tools` (the only
+    /// built-ins offered to the model), unless the user gave `--tools`.
+    pub allow_tools: Option<Vec<String>>,
 }
 
 impl Default for ArgvOptions {
@@ -89,6 +92,7 @@ impl Default for ArgvOptions {
         ArgvOptions {
             partial: true,
             argv_max: DEFAULT_ARGV_MAX,
+            allow_tools: None,
         }
     }
 }
@@ -121,6 +125,7 @@ pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> In
     let mut format = false;
     let mut verbose = false;
     let mut partial = false;
+    let mut tools = false;
     let mut dashdash = false;
     for a in user {
         let b = a.as_bytes();
@@ -132,6 +137,7 @@ pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> In
             b"-p" | b"--print" => print = true,
             b"--verbose" => verbose = true,
             b"--include-partial-messages" => partial = true,
+            _ if b == b"--tools" || b.starts_with(b"--tools=") => tools = true,
             _ if b == b"--output-format" || b.starts_with(b"--output-format=") => format = true,
             _ => {}
         }
@@ -150,6 +156,18 @@ pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> In
     if opts.partial && !partial {
         args.push("--include-partial-messages".into());
     }
+    // The allowlist is load-bearing: a built-in tool it does not name is never offered (claude's
+    // `--tools`, CLI 2.0.x and later). MCP tools (`mcp__…`) and prefixes cannot be expressed
+    // there; the stream check (and `--enforce`) remains their guard.
+    if let (Some(list), false) = (&opts.allow_tools, tools) {
+        let builtin: Vec<&str> = list
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !t.starts_with("mcp__") && !t.ends_with('*') && !t.is_empty())
+            .collect();
+        args.push("--tools".into());
+        args.push(builtin.join(",").into());
+    }
     args.extend(user.iter().cloned());
     let mut stdin = None;
     if let Some(p) = prompt {
@@ -161,6 +179,39 @@ pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> In
         }
     }
     Invocation { args, stdin }
+}
+
+#[cfg(test)]
+mod allow_tests {
+    use super::*;
+
+    fn args(user: &[&str], allow: Option<&[&str]>) -> Vec<String> {
+        let user: Vec<OsString> = user.iter().map(OsString::from).collect();
+        let opts = ArgvOptions {
+            allow_tools: allow.map(|a| a.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        };
+        build(&user, None, &opts)
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn allow_tools_become_claudes_own_tools_list() {
+        let a = args(&[], Some(&["Read", "Grep", "mcp__gh__*", "Glob"]));
+        let i = a.iter().position(|x| x == "--tools").unwrap();
+        assert_eq!(a[i + 1], "Read,Grep,Glob");
+        // Only MCP tools allowed: no built-in is offered.
+        let a = args(&[], Some(&["mcp__gh__*"]));
+        let i = a.iter().position(|x| x == "--tools").unwrap();
+        assert_eq!(a[i + 1], "");
+        // The user's own --tools wins; without --allow-tools nothing is added.
+        let a = args(&["--tools", "Bash"], Some(&["Read"]));
+        assert_eq!(a.iter().filter(|x| *x == "--tools").count(), 1);
+        assert!(!args(&[], None).contains(&"--tools".to_owned()));
+    }
 }
 
 #[cfg(test)]
