@@ -138,13 +138,18 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
 /// Print a completion script for `shell`.
 pub fn completions(shell: Shell) -> Result<u8, Error> {
     let mut cmd = Cli::command();
-    let mut out = std::io::stdout().lock();
     let sh = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Fish => clap_complete::Shell::Fish,
     };
-    clap_complete::generate(sh, &mut cmd, "boo-normalize", &mut out);
-    out.flush().map_err(|e| Error::io("stdout", e))?;
+    // clap_complete panics on a write error; render into memory so a closed
+    // pipe (`| head -1`) takes the quiet broken-pipe path in main.
+    let mut script = Vec::new();
+    clap_complete::generate(sh, &mut cmd, "boo-normalize", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("stdout", e))?;
     Ok(EXIT_OK)
 }
