@@ -55,6 +55,17 @@ pub const ENUM_FIELDS: &[&str] = &[
     "view_mode",
 ];
 
+/// Permission modes (`init.permissionMode`, `status.permission_mode`, the `--permission-mode` choices).
+const PERMISSION_MODES: &[&str] = &[
+    "acceptEdits",
+    "auto",
+    "bypassPermissions",
+    "default",
+    "delegate",
+    "dontAsk",
+    "plan",
+];
+
 /// Documented values of enum-like fields (by last path segment), from the Messages API and the
 /// CLI's own type definitions. A sample that shows one for the first time (or stops showing one)
 /// says only what the sampled runs happened to do, so `diff` does not call it drift.
@@ -84,28 +95,8 @@ pub const DOCUMENTED: &[(&str, &[&str])] = &[
             "unknown",
         ],
     ),
-    (
-        "permissionMode",
-        &[
-            "acceptEdits",
-            "auto",
-            "bypassPermissions",
-            "default",
-            "dontAsk",
-            "plan",
-        ],
-    ),
-    (
-        "permission_mode",
-        &[
-            "acceptEdits",
-            "auto",
-            "bypassPermissions",
-            "default",
-            "dontAsk",
-            "plan",
-        ],
-    ),
+    ("permissionMode", PERMISSION_MODES),
+    ("permission_mode", PERMISSION_MODES),
     ("service_tier", &["batch", "priority", "standard"]),
     (
         "status",
