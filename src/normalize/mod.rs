@@ -10,13 +10,16 @@ mod message;
 mod result;
 mod stream;
 mod system;
+mod totals;
+mod usage;
 
 pub use blob::{MIN_BLOB, write_elided};
 pub use result::outcome;
 pub use system::{MAPPINGS, Mapping};
 
-use simd_json::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use totals::{Tokens, Totals};
 
 use crate::envelope::{Ctx, Events};
 use crate::json::{Engine, HOLLOW_DEFAULT, Out, ParseError, Parser, Val, get, get_str, str_of};
@@ -129,72 +132,6 @@ struct PendingUsage {
     /// The values are final: they came from a `message_delta`, or from an assistant line that
     /// carries its `stop_reason` (see [`usage_is_final`](State::note_usage)).
     final_seen: bool,
-}
-
-/// Token counts of one message or a sum of them.
-#[derive(Debug, Clone, Copy, Default)]
-struct Tokens {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_creation: u64,
-}
-
-impl Tokens {
-    fn add(&mut self, o: Tokens) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_read += o.cache_read;
-        self.cache_creation += o.cache_creation;
-    }
-
-    /// The counts among `fields` (raw JSON members of a usage object).
-    fn of_fields(fields: &[(String, Vec<u8>)]) -> Tokens {
-        let mut t = Tokens::default();
-        for (k, raw) in fields {
-            let n = std::str::from_utf8(raw)
-                .ok()
-                .and_then(|s| s.parse::<u64>().ok())
-                .unwrap_or(0);
-            match k.as_str() {
-                "input_tokens" => t.input = n,
-                "output_tokens" => t.output = n,
-                "cache_read_input_tokens" => t.cache_read = n,
-                "cache_creation_input_tokens" => t.cache_creation = n,
-                _ => {}
-            }
-        }
-        t
-    }
-}
-
-/// The run's usage so far, for `run.end`: each API message once; a `result` line's own usage
-/// (final, covering the main thread's messages of its turn) replaces what those messages said.
-#[derive(Debug, Clone, Default)]
-struct Totals {
-    /// Results' usage, plus subagent messages (never part of a result's usage).
-    settled: Tokens,
-    /// Main-thread messages since the last result.
-    open: Tokens,
-    /// Some message in `open` had no final count.
-    open_provisional: bool,
-    /// Some subagent message had no final count.
-    sub_provisional: bool,
-    /// API messages with usage.
-    api_messages: u64,
-    /// The last result's cost (raw JSON number): the CLI reports it cumulatively.
-    cost: Option<Vec<u8>>,
-}
-
-impl Totals {
-    /// The main-thread messages so far count as they are (no result will cover them: a new
-    /// `system/init` began, or a result came without usage).
-    fn close_open(&mut self) {
-        self.settled.add(self.open);
-        self.sub_provisional |= self.open_provisional;
-        self.open = Tokens::default();
-        self.open_provisional = false;
-    }
 }
 
 /// Partial-message state of one stream (keyed by `parent_tool_use_id`).
@@ -445,41 +382,10 @@ impl Normalizer {
             ..Default::default()
         };
         if !st.terminal_seen && !st.opts.allow_no_result {
-            let o = ev.begin("run.error", &ctx);
-            o.key("cause");
-            o.str("no_result");
-            o.key("detail");
-            o.str(if st.turns == 0 {
-                "the stream ended without a result line: the run's outcome, cost and final usage are unknown"
-            } else {
-                "the stream ended without a result line after the last system/init: the last turn's outcome is unknown"
-            });
-            o.key("end_cause");
-            o.str(&end.cause);
-            o.key("exit_code");
-            match end.extra.iter().find(|(k, _)| k == "exit_code") {
-                Some((_, raw)) => o.raw(raw.as_bytes()),
-                None => o.raw(b"null"),
-            }
-            o.key("last_event");
-            match st.last_event {
-                Some((kind, seq)) => {
-                    o.raw(b"{\"type\":");
-                    o.str(kind);
-                    o.raw(b",\"seq\":");
-                    o.u64(seq);
-                    o.raw(b"}");
-                }
-                None => o.raw(b"null"),
-            }
-            ev.end();
-            st.count(ev, ev.len() - 1);
+            st.run_error(end, &ctx, ev);
         }
         st.stats.events = ev.next_seq();
         let s = &st.stats;
-        let t = &st.totals;
-        let mut tokens = t.settled;
-        tokens.add(t.open);
         let o = ev.begin("run.end", &ctx);
         o.key("cause");
         o.str(&end.cause);
@@ -489,29 +395,7 @@ impl Normalizer {
         o.u64(st.turns);
         o.key("cli_version");
         o.opt_str(st.cli_version.as_deref());
-        o.key("usage");
-        o.raw(b"{\"input_tokens\":");
-        o.u64(tokens.input);
-        o.raw(b",\"output_tokens\":");
-        o.u64(tokens.output);
-        o.raw(b",\"cache_read_input_tokens\":");
-        o.u64(tokens.cache_read);
-        o.raw(b",\"cache_creation_input_tokens\":");
-        o.u64(tokens.cache_creation);
-        o.raw(b",\"provisional\":");
-        o.bool(t.open_provisional || t.sub_provisional);
-        o.raw(b"}");
-        o.key("cost_usd");
-        match &t.cost {
-            Some(raw) => o.raw(raw),
-            None => o.raw(b"null"),
-        }
-        o.key("api_messages");
-        o.u64(t.api_messages);
-        o.key("tool_calls");
-        o.u64(s.by_type.get("tool.call").copied().unwrap_or(0));
-        o.key("tool_results");
-        o.u64(s.by_type.get("tool.result").copied().unwrap_or(0));
+        st.totals.write(o, s);
         for (k, raw) in &end.extra {
             o.key(k);
             o.raw(raw.as_bytes());
@@ -714,133 +598,5 @@ impl State {
         for (_, k) in keys {
             self.flush_usage(&k, ev);
         }
-    }
-
-    /// Emit the pending usage of the stream keyed by `parent`, if any.
-    fn flush_usage(&mut self, parent: &Option<String>, ev: &mut Events) {
-        let Some(u) = self.usage.remove(parent) else {
-            return;
-        };
-        if !self.usage_done.insert(u.message_id.clone()) {
-            return;
-        }
-        let t = Tokens::of_fields(&u.fields);
-        self.totals.api_messages += 1;
-        if u.parent.is_none() {
-            self.totals.open.add(t);
-            self.totals.open_provisional |= !u.final_seen;
-        } else {
-            self.totals.settled.add(t);
-            self.totals.sub_provisional |= !u.final_seen;
-        }
-        let ctx = Ctx {
-            session_id: u.session.as_deref().or(self.session.as_deref()),
-            parent: u.parent.as_deref(),
-            line: u.line,
-            uuid: None,
-        };
-        let o = ev.begin("usage", &ctx);
-        o.key("message_id");
-        o.str(&u.message_id);
-        o.key("model");
-        o.opt_str(u.model.as_deref());
-        o.key("usage");
-        o.raw(b"{");
-        for (i, (k, raw)) in u.fields.iter().enumerate() {
-            if i > 0 {
-                o.raw(b",");
-            }
-            o.str(k);
-            o.raw(b":");
-            o.raw(raw);
-        }
-        o.raw(b"}");
-        o.key("provisional");
-        o.bool(!u.final_seen);
-        ev.end();
-    }
-
-    /// Whether usage of the message on stream `parent` may still get its final counts from a
-    /// `message_delta` that has not arrived: the message is being streamed (partial messages) and
-    /// its `message_delta` has not come yet. Such usage is not emitted at a tool result; it waits
-    /// for the `message_delta`/`message_stop`, the end of the turn or the next message.
-    fn usage_awaits_delta(&self, parent: &Option<String>) -> bool {
-        let Some(u) = self.usage.get(parent) else {
-            return false;
-        };
-        !u.final_seen
-            && self
-                .streams
-                .get(parent)
-                .and_then(|s| s.message_id.as_deref())
-                == Some(u.message_id.as_str())
-    }
-
-    /// Remember a main-thread message's `stop_reason` for the turn's `turn.end`.
-    fn note_stop_reason(&mut self, r: Val<'_, '_>) {
-        let mut o = Out::from_buf(self.last_stop_reason.take().unwrap_or_default());
-        o.buf.clear();
-        o.value(r);
-        self.last_stop_reason = Some(o.buf);
-    }
-
-    /// Record `usage` of message `message_id` (last write wins per key; emitted once later).
-    /// A different message on the same stream means the previous one is over: its usage is
-    /// emitted first.
-    fn note_usage(
-        &mut self,
-        ev: &mut Events,
-        ctx: &Ctx<'_>,
-        message_id: &str,
-        model: Option<&str>,
-        u: Val<'_, '_>,
-        is_final: bool,
-    ) {
-        if self.usage_done.contains(message_id) {
-            return;
-        }
-        let key = ctx.parent.map(str::to_owned);
-        let same = self
-            .usage
-            .get(&key)
-            .is_some_and(|p| p.message_id == message_id);
-        if !same {
-            self.flush_usage(&key, ev);
-            self.usage.insert(
-                key.clone(),
-                PendingUsage {
-                    message_id: message_id.to_owned(),
-                    session: ctx.session_id.map(str::to_owned),
-                    parent: key.clone(),
-                    ..Default::default()
-                },
-            );
-        }
-        let p = self.usage.get_mut(&key).expect("inserted above");
-        if model.is_some() {
-            p.model = model.map(str::to_owned);
-        }
-        p.line = ctx.line;
-        p.final_seen |= is_final;
-        merge_fields(&mut p.fields, u);
-    }
-}
-
-/// Overlay the members of object `u` onto `fields` (existing slots reuse their buffers).
-fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>) {
-    let Some(obj) = u.as_object() else { return };
-    for (k, x) in obj.iter() {
-        let found = <[_]>::iter(fields).position(|(fk, _)| fk == k);
-        let i = match found {
-            Some(i) => i,
-            None => {
-                fields.push((k.to_owned(), Vec::new()));
-                fields.len() - 1
-            }
-        };
-        let mut o = Out::from_buf(std::mem::take(&mut fields[i].1));
-        o.buf.clear();
-        o.value(x);
-        fields[i].1 = o.buf;
     }
 }

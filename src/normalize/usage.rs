@@ -1,0 +1,138 @@
+//! Per-message usage: noted from assistant lines, `message_start` and `message_delta`, emitted
+//! once per API message when it is over (final or marked provisional), and counted in the run's
+//! totals; the main thread's last `stop_reason` for `turn.end`.
+
+use super::{PendingUsage, State, Tokens};
+use crate::envelope::{Ctx, Events};
+use crate::json::{Out, Val};
+use simd_json::prelude::*;
+
+impl State {
+    /// Emit the pending usage of the stream keyed by `parent`, if any.
+    pub(super) fn flush_usage(&mut self, parent: &Option<String>, ev: &mut Events) {
+        let Some(u) = self.usage.remove(parent) else {
+            return;
+        };
+        if !self.usage_done.insert(u.message_id.clone()) {
+            return;
+        }
+        let t = Tokens::of_fields(&u.fields);
+        self.totals.api_messages += 1;
+        if u.parent.is_none() {
+            self.totals.open.add(t);
+            self.totals.open_provisional |= !u.final_seen;
+        } else {
+            self.totals.settled.add(t);
+            self.totals.sub_provisional |= !u.final_seen;
+        }
+        let ctx = Ctx {
+            session_id: u.session.as_deref().or(self.session.as_deref()),
+            parent: u.parent.as_deref(),
+            line: u.line,
+            uuid: None,
+        };
+        let o = ev.begin("usage", &ctx);
+        o.key("message_id");
+        o.str(&u.message_id);
+        o.key("model");
+        o.opt_str(u.model.as_deref());
+        o.key("usage");
+        o.raw(b"{");
+        for (i, (k, raw)) in u.fields.iter().enumerate() {
+            if i > 0 {
+                o.raw(b",");
+            }
+            o.str(k);
+            o.raw(b":");
+            o.raw(raw);
+        }
+        o.raw(b"}");
+        o.key("provisional");
+        o.bool(!u.final_seen);
+        ev.end();
+    }
+
+    /// Whether usage of the message on stream `parent` may still get its final counts from a
+    /// `message_delta` that has not arrived: the message is being streamed (partial messages) and
+    /// its `message_delta` has not come yet. Such usage is not emitted at a tool result; it waits
+    /// for the `message_delta`/`message_stop`, the end of the turn or the next message.
+    pub(super) fn usage_awaits_delta(&self, parent: &Option<String>) -> bool {
+        let Some(u) = self.usage.get(parent) else {
+            return false;
+        };
+        !u.final_seen
+            && self
+                .streams
+                .get(parent)
+                .and_then(|s| s.message_id.as_deref())
+                == Some(u.message_id.as_str())
+    }
+
+    /// Remember a main-thread message's `stop_reason` for the turn's `turn.end`.
+    pub(super) fn note_stop_reason(&mut self, r: Val<'_, '_>) {
+        let mut o = Out::from_buf(self.last_stop_reason.take().unwrap_or_default());
+        o.buf.clear();
+        o.value(r);
+        self.last_stop_reason = Some(o.buf);
+    }
+
+    /// Record `usage` of message `message_id` (last write wins per key; emitted once later).
+    /// A different message on the same stream means the previous one is over: its usage is
+    /// emitted first.
+    pub(super) fn note_usage(
+        &mut self,
+        ev: &mut Events,
+        ctx: &Ctx<'_>,
+        message_id: &str,
+        model: Option<&str>,
+        u: Val<'_, '_>,
+        is_final: bool,
+    ) {
+        if self.usage_done.contains(message_id) {
+            return;
+        }
+        let key = ctx.parent.map(str::to_owned);
+        let same = self
+            .usage
+            .get(&key)
+            .is_some_and(|p| p.message_id == message_id);
+        if !same {
+            self.flush_usage(&key, ev);
+            self.usage.insert(
+                key.clone(),
+                PendingUsage {
+                    message_id: message_id.to_owned(),
+                    session: ctx.session_id.map(str::to_owned),
+                    parent: key.clone(),
+                    ..Default::default()
+                },
+            );
+        }
+        let p = self.usage.get_mut(&key).expect("inserted above");
+        if model.is_some() {
+            p.model = model.map(str::to_owned);
+        }
+        p.line = ctx.line;
+        p.final_seen |= is_final;
+        merge_fields(&mut p.fields, u);
+    }
+}
+
+/// Overlay the members of object `u` onto `fields` (existing slots reuse their buffers).
+fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>) {
+    let Some(obj) = u.as_object() else { return };
+    for (k, x) in obj.iter() {
+        let found = <[_]>::iter(fields).position(|(fk, _)| fk == k);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                fields.push((k.to_owned(), Vec::new()));
+                fields.len() - 1
+            }
+        };
+        let mut o = Out::from_buf(std::mem::take(&mut fields[i].1));
+        o.buf.clear();
+        o.value(x);
+        fields[i].1 = o.buf;
+    }
+}
