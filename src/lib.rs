@@ -28,6 +28,7 @@ pub mod clock;
 pub mod envelope;
 pub mod error;
 pub mod files;
+pub mod input;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;

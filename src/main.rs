@@ -3,8 +3,6 @@
 
 mod cli;
 mod cmd;
-mod output;
-mod replay_cli;
 
 use std::io::Write;
 use std::process::ExitCode;

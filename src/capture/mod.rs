@@ -29,6 +29,7 @@
 //! ```
 
 pub mod decode;
+pub mod file;
 pub mod record;
 
 use base64::Engine as _;

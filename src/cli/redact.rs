@@ -2,8 +2,13 @@
 //! `replay` can too) and the `redact` subcommand's arguments.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
+
+use boo_normalize::error::Error;
+use boo_normalize::redact::Engine;
+use boo_normalize::redact::setup::RuleOptions;
 
 /// The rule options, shared by `--redact` and `redact`.
 #[derive(Debug, Args, Default, Clone)]
@@ -37,6 +42,18 @@ pub struct RedactRules {
 }
 
 impl RedactRules {
+    /// The engine these rules describe (rule files and the environment are read now).
+    pub fn engine(&self) -> Result<Arc<Engine>, Error> {
+        RuleOptions {
+            literals: self.redact_literal.clone(),
+            env: self.redact_env.clone(),
+            rule_files: self.redact_rules.clone(),
+            key: self.redact_key.clone(),
+            entropy_bits: self.redact_entropy,
+        }
+        .build()
+    }
+
     /// Whether any rule option was given (they imply `--redact`).
     pub fn any(&self) -> bool {
         !self.redact_literal.is_empty()
@@ -61,6 +78,11 @@ impl RedactArgs {
     /// Whether redaction is on.
     pub fn enabled(&self) -> bool {
         self.redact || self.rules.any()
+    }
+
+    /// The engine, when redaction is on.
+    pub fn engine(&self) -> Result<Option<Arc<Engine>>, Error> {
+        self.enabled().then(|| self.rules.engine()).transpose()
     }
 }
 

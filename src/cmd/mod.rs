@@ -5,50 +5,14 @@ mod diff;
 mod generate;
 mod normalize;
 mod profile;
-mod record;
 mod redact;
 mod replay;
 #[cfg(unix)]
 mod spawn;
 
-use boo_normalize::error::{EXIT_NO_RESULT, EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::error::{EXIT_OK, Error};
 
 use crate::cli::{Cli, Command};
-
-/// `--strict`: true (after a summary on stderr) when the run had unusable lines or unknown events.
-pub fn strict_failed(s: &boo_normalize::normalize::Stats) -> bool {
-    if s.diagnostics == 0 && s.unknown == 0 {
-        return false;
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-        s.diagnostics,
-        s.lines,
-        s.unknown
-    );
-    true
-}
-
-/// The exit status of a run whose own status is `code`: that status when it is not 0 (the child's
-/// failure, a stop, a signal say more); else 3 when the stream had no `result` (and
-/// `--allow-no-result` was not given), else 1 for `--strict` findings, else 0.
-pub fn run_status(code: u8, n: &boo_normalize::normalize::Normalizer, strict: bool) -> u8 {
-    let strict = strict && strict_failed(n.stats());
-    if code != EXIT_OK {
-        return code;
-    }
-    if n.no_result() {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "boo-normalize: no result: the stream ended without a `result` line (run.error written; --allow-no-result accepts this)"
-        );
-        return EXIT_NO_RESULT;
-    }
-    if strict { EXIT_STRICT } else { EXIT_OK }
-}
 
 /// Run the chosen subcommand and return its exit status.
 pub fn run(cli: Cli) -> Result<u8, Error> {

@@ -1,83 +1,25 @@
-//! `redact`: stream-json in, the same stream-json out with secrets replaced; and the engine
-//! setup shared with `--redact` (reading rule files and the environment happens here).
+//! `redact`: stream-json in, the same stream-json out with secrets replaced.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
-use std::sync::Arc;
+use std::io::{self, BufWriter, Write};
 
 use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::input;
 use boo_normalize::read::LineReader;
-use boo_normalize::redact::{self, Config, Engine, Key, Redactor};
+use boo_normalize::redact::Redactor;
 use boo_normalize::transform::Transformed;
 
-use crate::cli::{RedactCmdArgs, RedactRules};
-
-/// Compile the engine the rule options describe. Errors name the option or rule, never a
-/// value.
-pub fn engine(r: &RedactRules) -> Result<Arc<Engine>, Error> {
-    let ctx = "redact";
-    let bad = |e: redact::RuleError| Error::msg(ctx, e.to_string());
-    let mut rules = Vec::new();
-    for (i, v) in r.redact_literal.iter().enumerate() {
-        rules.push(redact::literal(i + 1, v.as_bytes()).map_err(bad)?);
-    }
-    for name in &r.redact_env {
-        let value = std::env::var_os(name);
-        let value = value.as_ref().map(|v| v.as_encoded_bytes());
-        rules.push(redact::env(name, value).map_err(bad)?);
-    }
-    for path in &r.redact_rules {
-        let name = path.display().to_string();
-        let mut text = String::new();
-        File::open(path)
-            .and_then(|mut f| f.read_to_string(&mut text))
-            .map_err(|e| Error::io(format!("--redact-rules {name}"), e))?;
-        rules.extend(redact::parse_file(&name, &text).map_err(bad)?);
-    }
-    if !(r.redact_entropy.is_finite() && (0.0..=8.0).contains(&r.redact_entropy)) {
-        return Err(Error::msg(
-            "--redact-entropy",
-            "expected bits between 0 and 8",
-        ));
-    }
-    let key = match &r.redact_key {
-        Some(k) if !k.is_empty() => Key::from_bytes(k.as_bytes()),
-        Some(_) => return Err(Error::msg("--redact-key", "empty key")),
-        None => Key::random().map_err(|e| Error::msg(ctx, e))?,
-    };
-    let cfg = Config {
-        rules,
-        key,
-        entropy_bits: r.redact_entropy,
-    };
-    Ok(Arc::new(Engine::new(cfg).map_err(bad)?))
-}
+use crate::cli::RedactCmdArgs;
 
 pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
-    let engine = engine(&a.rules)?;
-    let mut red = Redactor::new(engine);
-    let files = if a.files.is_empty() {
-        vec!["-".into()]
-    } else {
-        a.files.clone()
-    };
-    let mut inputs: Vec<(String, Box<dyn Read>)> = Vec::new();
-    for f in &files {
-        let name = f.display().to_string();
-        if name == "-" {
-            inputs.push(("stdin".into(), Box::new(io::stdin().lock())));
-        } else {
-            let file = File::open(f).map_err(|e| Error::io(&name, e))?;
-            inputs.push((name, Box::new(file)));
-        }
-    }
+    let mut red = Redactor::new(a.rules.engine()?);
+    let inputs = input::open_all(&a.files)?;
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(128 * 1024, stdout.lock());
     let out_err = |e: io::Error| Error::io("stdout", e);
     let mut out = Transformed::default();
     let mut last_unterminated = false;
-    for (name, src) in inputs {
-        let mut reader = LineReader::new(src);
+    for input::Input { name, reader, .. } in inputs {
+        let mut reader = LineReader::new(reader);
         loop {
             if !reader.has_buffered_line() {
                 w.flush().map_err(out_err)?;

@@ -7,19 +7,17 @@ use std::time::Duration;
 
 use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
 use boo_normalize::error::{EXIT_NO_RESULT, EXIT_OK, Error, sanitize};
-use boo_normalize::normalize::{EndInfo, Normalizer};
-use boo_normalize::pipeline::Pipeline;
+use boo_normalize::normalize::EndInfo;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
 use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit};
 
 use crate::cli::ReplayArgs;
-use crate::output::io_error;
 
 /// How often a waiting replay pokes its sinks (SSE keep-alive comments).
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
 pub fn run(a: ReplayArgs) -> Result<u8, Error> {
-    if a.redact.enabled() && (a.as_claude || a.raw) {
+    if a.stream.redact.enabled() && (a.as_claude || a.raw) {
         // These re-emit the recorded bytes; redact a stream with `boo-normalize redact` instead.
         return Err(Error::msg(
             "--redact",
@@ -55,38 +53,24 @@ pub fn run(a: ReplayArgs) -> Result<u8, Error> {
 }
 
 fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
+    let mut setup = a.stream.setup()?;
     // --from-seq: the pipeline hands no sink the earlier events. --last-event-id: every sink
     // starts after it (stateful ones, the AI SDK profile, still see the earlier events). Both
     // skip the pacing of the lines before the resume point.
     let from = a.from_seq.and_then(|n| n.checked_sub(1));
     let resume = match a.from_seq {
         Some(_) => from,
-        None => a.output.last_event_id()?,
+        None => setup.outputs.resume,
     };
     // Deterministic by default: the input's run id and recorded times.
-    let run_id = if a.fresh_ids {
-        a.output.run_id()
-    } else {
-        a.output
-            .run_id
-            .clone()
-            .unwrap_or_else(|| replay.run_id().to_owned())
-    };
-    let sinks = a.output.sinks(io::stdout().lock(), &run_id)?;
-    let norm = a.envelope.options();
-    let mut p = Pipeline::new(Normalizer::new(norm), sinks)
-        .line_buffered(a.envelope.line_buffered)
-        .resume_after(from);
-    if a.redact.enabled() {
-        let engine = super::redact::engine(&a.redact.rules)?;
-        p = p.transform(Box::new(boo_normalize::redact::Redactor::new(engine)));
+    if !a.fresh_ids && a.stream.output.run_id.is_none() {
+        replay.run_id().clone_into(&mut setup.run_id);
     }
     let clock = ManualClock::default();
-    if !a.fresh_ids {
-        p = p.with_clock(Box::new(clock.clone()));
-    }
+    let recorded_time = (!a.fresh_ids).then(|| Box::new(clock.clone()) as _);
+    let mut p = setup.pipeline(io::stdout().lock(), recorded_time, from)?;
     let paced = a.follow || (speed != Speed::Max && replay.kind().is_some_and(|k| k.timed()));
-    let mut player = Envelope::new(&mut p, a.envelope.max_line_bytes, paced)
+    let mut player = Envelope::new(&mut p, setup.max_line, paced)
         .resume_after(resume)
         .stderr_events(a.stderr_events);
     if !a.fresh_ids {
@@ -103,16 +87,15 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
         Err(e) => {
             drop(player);
             // A sink failed: the others still get run.end naming it (as normalize does).
-            let Some(f) = p.take_failure().filter(|f| !f.is_closed_stdout()) else {
+            if p.failure().is_none() {
                 return Err(e);
-            };
-            let _ = p.finish(&EndInfo::eof().sink_failed(&f.name, &f.error));
-            return Err(Error::sink(f.name, f.error));
+            }
+            return setup.conclude(&mut p, &mut EndInfo::eof(), EXIT_OK, &mut io::stderr());
         }
     };
     player.stamp_end(outcome.end_stamp);
     drop(player);
-    let end = match (outcome.end, outcome.cut) {
+    let mut end = match (outcome.end, outcome.cut) {
         (Some(e), _) => e.run_end,
         (None, Some(cut)) => EndInfo {
             cause: cut.into(),
@@ -120,8 +103,9 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
         },
         (None, None) => EndInfo::eof(),
     };
-    p.finish(&end).map_err(|e| io_error(e, "stdout"))?;
     if outcome.cut == Some("writer_vanished") {
+        p.finish(&end)
+            .map_err(|e| boo_normalize::sink::named::io_error(e, "stdout"))?;
         let _ = writeln!(
             io::stderr(),
             "boo-normalize: --follow: the writer of {} is gone (no run.end)",
@@ -129,11 +113,7 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
         );
         return Ok(EXIT_NO_RESULT);
     }
-    Ok(super::run_status(
-        EXIT_OK,
-        p.normalizer(),
-        a.envelope.strict,
-    ))
+    setup.conclude(&mut p, &mut end, EXIT_OK, &mut io::stderr())
 }
 
 /// Where `--as-claude` takes its capture from: `--as-claude=FILE`, a FILE before `--as-claude`,

@@ -6,21 +6,21 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
+use boo_normalize::capture::file::{self, Recording};
 use boo_normalize::error::{EXIT_OK, Error};
-use boo_normalize::normalize::{EndInfo, Normalizer};
+use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
+use boo_normalize::sink::named::io_error;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
 use boo_normalize::spawn::guard::{GuardConfig, Guards};
 use boo_normalize::spawn::outbox::{Full, Outbox};
 use boo_normalize::spawn::outcome::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
-use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise};
+use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise, tap};
 
-use crate::cli::SpawnArgs;
-use crate::cmd::record;
-use crate::output::io_error;
+use crate::cli::{IdleAction, SpawnArgs, StopSignalArg};
 
 fn read_prompt(a: &SpawnArgs) -> Result<Option<Vec<u8>>, Error> {
     if let Some(p) = &a.prompt {
@@ -45,19 +45,8 @@ pub fn run(a: SpawnArgs) -> Result<u8, Error> {
     if !boo_normalize::spawn::supported() {
         return Err(Error::msg("spawn", "only supported on Linux"));
     }
-    let guards = GuardConfig {
-        allow_tools: a.allow_tools.clone(),
-        max_tool_calls: a.max_tool_calls,
-        max_repeat_calls: a.max_repeat_calls,
-        max_output_bytes: a.max_output_bytes,
-        enforce: a.enforce,
-    };
-    if guards.enforce && guards.is_empty() {
-        return Err(Error::msg(
-            "--enforce",
-            "needs a guard (--allow-tools, --max-tool-calls, --max-repeat-calls, --max-output-bytes)",
-        ));
-    }
+    let guards = a.guards.config();
+    guards.validate().map_err(|m| Error::msg("--enforce", m))?;
     let policy = EnvPolicy {
         inherit: a.inherit_env,
         keep_credentials: a.keep_env_key,
@@ -126,30 +115,23 @@ fn worker(
     let limits = Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
-        idle_warn_only: a.idle_action == crate::cli::IdleAction::Warn,
+        idle_warn_only: a.idle_action == IdleAction::Warn,
         tool_timeout: a.tool_timeout,
         grace: a.grace,
         stop_signal: match a.stop_signal {
-            crate::cli::StopSignalArg::Int => boo_normalize::spawn::StopSignal::Int,
-            crate::cli::StopSignalArg::Term => boo_normalize::spawn::StopSignal::Term,
+            StopSignalArg::Int => boo_normalize::spawn::StopSignal::Int,
+            StopSignalArg::Term => boo_normalize::spawn::StopSignal::Term,
         },
         keep_background: a.keep_background,
         keep_alive: a.keep_alive,
     };
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
 
-    let engine = if a.stream.redact.enabled() {
-        Some(super::redact::engine(&a.stream.redact.rules)?)
-    } else {
-        None
-    };
+    let setup = a.stream.setup()?;
+    let engine = setup.redact.clone();
     // The sinks open before the binary is looked up, so that a run that cannot start still
     // ends with `run.end` (cause `spawn_failed`) on every one of them.
-    let opts = a.stream.envelope.options();
-    let out = &a.stream.output;
-    let sinks = out.sinks(std_out.clone(), &out.run_id())?;
-    let mut p =
-        Pipeline::new(Normalizer::new(opts), sinks).line_buffered(a.stream.envelope.line_buffered);
+    let mut p = setup.pipeline(std_out.clone(), None, None)?;
     let path = std::env::var_os("PATH");
     let requested: std::path::PathBuf = a
         .claude_bin
@@ -163,7 +145,7 @@ fn worker(
         &ArgvOptions {
             partial: !a.no_partial,
             argv_max: a.prompt_argv_max,
-            allow_tools: a.allow_tools.clone(),
+            allow_tools: a.guards.allow_tools.clone(),
         },
     );
     let parent_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
@@ -177,9 +159,9 @@ fn worker(
         args: inv.args,
         env: child_env,
         stdin: inv.stdin,
-        max_line: a.stream.envelope.max_line_bytes,
+        max_line: setup.max_line,
     };
-    let mut rec = match record::spawn::start(a.record.as_deref(), &spec) {
+    let mut rec = match tap::start(a.record.as_deref(), &spec) {
         Ok(r) => r,
         Err((name, e)) => {
             let _ = p.finish(&EndInfo::eof().sink_failed(&name, &e));
@@ -200,9 +182,6 @@ fn worker(
             ));
         }
     };
-    if let Some(e) = &engine {
-        p = p.transform(Box::new(Redactor::new(e.clone())));
-    }
     let stderr_mode = if a.stderr_events {
         StderrMode::Events
     } else {
@@ -217,7 +196,7 @@ fn worker(
     if let (Some(r), Some(e)) = (rec.as_mut(), &engine) {
         r.redact(e);
     }
-    let mut tap = record::spawn::tap(&mut rec, &mut driver);
+    let mut tap = tap::tap(&mut rec, &mut driver);
     let mut outcome = match supervise(&spec, &limits, &mut tap) {
         Ok(o) => o,
         Err(RunError::Start(e)) => {
@@ -242,7 +221,7 @@ fn worker(
     let capture_failed = outcome
         .output_error
         .as_deref()
-        .and_then(|e| record::failed(&mut rec, e));
+        .and_then(|e| file::failed(&mut rec, e));
     let mut closed_stdout = false;
     let failure = capture_failed
         .map(|f| (f, true))
@@ -267,7 +246,7 @@ fn worker(
         Some((f, true)) => (Ok(()), Some(f)),
         f => {
             let cli = p.normalizer().cli_version();
-            let r = record::spawn::finish(rec, &outcome, end, cli, end_at);
+            let r = tap::finish(rec, &outcome, end, cli, end_at);
             (r, f.map(|(f, _)| f))
         }
     };
@@ -281,20 +260,21 @@ fn worker(
         return Ok(EXIT_OK);
     }
     let code = outcome.exit_status(last_ok);
-    Ok(super::run_status(
+    Ok(boo_normalize::pipeline::setup::status(
         code,
         p.normalizer(),
-        a.stream.envelope.strict,
+        setup.strict,
+        &mut io::stderr(),
     ))
 }
 
 /// The child could not be started (`err`): every sink and the capture still end with `run.end`
 /// (cause `spawn_failed`, with the error), then the run exits with `err`'s status.
-fn spawn_failed(mut p: Pipeline<'_>, rec: Option<record::Recording>, err: Error) -> Error {
+fn spawn_failed(mut p: Pipeline<'_>, rec: Option<Recording>, err: Error) -> Error {
     let end = EndInfo::spawn_failed(&err.to_string());
     let at = std::time::Instant::now();
     let _ = p.finish(&end);
-    let _ = record::finish_normalize(rec, p.normalizer().cli_version(), &end, at);
+    let _ = file::finish(rec, p.normalizer().cli_version(), &end, at);
     err
 }
 

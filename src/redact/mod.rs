@@ -1,5 +1,5 @@
-//! Redaction: secrets never leave the process. A pure, deterministic engine (no I/O; the
-//! caller reads rule files and the environment) that rewrites stream-json lines.
+//! Redaction: secrets never leave the process. A pure, deterministic engine (no I/O; [`setup`]
+//! reads rule files and the environment) that rewrites stream-json lines.
 //!
 //! # What is found
 //!
@@ -72,6 +72,7 @@ mod lex;
 mod line;
 mod rules;
 mod search;
+pub mod setup;
 mod stream;
 
 pub use engine::{Config, DEFAULT_ENTROPY_BITS, Engine, Hit, Key, KindId, Scratch, Seen};

@@ -8,6 +8,7 @@ pub mod audit_verify;
 pub mod cut_back;
 pub mod named;
 pub mod otlp;
+pub mod registry;
 pub mod sse;
 
 use std::io::{self, Write};

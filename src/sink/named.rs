@@ -61,6 +61,16 @@ pub fn output_error(e: io::Error, otherwise: &str) -> Error {
     Error::io(otherwise, e)
 }
 
+/// The CLI error for a pipeline I/O error: a closed stdout is `stdout` (a quiet exit), a
+/// [`Named`] sink's error names its file, anything else happened reading `input`.
+pub fn io_error(e: io::Error, input: &str) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::io("stdout", e)
+    } else {
+        output_error(e, input)
+    }
+}
+
 impl Sink for Named<'_> {
     fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
         self.inner

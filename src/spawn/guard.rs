@@ -41,6 +41,16 @@ impl GuardConfig {
             && self.max_repeat_calls.is_none()
             && self.max_output_bytes.is_none()
     }
+
+    /// Whether the settings make sense together (`enforce` needs a rule).
+    pub fn validate(&self) -> Result<(), &'static str> {
+        if self.enforce && self.is_empty() {
+            return Err(
+                "needs a guard (--allow-tools, --max-tool-calls, --max-repeat-calls, --max-output-bytes)",
+            );
+        }
+        Ok(())
+    }
 }
 
 #[derive(Deserialize)]

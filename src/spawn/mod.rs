@@ -28,6 +28,7 @@ pub mod outbox;
 pub mod outcome;
 pub mod procs;
 pub mod supervise;
+pub mod tap;
 
 pub use child::Spec;
 pub use outcome::{Cause, Outcome};

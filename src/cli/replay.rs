@@ -6,11 +6,11 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser};
+use clap::Args;
 
 use boo_normalize::replay::Speed;
 
-use crate::cli::{Cli, Command};
+use super::normalize::StreamArgs;
 
 pub const AFTER_HELP: &str = "\
 Inputs: a capture (normalize --record FILE), an audit log (--audit FILE), or plain stream-json;
@@ -82,35 +82,38 @@ pub struct ReplayArgs {
     /// Arguments after `--as-claude` (claude's command line).
     #[arg(skip)]
     pub claude_args: Vec<OsString>,
-    /// Envelope options (timed and followed replays always flush per line).
+    /// Envelope, output and redaction options (timed and followed replays always flush per
+    /// line; redaction not with --raw or --as-claude, which re-emit the recorded bytes).
     #[command(flatten)]
-    pub envelope: crate::cli::EnvelopeArgs,
-    /// Output options (stdout format, audit log, SSE, --last-event-id).
-    #[command(flatten)]
-    pub output: crate::output::OutputArgs,
-    /// Redaction (applied to every replayed line before any output; not with --raw or
-    /// --as-claude, which re-emit the recorded bytes).
-    #[command(flatten)]
-    pub redact: crate::cli::RedactArgs,
+    pub stream: StreamArgs,
 }
 
-/// The command line when it is an `--as-claude` one (`replay … --as-claude …`, or this binary
-/// called as `claude`); `None` otherwise.
-pub fn parse_as_claude() -> Option<Cli> {
-    split(std::env::args_os().collect())
+/// An `--as-claude` command line, split: what clap parses (`head`, ending in `--as-claude`),
+/// the capture given as `--as-claude=FILE`, and claude's own arguments.
+pub struct AsClaude {
+    /// The arguments for clap.
+    pub head: Vec<OsString>,
+    /// `--as-claude=FILE`.
+    pub file: Option<PathBuf>,
+    /// Everything after `--as-claude`.
+    pub claude_args: Vec<OsString>,
 }
 
-fn split(args: Vec<OsString>) -> Option<Cli> {
+/// The split of `args` when it is an `--as-claude` command line (`replay … --as-claude …`, or
+/// this binary called as `claude`); `None` otherwise.
+pub fn split_as_claude(args: &[OsString]) -> Option<AsClaude> {
     let called_claude = args
         .first()
         .and_then(|a| std::path::Path::new(a).file_name())
         .is_some_and(|n| n == "claude");
     if called_claude {
-        let mut cli = Cli::parse_from(["boo-normalize", "replay", "--as-claude"]);
-        if let Some(Command::Replay(r)) = &mut cli.command {
-            r.claude_args = args[1..].to_vec();
-        }
-        return Some(cli);
+        return Some(AsClaude {
+            head: ["boo-normalize", "replay", "--as-claude"]
+                .map(OsString::from)
+                .to_vec(),
+            file: None,
+            claude_args: args[1..].to_vec(),
+        });
     }
     if args.get(1).is_none_or(|a| a != "replay") {
         return None;
@@ -125,64 +128,9 @@ fn split(args: Vec<OsString>) -> Option<Cli> {
         .map(PathBuf::from);
     let mut head = args[..i].to_vec();
     head.push("--as-claude".into());
-    let mut cli = Cli::parse_from(head);
-    if let Some(Command::Replay(r)) = &mut cli.command {
-        r.as_claude_file = file;
-        r.claude_args = args[i + 1..].to_vec();
-    }
-    Some(cli)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn os(v: &[&str]) -> Vec<OsString> {
-        v.iter().map(OsString::from).collect()
-    }
-
-    fn replay(cli: Option<Cli>) -> ReplayArgs {
-        match cli.expect("an --as-claude command line").command {
-            Some(Command::Replay(r)) => r,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn everything_after_as_claude_is_claudes() {
-        let r = replay(split(os(&[
-            "boo-normalize",
-            "replay",
-            "--speed",
-            "max",
-            "--as-claude=cap.jsonl",
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--max-turns",
-            "3",
-            "--",
-            "do it",
-        ])));
-        assert!(r.as_claude);
-        assert_eq!(r.speed, Some(Speed::Max));
-        assert_eq!(r.as_claude_file, Some(PathBuf::from("cap.jsonl")));
-        assert_eq!(r.claude_args.len(), 8);
-        let r = replay(split(os(&[
-            "x",
-            "replay",
-            "--as-claude",
-            "cap.jsonl",
-            "-p",
-        ])));
-        assert_eq!(r.as_claude_file, None);
-        assert_eq!(r.claude_args, os(&["cap.jsonl", "-p"]));
-        let r = replay(split(os(&["/usr/local/bin/claude", "-p", "hi"])));
-        assert!(r.as_claude);
-        assert_eq!(r.claude_args, os(&["-p", "hi"]));
-        assert!(split(os(&["x", "replay", "cap.jsonl"])).is_none());
-        assert!(split(os(&["x", "replay", "--", "--as-claude"])).is_none());
-        assert!(split(os(&["x", "normalize", "--as-claude"])).is_none());
-    }
+    Some(AsClaude {
+        head,
+        file,
+        claude_args: args[i + 1..].to_vec(),
+    })
 }

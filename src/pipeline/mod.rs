@@ -10,6 +10,8 @@
 //! [`EndInfo::sink_failed`]), and the call that hit the failure returns the error so the caller
 //! can stop its source.
 
+pub mod setup;
+
 use std::io::{self, Read};
 
 use crate::clock::{Clock, Stamp, SystemClock};

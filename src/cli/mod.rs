@@ -1,0 +1,240 @@
+//! The command line (clap derive), one file per subcommand's arguments; this file holds the
+//! top level, the small subcommands and [`parse`]. Validation only: no files are opened here.
+
+mod drift;
+mod normalize;
+mod output;
+mod redact;
+mod replay;
+mod spawn;
+mod units;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use drift::{DiffArgs, DiffFormat, FailOn, ProfileArgs};
+pub use normalize::NormalizeArgs;
+pub use redact::RedactCmdArgs;
+pub use replay::ReplayArgs;
+pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
+
+const AFTER_HELP: &str = "\
+Examples:
+  claude -p \"fix the tests\" --output-format stream-json --verbose | boo-normalize
+  boo-normalize capture.ndjson | jq -c 'select(.type == \"tool.call\") | {name, input}'
+  boo-normalize --strict old-run.ndjson > /dev/null   # exit 1 on unusable lines or unknown types
+  boo-normalize schema > envelope-v1.schema.json
+  boo-normalize --format sse --audit run.audit.jsonl capture.ndjson   # SSE out, audit appended
+  boo-normalize audit verify run.audit.jsonl                          # exit 1: FILE:LINE: reason
+  claude -p \"…\" --output-format stream-json --verbose | boo-normalize --redact
+  boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
+
+Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
+diagnostics or unknown events, 2 usage or I/O error.";
+
+/// Normalize Claude Code stream-json into a stable, versioned envelope (NDJSON).
+#[derive(Debug, Parser)]
+#[command(
+    name = "boo-normalize",
+    version,
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// Subcommand; `normalize` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of the default `normalize` subcommand.
+    #[command(flatten)]
+    pub normalize: NormalizeArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read stream-json (files, or stdin) and write envelope v1 NDJSON (the default).
+    #[command(after_help = AFTER_HELP)]
+    Normalize(NormalizeArgs),
+    /// Print the JSON Schema (draft 2020-12) of envelope v1.
+    #[command(after_help = SCHEMA_HELP)]
+    Schema(SchemaArgs),
+    /// Replay a capture, audit log or stream-json file: envelope, raw, or as a fake `claude`.
+    #[command(after_help = replay::AFTER_HELP)]
+    Replay(ReplayArgs),
+    /// Run `claude -p` as a supervised child and normalize its output live (Linux).
+    #[command(after_help = spawn::SPAWN_AFTER_HELP)]
+    Spawn(Box<SpawnArgs>),
+    /// Print a shell completion script.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions {
+        /// The shell.
+        shell: Shell,
+    },
+    /// Write the man pages into DIR (used to keep man/ in sync).
+    #[command(hide = true)]
+    GenerateMan {
+        /// Output directory.
+        dir: PathBuf,
+    },
+    /// Infer a shape profile of raw stream-json (a baseline for `diff`).
+    #[command(after_help = drift::PROFILE_HELP)]
+    Profile(ProfileArgs),
+    /// Compare two captures, capture directories or profiles and report format drift.
+    #[command(after_help = drift::DIFF_HELP)]
+    Diff(DiffArgs),
+    /// Audit log tools.
+    #[command(subcommand, after_help = AUDIT_HELP)]
+    Audit(AuditCommand),
+    /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
+    #[command(after_help = REDACT_HELP)]
+    Redact(RedactCmdArgs),
+}
+
+const REDACT_HELP: &str = "\
+Examples:
+  boo-normalize redact run.ndjson > shareable.ndjson
+  boo-normalize redact --redact-env DATABASE_URL --summary run.ndjson > shareable.ndjson
+  claude -p … --output-format stream-json --verbose | boo-normalize --redact --audit a.jsonl";
+
+const SCHEMA_HELP: &str = "\
+Examples:
+  boo-normalize schema > envelope-v1.schema.json
+  boo-normalize schema --strict | jq '.[\"$defs\"] | keys'";
+
+const COMPLETIONS_HELP: &str = "\
+Examples:
+  boo-normalize completions bash > ~/.local/share/bash-completion/completions/boo-normalize
+  boo-normalize completions zsh > \"${fpath[1]}/_boo-normalize\"
+  boo-normalize completions fish > ~/.config/fish/completions/boo-normalize.fish";
+
+const AUDIT_HELP: &str = "\
+Examples:
+  claude -p … --output-format stream-json --verbose | boo-normalize --audit run.audit.jsonl
+  boo-normalize audit verify run.audit.jsonl   # exit 1 and FILE:LINE: reason on tampering
+  boo-normalize audit verify --require-complete run.audit.jsonl   # also exit 1 for a killed run";
+
+/// `audit` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check an audit log's hash chain, seq continuity per run and last record; exit 1 naming
+    /// the first bad line.
+    #[command(after_help = AUDIT_HELP)]
+    Verify {
+        /// The audit log (`-`: stdin).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Exit 1 when a run has no `run.end` (its writer was killed or is still writing);
+        /// without it such runs are listed on stderr and the exit status stays 0.
+        #[arg(long)]
+        require_complete: bool,
+    },
+}
+
+/// Shells with completion scripts.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Shell {
+    /// bash
+    Bash,
+    /// zsh
+    Zsh,
+    /// fish
+    Fish,
+}
+
+/// `schema` options.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The strict variant: no members or event types beyond those documented.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Parse the process arguments (exits on `--help`, `--version` and usage errors). An
+/// `--as-claude` command line (`replay … --as-claude …`, or this binary called as `claude`) is
+/// split first: everything after `--as-claude` belongs to the imitated `claude`.
+pub fn parse() -> Cli {
+    parse_from(std::env::args_os().collect())
+}
+
+fn parse_from(args: Vec<std::ffi::OsString>) -> Cli {
+    let Some(split) = replay::split_as_claude(&args) else {
+        return Cli::parse_from(args);
+    };
+    let mut cli = Cli::parse_from(split.head);
+    if let Some(Command::Replay(r)) = &mut cli.command {
+        r.as_claude_file = split.file;
+        r.claude_args = split.claude_args;
+    }
+    cli
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    use boo_normalize::replay::Speed;
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn verify_cli() {
+        super::Cli::command().debug_assert();
+    }
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    fn split(args: Vec<OsString>) -> Option<Cli> {
+        replay::split_as_claude(&args).map(|_| parse_from(args))
+    }
+
+    fn replay(cli: Option<Cli>) -> ReplayArgs {
+        match cli.expect("an --as-claude command line").command {
+            Some(Command::Replay(r)) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn everything_after_as_claude_is_claudes() {
+        let r = replay(split(os(&[
+            "boo-normalize",
+            "replay",
+            "--speed",
+            "max",
+            "--as-claude=cap.jsonl",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--max-turns",
+            "3",
+            "--",
+            "do it",
+        ])));
+        assert!(r.as_claude);
+        assert_eq!(r.speed, Some(Speed::Max));
+        assert_eq!(r.as_claude_file, Some(PathBuf::from("cap.jsonl")));
+        assert_eq!(r.claude_args.len(), 8);
+        let r = replay(split(os(&[
+            "x",
+            "replay",
+            "--as-claude",
+            "cap.jsonl",
+            "-p",
+        ])));
+        assert_eq!(r.as_claude_file, None);
+        assert_eq!(r.claude_args, os(&["cap.jsonl", "-p"]));
+        let r = replay(split(os(&["/usr/local/bin/claude", "-p", "hi"])));
+        assert!(r.as_claude);
+        assert_eq!(r.claude_args, os(&["-p", "hi"]));
+        assert!(split(os(&["x", "replay", "cap.jsonl"])).is_none());
+        assert!(split(os(&["x", "replay", "--", "--as-claude"])).is_none());
+        assert!(split(os(&["x", "normalize", "--as-claude"])).is_none());
+    }
+}

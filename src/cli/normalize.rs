@@ -1,0 +1,94 @@
+//! The options shared by every command that runs the pipeline (`normalize`, `spawn`, `replay`):
+//! envelope, output and redaction, and what they make of them ([`StreamArgs::setup`]); and the
+//! `normalize` command's own arguments.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use boo_normalize::error::Error;
+use boo_normalize::pipeline::setup::Setup;
+
+use super::output::OutputArgs;
+use super::redact::RedactArgs;
+
+/// Envelope options shared by `normalize`, `spawn` and `replay`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct EnvelopeArgs {
+    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
+    #[arg(long)]
+    pub keep_blobs: bool,
+    /// Write the whole stream, then exit 1 (when it otherwise succeeded) if any line was unusable
+    /// or of an unknown type.
+    #[arg(long)]
+    pub strict: bool,
+    /// Flush after every input line (default: flush whenever no input is pending).
+    #[arg(long)]
+    pub line_buffered: bool,
+    /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
+    #[arg(long, value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
+    /// Accept a stream that ends without a `result` line: no `run.error` (cause `no_result`) before
+    /// `run.end`, and no exit status 3 for it.
+    #[arg(long)]
+    pub allow_no_result: bool,
+    /// Parse with serde_json only (the reference parser) instead of simd-json.
+    #[arg(long, hide = true)]
+    pub reference_parser: bool,
+}
+
+impl EnvelopeArgs {
+    /// The normalizer options these flags select.
+    pub fn options(&self) -> boo_normalize::normalize::Options {
+        boo_normalize::normalize::Options {
+            keep_blobs: self.keep_blobs,
+            reference_parser: self.reference_parser,
+            allow_no_result: self.allow_no_result,
+            ..Default::default()
+        }
+    }
+}
+
+/// `normalize` options.
+#[derive(Debug, Args, Default)]
+pub struct NormalizeArgs {
+    /// Input files; `-` or none reads stdin. Several inputs are read as one stream.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Also write a capture of the input (each line with its arrival time) to FILE, for
+    /// `boo-normalize replay` (created mode 0600; locked while written).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Envelope, output and redaction options.
+    #[command(flatten)]
+    pub stream: StreamArgs,
+}
+
+/// The options of every command that runs the pipeline: envelope, output, redaction.
+#[derive(Debug, Args, Default, Clone)]
+pub struct StreamArgs {
+    /// Envelope options.
+    #[command(flatten)]
+    pub envelope: EnvelopeArgs,
+    /// Output options (stdout format, audit log, SSE, OTLP, resume point).
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Redaction (applied to every input line before any output or record).
+    #[command(flatten)]
+    pub redact: RedactArgs,
+}
+
+impl StreamArgs {
+    /// The pipeline these options describe (the redaction engine compiled, the run id chosen).
+    pub fn setup(&self) -> Result<Setup, Error> {
+        Ok(Setup {
+            envelope: self.envelope.options(),
+            line_buffered: self.envelope.line_buffered,
+            max_line: self.envelope.max_line_bytes,
+            strict: self.envelope.strict,
+            outputs: self.output.outputs()?,
+            run_id: self.output.run_id(),
+            redact: self.redact.engine()?,
+        })
+    }
+}

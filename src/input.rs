@@ -1,0 +1,115 @@
+//! Opening a command's inputs: files, or `-` for stdin, each with a readiness probe that tells
+//! the pipeline whether a read could block (so output is flushed only when input runs dry).
+
+use std::fs::File;
+use std::io;
+#[cfg(unix)]
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+
+use crate::error::Error;
+
+/// One input, opened.
+pub struct Input {
+    /// Its name in messages: the path, or `stdin`.
+    pub name: String,
+    /// The bytes.
+    pub reader: Box<dyn io::Read>,
+    ready: Readiness,
+}
+
+impl Input {
+    /// A probe answering "is input pending?" without blocking (see
+    /// [`crate::pipeline::Pipeline::set_input_ready`]); `None`: unknown, flush whenever the
+    /// reader runs dry.
+    pub fn ready_probe(&mut self) -> Option<Box<dyn FnMut() -> bool>> {
+        std::mem::replace(&mut self.ready, Readiness::Unknown).probe()
+    }
+}
+
+/// Open every input in order (`-` or none: stdin) before any is read, so that a missing file
+/// fails before any output.
+pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
+    let stdin = [PathBuf::from("-")];
+    let files = if files.is_empty() { &stdin[..] } else { files };
+    let mut inputs = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f.display().to_string();
+        if name == "-" {
+            inputs.push(Input {
+                name: "stdin".into(),
+                ready: Readiness::of_stdin(),
+                reader: Box::new(io::stdin().lock()),
+            });
+        } else {
+            let file = File::open(f).map_err(|e| Error::io(&name, e))?;
+            inputs.push(Input {
+                ready: Readiness::of_file(&file),
+                reader: Box::new(file),
+                name,
+            });
+        }
+    }
+    Ok(inputs)
+}
+
+/// Whether reading an input can block.
+enum Readiness {
+    /// A regular file: reads never wait.
+    #[cfg(unix)]
+    Always,
+    /// A pipe, terminal or socket: ask `poll` without waiting.
+    #[cfg(unix)]
+    Poll(OwnedFd),
+    /// Unknown: flush whenever the reader runs dry.
+    Unknown,
+}
+
+impl Readiness {
+    #[cfg(unix)]
+    fn of_stdin() -> Self {
+        Self::of(io::stdin().as_fd())
+    }
+
+    #[cfg(unix)]
+    fn of_file(f: &File) -> Self {
+        Self::of(f.as_fd())
+    }
+
+    #[cfg(not(unix))]
+    fn of_stdin() -> Self {
+        Readiness::Unknown
+    }
+
+    #[cfg(not(unix))]
+    fn of_file(_: &File) -> Self {
+        Readiness::Unknown
+    }
+
+    #[cfg(unix)]
+    fn of(fd: BorrowedFd<'_>) -> Self {
+        let Ok(owned) = fd.try_clone_to_owned() else {
+            return Readiness::Unknown;
+        };
+        let file = File::from(owned);
+        match file.metadata() {
+            Ok(m) if m.is_file() => Readiness::Always,
+            Ok(_) => Readiness::Poll(file.into()),
+            Err(_) => Readiness::Unknown,
+        }
+    }
+
+    fn probe(self) -> Option<Box<dyn FnMut() -> bool>> {
+        match self {
+            #[cfg(unix)]
+            Readiness::Always => Some(Box::new(|| true)),
+            #[cfg(unix)]
+            Readiness::Poll(fd) => Some(Box::new(move || {
+                use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+                let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+                poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
+            })),
+            Readiness::Unknown => None,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Assembling a command's pipeline in one place: envelope options, the sinks its output settings
+//! name, an optional redaction engine, the clock, the resume point; and ending the run the same
+//! way for every command (a failed sink named in `run.end` on the others, the `--strict` and
+//! no-result verdicts).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::Pipeline;
+use crate::clock::Clock;
+use crate::error::{EXIT_NO_RESULT, EXIT_OK, EXIT_STRICT, Error};
+use crate::normalize::{EndInfo, Normalizer, Options, Stats};
+use crate::redact::{Engine, Redactor};
+use crate::sink::named::io_error;
+use crate::sink::registry::Outputs;
+
+/// Everything a command decides about its pipeline.
+#[derive(Clone, Default)]
+pub struct Setup {
+    /// Normalizer options.
+    pub envelope: Options,
+    /// Flush after every input line.
+    pub line_buffered: bool,
+    /// Cut lines longer than this (`line_too_long`).
+    pub max_line: Option<usize>,
+    /// `--strict`: exit 1 when lines were unusable or of unknown types.
+    pub strict: bool,
+    /// Where the events go.
+    pub outputs: Outputs,
+    /// The run id of audit records and the trace.
+    pub run_id: String,
+    /// Redaction of every input line, before anything is written or recorded.
+    pub redact: Option<Arc<Engine>>,
+}
+
+impl Setup {
+    /// Open the sinks (stdout's first, writing to `stdout`) and build the pipeline; `clock`
+    /// replaces the system clock (replays, recordings); `hide_until`: no sink sees the events
+    /// with `seq <= hide_until` (`replay --from-seq`).
+    pub fn pipeline<'a, W: Write + 'a>(
+        &self,
+        stdout: W,
+        clock: Option<Box<dyn Clock + 'a>>,
+        hide_until: Option<u64>,
+    ) -> Result<Pipeline<'a>, Error> {
+        let sinks = self.outputs.sinks(stdout, &self.run_id)?;
+        let mut p = Pipeline::new(Normalizer::new(self.envelope.clone()), sinks)
+            .line_buffered(self.line_buffered)
+            .resume_after(hide_until);
+        if let Some(r) = self.redactor() {
+            p = p.transform(r);
+        }
+        if let Some(c) = clock {
+            p = p.with_clock(c);
+        }
+        Ok(p)
+    }
+
+    /// A fresh redactor of this run's engine (its own state, the same key), if redacting.
+    pub fn redactor(&self) -> Option<Box<Redactor>> {
+        self.redact.clone().map(|e| Box::new(Redactor::new(e)))
+    }
+
+    /// End the run as `end` says, with the command's own status `code`: when a sink failed, the
+    /// others get `run.end` with cause `sink_failed` (`end` is updated to say so, for the
+    /// capture) and the error names that sink (exit 74; a closed stdout is a quiet exit 0);
+    /// otherwise [`status`]. Notes go to
+    /// `notes` (stderr).
+    pub fn conclude(
+        &self,
+        p: &mut Pipeline<'_>,
+        end: &mut EndInfo,
+        code: u8,
+        notes: &mut dyn Write,
+    ) -> Result<u8, Error> {
+        if let Some(f) = p.take_failure() {
+            *end = end.clone().sink_failed(&f.name, &f.error);
+            let _ = p.finish(end);
+            return Err(Error::sink(f.name, f.error));
+        }
+        p.finish(end).map_err(|e| io_error(e, "stdout"))?;
+        Ok(status(code, p.normalizer(), self.strict, notes))
+    }
+}
+
+/// The exit status of a run whose own status is `code`: that status when it is not 0 (the
+/// child's failure, a stop, a signal say more); else 3 when the stream had no `result` (and
+/// `--allow-no-result` was not given), else 1 for `--strict` findings, else 0. Each verdict
+/// says why in one line on `notes`.
+pub fn status(code: u8, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> u8 {
+    let strict = strict && strict_failed(n.stats(), notes);
+    if code != EXIT_OK {
+        return code;
+    }
+    if n.no_result() {
+        let _ = writeln!(
+            notes,
+            "boo-normalize: no result: the stream ended without a `result` line (run.error written; --allow-no-result accepts this)"
+        );
+        return EXIT_NO_RESULT;
+    }
+    if strict { EXIT_STRICT } else { EXIT_OK }
+}
+
+/// `--strict`: true (after a summary on `notes`) when the run had unusable lines or unknown
+/// events.
+fn strict_failed(s: &Stats, notes: &mut dyn Write) -> bool {
+    if s.diagnostics == 0 && s.unknown == 0 {
+        return false;
+    }
+    let _ = writeln!(
+        notes,
+        "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
+        s.diagnostics, s.lines, s.unknown
+    );
+    true
+}

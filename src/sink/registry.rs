@@ -1,0 +1,242 @@
+//! The output formats and the one factory that turns output settings into sinks: what stdout
+//! carries (`--format`), the extra sink files (`--audit`, `--sse`, `--envelope`, `--otlp`), the
+//! OTLP endpoint, the SSE dialect. A new format is a sink module plus one line in [`Format`]'s
+//! table and one arm in [`Outputs::sinks`].
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::envelope::{EventMeta, Events};
+use crate::error::Error;
+use crate::sink::ai_sdk::AiSdk;
+use crate::sink::audit::{self, Audit, GENESIS};
+use crate::sink::cut_back::CutBack;
+use crate::sink::named::Named;
+use crate::sink::otlp::{self, Otlp};
+use crate::sink::sse::Sse;
+use crate::sink::{EventCtx, Ndjson, Sink};
+
+/// A closed set of named values with a line of help each, for command-line parsers (the
+/// library has no clap; the binary builds its parsers from this table).
+pub trait Choice: Copy + Send + Sync + 'static {
+    /// Every value: its name on the command line, the value, and its help.
+    const CHOICES: &'static [(&'static str, Self, &'static str)];
+
+    /// The value called `name`.
+    fn named(name: &str) -> Option<Self> {
+        Self::CHOICES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, v, _)| *v)
+    }
+}
+
+/// What a sink writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Envelope v1 NDJSON.
+    #[default]
+    Envelope,
+    /// The hash-chained audit log (JSONL).
+    Audit,
+    /// Server-sent events (dialect: [`SseProfile`]).
+    Sse,
+    /// OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line.
+    Otlp,
+}
+
+impl Choice for Format {
+    const CHOICES: &'static [(&'static str, Self, &'static str)] = &[
+        ("envelope", Format::Envelope, "Envelope v1 NDJSON"),
+        ("audit", Format::Audit, "The hash-chained audit log (JSONL)"),
+        (
+            "sse",
+            Format::Sse,
+            "Server-sent events (profile: --sse-profile)",
+        ),
+        (
+            "otlp",
+            Format::Otlp,
+            "OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line",
+        ),
+    ];
+}
+
+/// Which SSE dialect the SSE sinks speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SseProfile {
+    /// One SSE event per envelope event: `id: <seq>`, `event: <type>`, `data: <json>`.
+    #[default]
+    Default,
+    /// The Vercel AI SDK UI message stream v1 (`useChat`).
+    AiSdk,
+}
+
+impl Choice for SseProfile {
+    const CHOICES: &'static [(&'static str, Self, &'static str)] = &[
+        (
+            "default",
+            SseProfile::Default,
+            "One SSE event per envelope event: `id: <seq>`, `event: <type>`, `data: <json>`",
+        ),
+        (
+            "ai-sdk",
+            SseProfile::AiSdk,
+            "The Vercel AI SDK UI message stream v1 (`useChat`)",
+        ),
+    ];
+}
+
+/// Where a run's events go, besides stdout.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// What stdout carries.
+    pub format: Format,
+    /// Append the audit log to this file.
+    pub audit: Option<PathBuf>,
+    /// fdatasync the audit file after every record.
+    pub fsync: bool,
+    /// Write server-sent events to this file.
+    pub sse: Option<PathBuf>,
+    /// Write envelope NDJSON to this file.
+    pub envelope: Option<PathBuf>,
+    /// Write the OpenTelemetry trace to this file (OTLP/JSON lines).
+    pub otlp: Option<PathBuf>,
+    /// Send the trace to an OTLP/HTTP receiver (`""`: from the environment, else localhost).
+    pub otlp_endpoint: Option<String>,
+    /// Put message content in the trace.
+    pub otlp_content: bool,
+    /// The trace's service.name.
+    pub otlp_service_name: Option<String>,
+    /// The SSE dialect.
+    pub sse_profile: SseProfile,
+    /// Resume: the sinks skip the events with seq <= this.
+    pub resume: Option<u64>,
+}
+
+impl Outputs {
+    /// The settings every OTLP sink of this run shares. The trace is always whole: resuming
+    /// does not apply to it.
+    fn otlp_options(&self, run_id: &str) -> Result<otlp::Options, Error> {
+        Ok(otlp::Options {
+            run_id: run_id.to_owned(),
+            content: self.otlp_content,
+            resource: otlp::config::resource(
+                self.otlp_service_name.as_deref(),
+                &otlp::config::process_env,
+            )?,
+        })
+    }
+
+    fn sse_sink<'a, W: Write + 'a>(&self, w: W) -> Box<dyn Sink + 'a> {
+        match self.sse_profile {
+            SseProfile::Default => Box::new(Sse::new(w).last_event_id(self.resume)),
+            SseProfile::AiSdk => Box::new(AiSdk::new(w).last_event_id(self.resume)),
+        }
+    }
+
+    /// Open every output file (before any input is read, so a bad path fails early) and build
+    /// the sinks: stdout's first, then the OTLP ones, --envelope, --sse, --audit. `run_id` goes
+    /// into audit records and the trace.
+    pub fn sinks<'a, W: Write + 'a>(
+        &self,
+        stdout: W,
+        run_id: &str,
+    ) -> Result<Vec<Box<dyn Sink + 'a>>, Error> {
+        let resume = self.resume;
+        let mut sinks: Vec<Box<dyn Sink + 'a>> = vec![match self.format {
+            Format::Envelope => after(resume, Ndjson::new(stdout)),
+            Format::Sse => self.sse_sink(stdout),
+            Format::Audit => after(resume, Audit::new(stdout, run_id, GENESIS)),
+            Format::Otlp => Box::new(Otlp::lines(stdout, self.otlp_options(run_id)?)),
+        }];
+        if let Some(p) = &self.otlp {
+            let f = create(p)?;
+            let sink = Otlp::lines(f, self.otlp_options(run_id)?);
+            sinks.push(named(p, Box::new(sink)));
+        }
+        if let Some(url) = &self.otlp_endpoint {
+            let ep = otlp::config::endpoint(url, &otlp::config::process_env)?;
+            sinks.push(Box::new(Otlp::endpoint(ep, self.otlp_options(run_id)?)));
+        }
+        if let Some(p) = &self.envelope {
+            let f = create(p)?;
+            sinks.push(named(p, after(resume, Ndjson::new(f))));
+        }
+        if let Some(p) = &self.sse {
+            let f = create(p)?;
+            sinks.push(named(p, self.sse_sink(f)));
+        }
+        if let Some(p) = &self.audit {
+            let (f, prev) = audit::open_append(p)
+                .and_then(|(f, prev)| Ok((CutBack::new(f)?, prev)))
+                .map_err(|e| Error::io(p.display().to_string(), e))?;
+            let mut a = Audit::new(f, run_id, prev);
+            if self.fsync {
+                a = a.with_sync(CutBack::sync_data);
+            }
+            sinks.push(named(p, after(resume, a)));
+        }
+        Ok(sinks)
+    }
+}
+
+fn named<'a>(p: &Path, inner: Box<dyn Sink + 'a>) -> Box<dyn Sink + 'a> {
+    Box::new(Named::new(p.display().to_string(), inner))
+}
+
+fn create(p: &Path) -> Result<File, Error> {
+    crate::files::create(p).map_err(|e| Error::io(p.display().to_string(), e))
+}
+
+/// `inner`, without the events up to `resume` (the SSE sinks do this themselves: the AI SDK
+/// profile needs the skipped events' state).
+fn after<'a, S: Sink + 'a>(resume: Option<u64>, inner: S) -> Box<dyn Sink + 'a> {
+    match resume {
+        None => Box::new(inner),
+        Some(n) => Box::new(After { n, inner }),
+    }
+}
+
+struct After<S> {
+    n: u64,
+    inner: S,
+}
+
+impl<S: Sink> Sink for After<S> {
+    fn wants_time(&self) -> bool {
+        self.inner.wants_time()
+    }
+
+    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
+        if meta.seq <= self.n {
+            return Ok(());
+        }
+        self.inner.event(events, meta, raw)
+    }
+
+    fn event_with(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        if meta.seq <= self.n {
+            return Ok(());
+        }
+        self.inner.event_with(events, meta, ctx)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        self.inner.idle()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.inner.finish()
+    }
+}

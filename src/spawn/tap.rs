@@ -1,0 +1,114 @@
+//! `spawn --record`: a driver that writes every child line into the capture before handing it
+//! on, and the capture's header (argv, stdin) and end record (exit status, signal).
+
+use std::io;
+use std::path::Path;
+use std::time::Instant;
+
+use super::procs::{Ended, signal_name};
+use super::{Driver, Outcome, Spec};
+use crate::capture::file::Recording;
+use crate::capture::{End, Header};
+use crate::error::Error;
+use crate::normalize::EndInfo;
+use crate::read::Line;
+
+/// Open the `--record` file, if any, for a run of `spec` (call right before starting it).
+/// A failure gives the file's name and the cause.
+pub fn start(path: Option<&Path>, spec: &Spec) -> Result<Option<Recording>, (String, io::Error)> {
+    let Some(path) = path else { return Ok(None) };
+    let mut header = Header::now("spawn");
+    let mut argv = vec![spec.program.to_string_lossy().into_owned()];
+    argv.extend(spec.args.iter().map(|a| a.to_string_lossy().into_owned()));
+    header.argv = Some(argv);
+    header.stdin.clone_from(&spec.stdin);
+    Recording::create(path, &header).map(Some)
+}
+
+/// A driver that records every line before handing it on.
+pub struct Tap<'d> {
+    inner: &'d mut dyn Driver,
+    rec: Option<&'d mut Recording>,
+}
+
+/// `inner`, recorded when recording.
+pub fn tap<'d>(rec: &'d mut Option<Recording>, inner: &'d mut dyn Driver) -> Tap<'d> {
+    Tap {
+        inner,
+        rec: rec.as_mut(),
+    }
+}
+
+impl Tap<'_> {
+    /// A failed capture write stops the run like a failed output write (the supervisor
+    /// reports it as an output error; [`Recording::finish`] names the file).
+    /// After a failure nothing more is recorded (the recorder keeps the cause).
+    fn record(&mut self, f: impl FnOnce(&mut Recording) -> io::Result<()>) -> io::Result<()> {
+        let Some(r) = self.rec.as_mut() else {
+            return Ok(());
+        };
+        let res = f(r);
+        if res.is_err() {
+            self.rec = None;
+        }
+        res
+    }
+}
+
+impl Driver for Tap<'_> {
+    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
+        let recorded = self.record(|r| r.recorder().stdout_framed(line, Instant::now()));
+        let stop = self.inner.line(line);
+        recorded.and(stop)
+    }
+
+    fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
+        let recorded = self.record(|r| r.recorder().stderr_line(line, truncated, Instant::now()));
+        recorded.and(self.inner.stderr(line, truncated))
+    }
+
+    fn idle(&mut self) -> io::Result<()> {
+        let recorded = self.record(|r| r.recorder().flush());
+        recorded.and(self.inner.idle())
+    }
+
+    fn keep_alive(&mut self) -> io::Result<()> {
+        self.inner.keep_alive()
+    }
+
+    fn ready(&mut self) -> bool {
+        self.inner.ready()
+    }
+
+    fn tool_running_since(&self) -> Option<Instant> {
+        self.inner.tool_running_since()
+    }
+
+    fn stall(&mut self, quiet: std::time::Duration) -> io::Result<()> {
+        self.inner.stall(quiet)
+    }
+}
+
+/// Write the end record: the child's status, and the `run.end` members the live run wrote.
+pub fn finish(
+    rec: Option<Recording>,
+    outcome: &Outcome,
+    run_end: EndInfo,
+    cli_version: Option<&str>,
+    at: Instant,
+) -> Result<(), Error> {
+    let Some(r) = rec else { return Ok(()) };
+    let (exit_code, signal) = match outcome.ended {
+        Some(Ended::Code(c)) => (Some(c), None),
+        Some(Ended::Signal(s)) => (None, Some(signal_name(s))),
+        None => (None, None),
+    };
+    let end = End {
+        at_us: 0,
+        exit_code,
+        signal,
+        cli_version: cli_version.map(str::to_owned),
+        run_end,
+    };
+    r.finish(end, at)
+}
