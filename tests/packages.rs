@@ -1,26 +1,12 @@
-//! Packaging: the crates.io package builds from what it ships and installs a working binary.
+//! Packaging: the crates.io package and the PyPI wheel build from what they ship, install
+//! into a clean place, and the installed binary normalizes a fixture.
+
+mod packaging;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
-}
-
-fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{stderr}",
-        out.status
-    );
-    stderr
-}
+use packaging::{assert_envelope, fixture, have, nested_cargo, root, run, size, skip, target_dir};
 
 /// `cargo package` (which verifies by building the unpacked crate alone), then
 /// `cargo install --path` of that unpacked crate: the binary normalizes a fixture
@@ -29,8 +15,8 @@ fn run(cmd: &mut Command, what: &str) -> String {
 fn crate_package_builds_and_installs_a_working_binary() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target = target_dir();
-    let stderr = run(
-        Command::new(&cargo)
+    let out = run(
+        nested_cargo(&cargo)
             .current_dir(root())
             .args([
                 "package",
@@ -42,13 +28,13 @@ fn crate_package_builds_and_installs_a_working_binary() {
             .arg(&target),
         "cargo package",
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Packaged"), "{stderr}");
     let version = env!("CARGO_PKG_VERSION");
     let unpacked = target.join(format!("package/boo-normalize-{version}"));
     let crate_file = target.join(format!("package/boo-normalize-{version}.crate"));
-    let size = std::fs::metadata(&crate_file)
-        .expect(".crate written")
-        .len();
+    let size = size(&crate_file);
+    eprintln!("{}: {size} bytes", crate_file.display());
     assert!(
         size < 2 << 20,
         "the .crate is {size} bytes: check the include list"
@@ -65,7 +51,15 @@ fn crate_package_builds_and_installs_a_working_binary() {
             "{shipped} missing from the package"
         );
     }
-    for unshipped in ["fixtures", "tests", "benches", "fuzz"] {
+    for unshipped in [
+        "fixtures",
+        "tests",
+        "benches",
+        "fuzz",
+        "src/python",
+        "npm",
+        "docs",
+    ] {
         assert!(
             !unpacked.join(unshipped).exists(),
             "{unshipped} shipped in the package"
@@ -75,7 +69,7 @@ fn crate_package_builds_and_installs_a_working_binary() {
     // A debug install reuses the test build's dependencies (same target dir).
     let install_root = target.join("packages-test/cargo-root");
     run(
-        Command::new(&cargo)
+        nested_cargo(&cargo)
             .args([
                 "install",
                 "--debug",
@@ -86,8 +80,7 @@ fn crate_package_builds_and_installs_a_working_binary() {
             ])
             .arg(&unpacked)
             .arg("--root")
-            .arg(&install_root)
-            .env("CARGO_TARGET_DIR", &target),
+            .arg(&install_root),
         "cargo install --path <packaged crate>",
     );
     let bin = install_root.join("bin/boo-normalize");
@@ -95,23 +88,11 @@ fn crate_package_builds_and_installs_a_working_binary() {
 }
 
 fn check_installed_binary(bin: &Path, man_dir: &Path) {
-    let fixture = root().join("fixtures/real/backflow__agent-output-taskprogress.ndjson");
     let out = Command::new(bin)
-        .stdin(std::fs::File::open(&fixture).expect("fixture"))
+        .stdin(std::fs::File::open(fixture()).expect("fixture"))
         .output()
         .expect("run the installed binary");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).expect("utf-8 envelope");
-    let first: serde_json::Value =
-        serde_json::from_str(text.lines().next().expect("an event")).expect("JSON");
-    assert_eq!(first["type"], "session.init");
-    let last: serde_json::Value =
-        serde_json::from_str(text.lines().last().expect("an event")).expect("JSON");
-    assert_eq!(last["type"], "run.end");
+    assert_envelope(&out, "installed binary");
 
     let _ = std::fs::remove_dir_all(man_dir);
     run(
@@ -141,4 +122,144 @@ fn completions_into_a_closed_pipe_is_quiet() {
     let out = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.is_empty(), "stderr: {stderr}");
+}
+
+/// The PyPI wheel (maturin's `bin` bindings, configured in pyproject.toml): built with a
+/// project-local maturin, its platform tag is one this machine's Python accepts (and a
+/// `manylinux`/`musllinux` one on Linux, which PyPI requires), and a fresh venv holding only
+/// that wheel runs `boo-normalize` from PATH and `python -m boo_normalize`.
+///
+/// The wheel is built with the dev profile so it reuses this test build; `maturin build
+/// --release` differs only in the cargo profile.
+#[test]
+fn pypi_wheel_installs_into_a_fresh_venv() {
+    let Some(maturin) = maturin() else { return };
+    let work = target_dir().join("packages-test/pypi");
+    let wheels = work.join("wheels");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("work dir");
+    run(
+        nested_cargo(&maturin)
+            .current_dir(root())
+            .args([
+                "build",
+                "--profile",
+                "dev",
+                "--offline",
+                "--locked",
+                "--out",
+            ])
+            .arg(&wheels),
+        "maturin build",
+    );
+    let wheel = std::fs::read_dir(&wheels)
+        .expect("wheels dir")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .expect("a wheel");
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    eprintln!("{name}: {} bytes", size(&wheel));
+    let version = env!("CARGO_PKG_VERSION");
+    let tag = name
+        .strip_prefix(&format!("boo_normalize-{version}-py3-none-"))
+        .and_then(|t| t.strip_suffix(".whl"))
+        .unwrap_or_else(|| panic!("unexpected wheel name {name}"));
+    if cfg!(target_os = "linux") {
+        assert!(
+            tag.starts_with("manylinux_") || tag.starts_with("musllinux_"),
+            "{tag}: PyPI only takes manylinux/musllinux wheels"
+        );
+        assert!(tag.ends_with(std::env::consts::ARCH), "{tag}");
+    }
+
+    let venv = work.join("venv");
+    run(
+        Command::new("python3").args(["-m", "venv"]).arg(&venv),
+        "python3 -m venv",
+    );
+    let py = venv.join("bin/python");
+    let tags = run(
+        Command::new(&py).args([
+            "-c",
+            "from pip._vendor.packaging import tags; print('\\n'.join(str(t) for t in tags.sys_tags()))",
+        ]),
+        "the venv's platform tags",
+    );
+    let accepted = String::from_utf8_lossy(&tags.stdout);
+    assert!(
+        accepted.lines().any(|t| t == format!("py3-none-{tag}")),
+        "py3-none-{tag} is not a tag this Python installs"
+    );
+    // Only the wheel: no index, so nothing else can come in.
+    run(
+        Command::new(&py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--no-index",
+                "--disable-pip-version-check",
+                "-q",
+            ])
+            .arg(&wheel),
+        "pip install <wheel>",
+    );
+    let path = format!("{}:/usr/bin:/bin", venv.join("bin").display());
+    let plain = Command::new("sh")
+        .args([
+            "-c",
+            "exec boo-normalize \"$0\"",
+            fixture().to_str().unwrap(),
+        ])
+        .env("PATH", &path)
+        .output()
+        .expect("sh");
+    assert_envelope(&plain, "boo-normalize from the venv's PATH");
+    let module = Command::new(&py)
+        .args(["-m", "boo_normalize"])
+        .arg(fixture())
+        .output()
+        .expect("python -m boo_normalize");
+    assert_envelope(&module, "python -m boo_normalize");
+    assert_eq!(plain.stdout.len(), module.stdout.len());
+    // The binary's errors and exit status come through unchanged.
+    let bad = Command::new(&py)
+        .args(["-m", "boo_normalize", "--no-such-flag"])
+        .output()
+        .expect("python -m boo_normalize --no-such-flag");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--no-such-flag"));
+}
+
+/// maturin in a project-local venv (target/packaging-tools/maturin), or `None` after a SKIP.
+fn maturin() -> Option<PathBuf> {
+    if !have("python3") {
+        skip("python3 not found: the PyPI wheel test needs it");
+        return None;
+    }
+    let venv = target_dir().join("packaging-tools/maturin");
+    let bin = venv.join("bin/maturin");
+    let ok = venv.join(".installed-ok");
+    if ok.is_file() {
+        return Some(bin);
+    }
+    let installed = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new(venv.join("bin/python"))
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .arg("maturin>=1.5,<2")
+            .status()
+            .is_ok_and(|s| s.success())
+        && have(bin.to_str().unwrap());
+    if !installed {
+        skip(
+            "maturin could not be installed into target/packaging-tools/maturin (no PyPI access?)",
+        );
+        return None;
+    }
+    std::fs::write(&ok, b"").expect("marker");
+    Some(bin)
 }
