@@ -31,7 +31,7 @@ fn check(input: &Path, dir: &Path) {
         input.as_os_str(),
     ]);
     let live = std::fs::read(&audit).unwrap();
-    assert!(boo_normalize::sink::audit_verify::verify(&live[..]).is_ok());
+    assert!(boo_normalize::audit::verify::verify(&live[..]).is_ok());
     for src in [&cap, &audit] {
         let replayed = ok(&[
             "replay".as_ref(),

@@ -33,7 +33,7 @@ fn line_of(bytes: &[u8], pos: usize) -> u64 {
 
 #[test]
 fn every_single_byte_change_is_detected_on_its_line() {
-    use boo_normalize::sink::audit_verify::{Failure, verify};
+    use boo_normalize::audit::verify::{Failure, verify};
     let audit = small_audit();
     assert!(verify(&audit[..]).is_ok());
     let mut checked = 0;
@@ -113,7 +113,7 @@ fn cli_names_file_line_and_reason() {
         assert!(out.stdout.is_empty());
     }
     // Truncating at any point inside a record is a torn last record.
-    use boo_normalize::sink::audit_verify::{Failure, verify};
+    use boo_normalize::audit::verify::{Failure, verify};
     for cut in 1..audit.len() {
         if audit[cut - 1] == b'\n' {
             continue;
@@ -137,14 +137,14 @@ fn cli_names_file_line_and_reason() {
 
 #[test]
 fn seq_gaps_and_interleaved_runs_are_reported() {
-    use boo_normalize::sink::audit_verify::{Failure, verify};
+    use boo_normalize::audit::verify::{Failure, verify};
     // Re-chain records after editing them, so only the run/seq rules can catch it.
     fn rechain(recs: &[Vec<u8>]) -> Vec<u8> {
         use sha2::Digest;
         let mut prev = "0".repeat(64);
         let mut out = Vec::new();
         for r in recs {
-            let body = &r[..r.len() - boo_normalize::sink::audit::TAIL_LEN];
+            let body = &r[..r.len() - boo_normalize::audit::TAIL_LEN];
             let s = std::str::from_utf8(body).unwrap();
             let i = s.rfind(",\"prev\":\"").unwrap();
             let rec = format!("{},\"prev\":\"{prev}\",", &s[..i]);

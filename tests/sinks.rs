@@ -1,7 +1,7 @@
 //! The audit, SSE and envelope sinks from one run of the real binary: same seqs everywhere, a
 //! lossless audit log, appending runs (chained, locked, refused after a torn record), resume
 //! ids, keep-alive comments, and deterministic output under a manual clock. Tamper detection is
-//! in `audit_verify.rs`.
+//! in `audit/verify.rs`.
 
 mod common;
 
@@ -343,11 +343,11 @@ fn ai_sdk_profile_resumes_after_the_last_id() {
 
 #[test]
 fn manual_clock_makes_audit_output_reproducible() {
+    use boo_normalize::audit::{Audit, GENESIS};
     use boo_normalize::clock::{ManualClock, Stamp};
     use boo_normalize::normalize::{EndInfo, Normalizer};
     use boo_normalize::pipeline::Pipeline;
     use boo_normalize::read::Line;
-    use boo_normalize::sink::audit::{Audit, GENESIS};
 
     let input = std::fs::read(fixture(TOOLS_PARTIAL)).unwrap();
     let produce = || {
@@ -385,7 +385,7 @@ fn manual_clock_makes_audit_output_reproducible() {
     assert_eq!(recs[0]["ts"], "2025-11-22T15:32:00.000000Z");
     assert_eq!(recs[1]["ts"], "2025-11-22T15:32:00.001500Z");
     assert_eq!(recs[1]["mono_us"], 1500);
-    assert!(boo_normalize::sink::audit_verify::verify(&a[..]).is_ok());
+    assert!(boo_normalize::audit::verify::verify(&a[..]).is_ok());
     // And the audit log from the binary carries the same events.
     let cli = records(&ok(&[
         "--format",

@@ -14,6 +14,8 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use serde::Deserialize;
+
+use crate::audit::read::Record;
 use serde_json::value::RawValue;
 
 use super::{End, FORMAT, Header, VERSION, parse_rfc3339_us};
@@ -316,8 +318,7 @@ impl Decoder {
     }
 
     fn audit(&mut self, line: &[u8]) -> Result<Item, String> {
-        let r: AuditRec<'_> =
-            serde_json::from_slice(line).map_err(|e| format!("not an audit record: {e}"))?;
+        let mut r = Record::parse(line).map_err(|e| format!("not an audit record: {e}"))?;
         match &self.run {
             None => self.run = Some(r.run_id.clone().into_owned()),
             Some(id) if id != &r.run_id => {
@@ -340,7 +341,7 @@ impl Decoder {
                 .unix_us
                 .map(|u| u - i64::try_from(r.mono_us).unwrap_or(0));
         }
-        let raw = match (r.raw, r.raw_b64) {
+        let raw = match (r.raw.take(), r.raw_b64.take()) {
             (Some(s), _) => Some(s.into_owned().into_bytes()),
             (None, Some(b)) => Some(bytes_of(b.into_owned(), true)?),
             (None, None) => None,
@@ -357,13 +358,8 @@ impl Decoder {
                 time,
             }));
         }
-        #[derive(Deserialize)]
-        struct Head<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Cow<'a, str>,
-        }
-        let head: Head<'_> = serde_json::from_str(r.event.get()).map_err(|e| e.to_string())?;
-        match head.kind.as_ref() {
+        let head = r.head().map_err(|e| e.to_string())?;
+        match head.kind.as_deref().unwrap_or_default() {
             "run.end" => {
                 self.ended = true;
                 let m: serde_json::Map<String, serde_json::Value> =
@@ -463,46 +459,6 @@ struct CapRec {
     exit_code: Option<i32>,
     signal: Option<String>,
     run_end: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-/// The audit record keys a replay needs.
-#[derive(Deserialize)]
-struct AuditRec<'a> {
-    #[serde(borrow)]
-    run_id: Cow<'a, str>,
-    #[serde(borrow)]
-    ts: Cow<'a, str>,
-    mono_us: u64,
-    #[serde(borrow)]
-    cli_version: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    event: &'a RawValue,
-    #[serde(borrow)]
-    raw: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    raw_b64: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    raw_eol: Option<Cow<'a, str>>,
-    raw_cut_from: Option<u64>,
-}
-
-/// The `run_id`s of an audit log's runs, in order of first appearance (for picking one).
-pub fn audit_runs(lines: impl Iterator<Item = Vec<u8>>) -> Vec<String> {
-    #[derive(Deserialize)]
-    struct R<'a> {
-        #[serde(borrow)]
-        run_id: Cow<'a, str>,
-    }
-    let mut runs: Vec<String> = Vec::new();
-    for l in lines {
-        if let Ok(r) = serde_json::from_slice::<R<'_>>(&l)
-            && runs.last().is_none_or(|x| *x != r.run_id)
-            && !runs.iter().any(|x| *x == r.run_id)
-        {
-            runs.push(r.run_id.into_owned());
-        }
-    }
-    runs
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 use std::fs::File;
 use std::io::{self, BufReader, Write};
 
+use boo_normalize::audit::verify::{Failure, verify};
 use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error, sanitize};
-use boo_normalize::sink::audit_verify::{Failure, verify};
 
 use crate::cli::AuditCommand;
 

@@ -55,7 +55,8 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::capture::decode::{Decoder, Item, Kind, OutLine, Time, audit_runs};
+use crate::audit::read::runs as audit_runs;
+use crate::capture::decode::{Decoder, Item, Kind, OutLine, Time};
 use crate::capture::{End, Header};
 use crate::error::Error;
 use feed::{Got, LineFeed};

@@ -2,9 +2,6 @@
 //! pipeline decides when to flush.
 
 pub mod ai_sdk;
-pub mod audit;
-mod audit_batch;
-pub mod audit_verify;
 pub mod cut_back;
 pub mod named;
 pub mod otlp;

@@ -7,10 +7,10 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::audit::{self, Audit, GENESIS};
 use crate::envelope::{EventMeta, Events};
 use crate::error::Error;
 use crate::sink::ai_sdk::AiSdk;
-use crate::sink::audit::{self, Audit, GENESIS};
 use crate::sink::cut_back::CutBack;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};

@@ -1,6 +1,7 @@
 //! Unit tests of input detection and decoding (captures, audit logs, stream-json).
 
 use super::*;
+use crate::audit::read::runs as audit_runs;
 
 fn audit_rec(seq: u64, run: &str, mono: u64, event: &str, raw: &str) -> String {
     format!(

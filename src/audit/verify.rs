@@ -1,5 +1,5 @@
 //! `audit verify`: walk an audit log and report the first record that breaks the hash chain,
-//! the `seq` continuity of its run, or the record format (see [`crate::sink::audit`]).
+//! the `seq` continuity of its run, or the record format (see [`crate::audit`]).
 //!
 //! Checks, per line in order: it ends with a newline (else: torn last record); it ends with the
 //! literal `,"hash":"<64 lowercase hex>"}`; the SHA-256 of everything before `"hash"` equals
@@ -12,16 +12,15 @@
 //! A run whose last record is not `run.end` is listed in [`Summary::incomplete`]: its writer was
 //! killed (or is still writing). The chain is intact, so this is not a failure by itself.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, BufRead};
 
 use base64::Engine as _;
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::sink::audit::{GENESIS, TAIL_LEN, parse_tail};
+use super::read::Record;
+use super::{GENESIS, TAIL_LEN, parse_tail};
 
 /// A verified log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,32 +57,6 @@ impl fmt::Display for Failure {
             Failure::Bad { line, reason } => write!(f, "line {line}: {reason}"),
         }
     }
-}
-
-#[derive(Deserialize)]
-struct Record<'a> {
-    seq: u64,
-    #[serde(borrow)]
-    run_id: Cow<'a, str>,
-    #[serde(borrow)]
-    ts: Cow<'a, str>,
-    mono_us: u64,
-    #[allow(dead_code)]
-    #[serde(borrow)]
-    cli_version: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    event: EventHead<'a>,
-    #[serde(borrow)]
-    raw_b64: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    prev: Cow<'a, str>,
-}
-
-#[derive(Deserialize)]
-struct EventHead<'a> {
-    seq: u64,
-    #[serde(borrow, rename = "type")]
-    kind: Option<Cow<'a, str>>,
 }
 
 struct Run {
@@ -128,8 +101,11 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
                 "hash mismatch: the record was altered after it was written".into(),
             ));
         }
-        let rec: Record<'_> = serde_json::from_slice(&buf[..buf.len() - 1])
+        let rec = Record::parse(&buf[..buf.len() - 1])
             .map_err(|e| bad(format!("not a valid record: {e}")))?;
+        let head = rec
+            .head()
+            .map_err(|e| bad(format!("not a valid record: event: {e}")))?;
         if rec.prev.as_bytes() != prev {
             let reason = if n == 1 {
                 "prev is not the genesis value: records before this one are missing".to_owned()
@@ -141,10 +117,13 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
             };
             return Err(bad(reason));
         }
-        if rec.event.seq != rec.seq {
+        let Some(event_seq) = head.seq else {
+            return Err(bad("not a valid record: event: missing field `seq`".into()));
+        };
+        if event_seq != rec.seq {
             return Err(bad(format!(
-                "event.seq {} differs from the record's seq {}",
-                rec.event.seq, rec.seq
+                "event.seq {event_seq} differs from the record's seq {}",
+                rec.seq
             )));
         }
         if humantime::parse_rfc3339(&rec.ts).is_err() {
@@ -157,7 +136,7 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
         {
             return Err(bad("raw_b64 is not base64".into()));
         }
-        let ended = rec.event.kind.as_deref() == Some("run.end");
+        let ended = head.kind.as_deref() == Some("run.end");
         match &mut run {
             Some(cur) if cur.id == rec.run_id => {
                 if rec.seq != cur.seq + 1 {
