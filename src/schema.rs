@@ -131,12 +131,15 @@ fn defs() -> Vec<Def> {
         ),
         (
             "usage",
-            "Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts.",
+            "Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts. It is the per-message record, in both modes: stop_reason (end_turn, tool_use, max_tokens, refusal, pause_turn, …) and stop_sequence come from the message_delta or an assistant line that carries them; CLI 2.1.x without partial messages writes them on no message, so the turn's last main-thread message takes the result line's stop_reason and the others stay null. extra holds the message's other members (stop_details, context_management, container, …), last value winning.",
             vec![
                 ("message_id", s()),
                 ("model", ns()),
                 ("usage", obj()),
                 ("provisional", b()),
+                ("stop_reason", any()),
+                ("stop_sequence", any()),
+                ("extra", obj()),
             ],
             false,
         ),
@@ -273,8 +276,20 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
+            "api.error",
+            "An assistant line that reports a failed API call (overloaded, rate_limit, authentication_failed, server_error, model_not_found, …), with or without a text block. error is the line's error; details its is_api_error_message and api_error_* members (api_error_status, api_error_type, api_error_code, api_error_params …) as written; text the message's text, null when it has none.",
+            vec![
+                ("message_id", any()),
+                ("model", any()),
+                ("error", any()),
+                ("details", obj()),
+                ("text", ns()),
+            ],
+            false,
+        ),
+        (
             "skipped",
-            "A line consumed without other effect (e.g. a tool_use already emitted from deltas).",
+            "A line without an event of its own; reason says what happened (the message's text was already emitted from the partial-message deltas, the tool call was already emitted, the message has no content or empty content, …). It carries the line's facts and extra.",
             vec![("reason", s())],
             false,
         ),
@@ -400,6 +415,12 @@ pub fn schema(strict: bool) -> Value {
                 "line": {"type": ["integer", "null"], "minimum": 1},
                 "uuid": {"type": "string"},
                 "ephemeral": {"const": true},
+                "timestamp": {"description": "The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line."},
+                "agent_id": {"description": "The source line's agent_id (a subagent's lines), on every event of the line."},
+                "subagent_type": {"description": "The source line's subagent_type, on every event of the line."},
+                "is_synthetic": {"description": "The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person."},
+                "supersedes": {"description": "The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer)."},
+                "extra": {"type": "object", "description": "assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members."},
                 "redactions": {
                     "description": "With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, \"\" for a text line). Never the secret.",
                     "type": "array",
@@ -426,6 +447,7 @@ pub fn schema(strict: bool) -> Value {
                 *f,
                 "synthetic"
                     | "error"
+                    | "extra"
                     | "source"
                     | "partial_json"
                     | "exit_code"

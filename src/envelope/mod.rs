@@ -18,6 +18,30 @@
 //! them) and `redactions` (with `--redact`: `[{"path", "kind", "count"}]`, what was redacted in
 //! the input line named by `line`, `path` being a JSON Pointer into that line; never the secret).
 //!
+//! # Nothing the CLI says is lost: the extras rule
+//!
+//! Every member of an `assistant`, `user` or `stream_event` line reaches the envelope:
+//!
+//! - `type`, `session_id`, `parent_tool_use_id`, `uuid`: the common keys above;
+//! - members the line's events map: the message's blocks (`text`, `thinking`, `tool.call`,
+//!   `tool.result`, `user.text`, `user.block`), the message's usage and `stop_reason` (the
+//!   per-message `usage` record), `error` with its `api_error_*` details (`api.error`),
+//!   `tool_use_result` (`tool.result.structured`), `isReplay` (`user.text.replay`), the stream
+//!   `event`;
+//! - named facts, written on every event of the line as optional common keys: `timestamp`,
+//!   `agent_id`, `subagent_type`, `is_synthetic` (from `isSynthetic`: a compaction summary or
+//!   hook feedback, not a person) and `supersedes` (the `uuid` of the line this one replaces);
+//! - everything else (`request_id`, `tool_result_meta`, `task_description`, `thinking_duration_ms`,
+//!   `ttft_ms`, a stream event's unmapped members under `event`, …): under `extra`, once per line,
+//!   on the line's FIRST event (the first that carries its named facts: a `usage` the line
+//!   releases for an earlier message does not count). A line without events of its own gets a
+//!   `skipped` event, which carries them.
+//!
+//! A mapped member with a value of the wrong type is kept under `extra` as is. `system`,
+//! `result` and other lines keep every unmapped member under their event's own `extra`. Dropped
+//! on purpose: `message.role` and `message.type` (always `assistant`/`user` and `message`). The
+//! tables are in [`extras`].
+//!
 //! Example (`claude … | boo-normalize`):
 //!
 //! ```text
@@ -32,7 +56,9 @@
 //! (JSON Schema draft 2020-12), in `man boo-normalize` and in the README. Additive changes (new
 //! event types, new fields) keep `v: 1`; renaming or removing a field or type bumps `v`.
 
-use crate::json::Out;
+pub mod extras;
+
+use crate::json::{Out, Val, get_str};
 
 /// The envelope version written in every event's `v`.
 pub const VERSION: u64 = 1;
@@ -48,6 +74,16 @@ pub struct Ctx<'a> {
     pub line: Option<u64>,
     /// The source line's `uuid`.
     pub uuid: Option<&'a str>,
+    /// The source line itself, for an event of that line's own (not one it causes for an earlier
+    /// line): its named facts and `extra` are written from it (see [`extras`]).
+    pub src: Option<Val<'a, 'a>>,
+}
+
+impl Ctx<'_> {
+    /// The same context without the source line (for an event that keeps the whole line).
+    pub fn without_src(&self) -> Self {
+        Ctx { src: None, ..*self }
+    }
 }
 
 /// One finished event inside [`Events`].
@@ -79,6 +115,8 @@ pub struct Events {
     open: Option<(usize, &'static str, Option<u64>, bool)>,
     /// Extra common members (raw JSON, each starting with `,`) for events of one input line.
     line_members: (u64, Vec<u8>),
+    /// The line whose `extra` was written (on its first event with a source line).
+    extra_line: Option<u64>,
 }
 
 impl Events {
@@ -148,6 +186,16 @@ impl Events {
         }
         if ctx.line.is_some() && ctx.line == Some(self.line_members.0) {
             o.raw(&self.line_members.1);
+        }
+        if let Some(src) = ctx.src {
+            extras::write_facts(o, src);
+            if ctx.line != self.extra_line {
+                self.extra_line = ctx.line;
+                let kind = get_str(src, "type").unwrap_or("");
+                if extras::has_extra(kind, src) {
+                    extras::write_extra(o, kind, src);
+                }
+            }
         }
         o
     }

@@ -331,6 +331,43 @@ impl Out {
         }
     }
 
+    /// Like [`Out::value`], for a buffer kept beyond the current line: a string that is a
+    /// hollowed literal of `holes`' source is written whole, from `line` (the input line).
+    pub fn value_detached(&mut self, v: Val<'_, '_>, holes: &Out, line: &[u8]) {
+        if let Some(o) = v.as_object() {
+            self.buf.push(b'{');
+            for (i, (k, x)) in o.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.str(k);
+                self.buf.push(b':');
+                self.value_detached(x, holes, line);
+            }
+            self.buf.push(b'}');
+        } else if let Some(a) = v.as_array() {
+            self.buf.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.value_detached(x, holes, line);
+            }
+            self.buf.push(b']');
+        } else if let Some(s) = str_of(v) {
+            match holes.hole_of(s).and_then(|h| line.get(h.raw.clone())) {
+                Some(raw) => {
+                    self.buf.push(b'"');
+                    self.buf.extend_from_slice(raw);
+                    self.buf.push(b'"');
+                }
+                None => self.str(s),
+            }
+        } else {
+            self.static_node(&static_of(v));
+        }
+    }
+
     /// An optional value (`null` when absent).
     pub fn opt_value(&mut self, v: Option<Val<'_, '_>>) {
         match v {

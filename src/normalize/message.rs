@@ -14,12 +14,10 @@ fn is_subagent_tool(name: &str) -> bool {
 impl State {
     pub(super) fn assistant(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
         let Some(msg) = get(v, "message").filter(|m| m.as_object().is_some()) else {
-            return self.unknown(v, ctx, ev, "shape", "assistant");
+            return self.unknown_line(v, ctx, ev, "shape", "assistant");
         };
         let message_id = get_str(msg, "id");
         let model = get_str(msg, "model");
-        let error = get_str(v, "error");
-        let synthetic = model == Some("<synthetic>");
         // An assistant line's usage is final when the line carries the message's stop_reason
         // (1.0.x, 2.0.x); CLI 2.1.x writes stop_reason null and the usage of message_start
         // (output_tokens 1), whose final counts come only in a message_delta (partial messages)
@@ -27,6 +25,7 @@ impl State {
         let stop_reason = get_some(msg, "stop_reason");
         if let (Some(id), Some(u)) = (message_id, get_some(msg, "usage")) {
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
+            self.note_message(ev, ctx.parent, id, msg);
         }
         if ctx.parent.is_none()
             && let Some(r) = stop_reason
@@ -37,28 +36,59 @@ impl State {
             self.assistant_seen.insert(id.to_owned());
         }
         let skip_text = message_id.is_some_and(|id| self.text_from_deltas.contains(id));
+        self.blocks(v, msg, ctx, ev, skip_text);
+        if has_error(v) {
+            self.api_error(v, msg, ctx, ev);
+        }
+    }
+
+    /// The content blocks of an assistant line's message.
+    fn blocks(
+        &mut self,
+        v: Val<'_, '_>,
+        msg: Val<'_, '_>,
+        ctx: &Ctx<'_>,
+        ev: &mut Events,
+        skip_text: bool,
+    ) {
+        let message_id = get_str(msg, "id");
+        let model = get_str(msg, "model");
+        let error = get_str(v, "error");
+        let synthetic = model == Some("<synthetic>");
+        const FROM_DELTAS: &str =
+            "the message's text was already emitted from the partial-message deltas";
         let Some(content) = get(msg, "content") else {
+            self.skip_reason = Some("the message has no content");
             return;
         };
         if let Some(text) = str_of(content) {
-            if !skip_text {
+            if skip_text {
+                self.skip_reason = Some(FROM_DELTAS);
+            } else {
                 self.text_event(ev, ctx, message_id, model, text, synthetic, error);
             }
             return;
         }
         let Some(blocks) = content.as_array() else {
-            return self.unknown(v, ctx, ev, "shape", "assistant");
+            return self.unknown_line(v, ctx, ev, "shape", "assistant");
         };
+        if blocks.is_empty() {
+            self.skip_reason = Some("the message's content is empty");
+        }
         for b in blocks.iter() {
             match get_str(b, "type").unwrap_or("") {
                 "text" => {
-                    if !skip_text {
+                    if skip_text {
+                        self.skip_reason = Some(FROM_DELTAS);
+                    } else {
                         let text = get_str(b, "text").unwrap_or("");
                         self.text_event(ev, ctx, message_id, model, text, synthetic, error);
                     }
                 }
                 "thinking" | "redacted_thinking" => {
-                    if !skip_text {
+                    if skip_text {
+                        self.skip_reason = Some(FROM_DELTAS);
+                    } else {
                         let redacted = get_str(b, "type") == Some("redacted_thinking");
                         let o = ev.begin("thinking", ctx);
                         o.key("message_id");
@@ -79,6 +109,7 @@ impl State {
                         .get(id)
                         .is_some_and(|t| t.call_emitted && t.scope == self.scope)
                     {
+                        self.skip_reason = Some("the tool call was already emitted");
                         continue;
                     }
                     self.forget_pending_call(ctx.parent, id);
@@ -121,6 +152,53 @@ impl State {
         }
     }
 
+    /// `api.error`: the assistant line reports a failed API call (`error` and its `api_error_*`
+    /// details), with or without a text block.
+    fn api_error(&mut self, v: Val<'_, '_>, msg: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
+        let o = ev.begin("api.error", ctx);
+        o.key("message_id");
+        o.opt_value(get(msg, "id"));
+        o.key("model");
+        o.opt_value(get(msg, "model"));
+        o.key("error");
+        o.opt_value(get(v, "error"));
+        o.key("details");
+        o.raw(b"{");
+        let mut first = true;
+        if let Some(obj) = v.as_object() {
+            for (k, x) in obj.iter().filter(|(k, _)| is_error_detail(k)) {
+                if !first {
+                    o.raw(b",");
+                }
+                first = false;
+                o.str(k);
+                o.raw(b":");
+                o.value(x);
+            }
+        }
+        o.raw(b"}");
+        o.key("text");
+        let texts = get(msg, "content").map(|c| {
+            let mut all = String::new();
+            if let Some(t) = str_of(c) {
+                all.push_str(t);
+            } else if let Some(blocks) = c.as_array() {
+                for b in blocks
+                    .iter()
+                    .filter(|b| get_str(*b, "type") == Some("text"))
+                {
+                    all.push_str(get_str(b, "text").unwrap_or(""));
+                }
+            }
+            all
+        });
+        match texts.filter(|t| !t.is_empty()) {
+            Some(t) => o.str(&t),
+            None => o.raw(b"null"),
+        }
+        ev.end();
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn text_event(
         &mut self,
@@ -150,7 +228,7 @@ impl State {
 
     pub(super) fn user(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
         let Some(msg) = get(v, "message").filter(|m| m.as_object().is_some()) else {
-            return self.unknown(v, ctx, ev, "shape", "user");
+            return self.unknown_line(v, ctx, ev, "shape", "user");
         };
         // A user line closes the assistant message that ran before it on this stream, unless the
         // message is still streaming and its final counts are yet to come (a fast tool's result
@@ -164,14 +242,18 @@ impl State {
             .unwrap_or(false);
         let structured = get(v, "tool_use_result");
         let Some(content) = get(msg, "content") else {
+            self.skip_reason = Some("the message has no content");
             return;
         };
         if let Some(text) = str_of(content) {
             return self.user_text(ev, ctx, text, replay);
         }
         let Some(blocks) = content.as_array() else {
-            return self.unknown(v, ctx, ev, "shape", "user");
+            return self.unknown_line(v, ctx, ev, "shape", "user");
         };
+        if blocks.is_empty() {
+            self.skip_reason = Some("the message's content is empty");
+        }
         let mut structured_left = structured;
         for b in blocks.iter() {
             match get_str(b, "type").unwrap_or("") {
@@ -247,6 +329,17 @@ impl State {
         }
         ev.end();
     }
+}
+
+/// An assistant line member that details an API error (under `api.error.details`).
+fn is_error_detail(member: &str) -> bool {
+    member == "is_api_error_message" || member.starts_with("api_error_")
+}
+
+/// Whether an assistant line reports an API error.
+fn has_error(v: Val<'_, '_>) -> bool {
+    v.as_object()
+        .is_some_and(|o| o.iter().any(|(k, _)| k == "error" || is_error_detail(k)))
 }
 
 /// The open event's output buffer.

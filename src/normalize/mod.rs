@@ -132,6 +132,11 @@ struct PendingUsage {
     /// The values are final: they came from a `message_delta`, or from an assistant line that
     /// carries its `stop_reason` (see [`usage_is_final`](State::note_usage)).
     final_seen: bool,
+    /// The message's `stop_reason` and `stop_sequence` (raw JSON; the last non-null wins).
+    stop_reason: Option<Vec<u8>>,
+    stop_sequence: Option<Vec<u8>>,
+    /// The message's other members (`stop_details`, `context_management`, `container`, …).
+    extra: Vec<(String, Vec<u8>)>,
 }
 
 /// Partial-message state of one stream (keyed by `parent_tool_use_id`).
@@ -190,6 +195,11 @@ struct State {
     /// The last main-thread `stop_reason` an assistant line or `message_delta` carried since the
     /// last result (for `turn.end` of CLIs whose result line has none).
     last_stop_reason: Option<Vec<u8>>,
+    /// A copy of the current line when it was parsed with hollowed literals, for values kept
+    /// beyond it (see [`Out::value_detached`]); empty otherwise.
+    hollowed_line: Vec<u8>,
+    /// Why the current line yielded no event of its own (for its `skipped` event).
+    skip_reason: Option<&'static str>,
 }
 
 /// Turns stream-json lines into envelope events.
@@ -323,7 +333,7 @@ impl Normalizer {
             let ctx = st.ctx_line(n);
             ev.begin("skipped", &ctx);
             ev.out().key("reason");
-            ev.out().str("duplicate of an event already emitted");
+            ev.out().str("consumed without an event of its own");
             ev.end();
         }
         st.count(ev, first);
@@ -347,6 +357,10 @@ impl Normalizer {
         let v = parsed.tape.as_value();
         if parsed.engine == Engine::Simd {
             ev.out.set_source(&parsed);
+        }
+        st.hollowed_line.clear();
+        if !parsed.holes.is_empty() {
+            st.hollowed_line.extend_from_slice(bytes);
         }
         if v.as_object().is_some() {
             st.object_line(v, n, ev);
@@ -451,6 +465,7 @@ impl State {
             parent: None,
             line: Some(line),
             uuid: None,
+            src: None,
         }
     }
 
@@ -468,6 +483,7 @@ impl State {
             parent: None,
             line: Some(line),
             uuid: None,
+            src: None,
         };
         let o = ev.begin("diagnostic", &ctx);
         o.key("kind");
@@ -558,7 +574,12 @@ impl State {
             parent: get_str(v, "parent_tool_use_id"),
             line: Some(line),
             uuid: get_str(v, "uuid"),
+            // The extras rule (see crate::envelope::extras) covers these line types; the others
+            // keep their unmapped members under their event's own `extra`.
+            src: matches!(kind, "assistant" | "user" | "stream_event").then_some(v),
         };
+        let first = ev.len();
+        self.skip_reason = None;
         match kind {
             "assistant" => self.assistant(v, &ctx, ev),
             "user" => self.user(v, &ctx, ev),
@@ -567,6 +588,31 @@ impl State {
             "system" => self.system(v, &ctx, ev),
             _ => self.other_type(v, kind, &ctx, ev),
         }
+        if ctx.src.is_some() && !ev.metas[first..].iter().any(|m| m.line == Some(line)) {
+            // Consumed without an event of its own: say what happened; the line's facts and
+            // extras go here.
+            let reason = self
+                .skip_reason
+                .take()
+                .unwrap_or("the line carried nothing new");
+            let o = ev.begin("skipped", &ctx);
+            o.key("reason");
+            o.str(reason);
+            ev.end();
+        }
+    }
+
+    /// `unknown` for a whole line (its raw object keeps every member: no facts or extras).
+    fn unknown_line(
+        &mut self,
+        v: Val<'_, '_>,
+        ctx: &Ctx<'_>,
+        ev: &mut Events,
+        kind: &str,
+        name: &str,
+    ) {
+        let ctx = ctx.without_src();
+        self.unknown(v, &ctx, ev, kind, name);
     }
 
     /// `unknown`: a type, subtype or block this version does not map. The raw object is kept.

@@ -36,6 +36,7 @@ impl State {
     pub(super) fn result(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
         // Whatever the turn left pending (usage of the last message, calls seen only as deltas)
         // belongs before its end.
+        self.stop_reason_from_result(get(v, "stop_reason"));
         self.flush_all(ev, "the turn ended before the tool input was complete");
         self.turns += 1;
         self.terminal_seen = true;

@@ -16,7 +16,7 @@ use simd_json::prelude::*;
 impl State {
     pub(super) fn stream_event(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
         let Some(e) = get(v, "event").filter(|e| e.as_object().is_some()) else {
-            return self.unknown(v, ctx, ev, "shape", "stream_event");
+            return self.unknown_line(v, ctx, ev, "shape", "stream_event");
         };
         let key = ctx.parent.map(str::to_owned);
         let index = get(e, "index").and_then(|i| i.as_u64());
@@ -32,6 +32,7 @@ impl State {
                 s.model = model.map(str::to_owned);
                 if let (Some(id), Some(u)) = (id, m.and_then(|m| get_some(m, "usage"))) {
                     self.note_usage(ev, ctx, id, model, u, false);
+                    self.note_message(ev, ctx.parent, id, m.expect("usage came from it"));
                 }
                 let o = ev.begin_ephemeral("message.start", ctx);
                 o.key("message_id");
@@ -97,6 +98,12 @@ impl State {
                 if let (Some(id), Some(u)) = (id.as_deref(), get_some(e, "usage")) {
                     self.note_usage(ev, ctx, id, None, u, true);
                 }
+                if let Some(id) = id.as_deref() {
+                    if let Some(d) = d {
+                        self.note_message(ev, ctx.parent, id, d);
+                    }
+                    self.note_message(ev, ctx.parent, id, e);
+                }
                 if ctx.parent.is_none()
                     && let Some(r) = d.and_then(|d| get_some(d, "stop_reason"))
                 {
@@ -132,7 +139,7 @@ impl State {
             }
             t => {
                 let name = format!("stream_event.{t}");
-                self.unknown(v, ctx, ev, "stream_event", &name);
+                self.unknown_line(v, ctx, ev, "stream_event", &name);
             }
         }
     }
@@ -273,6 +280,7 @@ impl State {
                 parent: key.as_deref(),
                 line: None,
                 uuid: None,
+                src: None,
             };
             let o = ev.begin(kind, &ctx);
             o.key("message_id");
@@ -323,6 +331,7 @@ impl State {
             parent: c.parent.as_deref(),
             line: None,
             uuid: None,
+            src: None,
         };
         let o = ev.begin("tool.call", &ctx);
         o.key("tool_use_id");

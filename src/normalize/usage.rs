@@ -4,7 +4,7 @@
 
 use super::{PendingUsage, State, Tokens};
 use crate::envelope::{Ctx, Events};
-use crate::json::{Out, Val};
+use crate::json::{Out, Val, get};
 use simd_json::prelude::*;
 
 impl State {
@@ -30,6 +30,7 @@ impl State {
             parent: u.parent.as_deref(),
             line: u.line,
             uuid: None,
+            src: None,
         };
         let o = ev.begin("usage", &ctx);
         o.key("message_id");
@@ -37,18 +38,20 @@ impl State {
         o.key("model");
         o.opt_str(u.model.as_deref());
         o.key("usage");
-        o.raw(b"{");
-        for (i, (k, raw)) in u.fields.iter().enumerate() {
-            if i > 0 {
-                o.raw(b",");
-            }
-            o.str(k);
-            o.raw(b":");
-            o.raw(raw);
-        }
-        o.raw(b"}");
+        write_fields(o, &u.fields);
         o.key("provisional");
         o.bool(!u.final_seen);
+        for (k, v) in [
+            ("stop_reason", &u.stop_reason),
+            ("stop_sequence", &u.stop_sequence),
+        ] {
+            o.key(k);
+            o.raw(v.as_deref().unwrap_or(b"null"));
+        }
+        if !u.extra.is_empty() {
+            o.key("extra");
+            write_fields(o, &u.extra);
+        }
         ev.end();
     }
 
@@ -114,25 +117,118 @@ impl State {
         }
         p.line = ctx.line;
         p.final_seen |= is_final;
-        merge_fields(&mut p.fields, u);
+        merge_fields(&mut p.fields, u, &ev.out, &self.hollowed_line);
     }
 }
 
+/// Write `fields` as a JSON object.
+fn write_fields(o: &mut Out, fields: &[(String, Vec<u8>)]) {
+    o.raw(b"{");
+    for (i, (k, raw)) in fields.iter().enumerate() {
+        if i > 0 {
+            o.raw(b",");
+        }
+        o.str(k);
+        o.raw(b":");
+        o.raw(raw);
+    }
+    o.raw(b"}");
+}
+
+/// Members of a message (or of a `message_delta`'s `delta` and event) that the per-message record
+/// does not keep under `extra`: they are mapped elsewhere, or named in the record.
+const MESSAGE_MAPPED: &[&str] = &[
+    "id",
+    "type",
+    "role",
+    "model",
+    "content",
+    "usage",
+    "stop_reason",
+    "stop_sequence",
+    "delta",
+];
+
+/// The raw JSON of `x`, unless it is null.
+fn raw_some(x: Option<Val<'_, '_>>) -> Option<Vec<u8>> {
+    let x = x.filter(|x| !x.is_null())?;
+    let mut o = Out::default();
+    o.value(x);
+    Some(o.buf)
+}
+
+impl State {
+    /// Record the message-level members of `m` (an assistant line's `message`, a
+    /// `message_start`'s `message`, a `message_delta`'s `delta` or the event itself) in the
+    /// pending record of message `message_id` on stream `parent`: `stop_reason` and
+    /// `stop_sequence` when not null, the others under `extra` (last write wins).
+    pub(super) fn note_message(
+        &mut self,
+        ev: &Events,
+        parent: Option<&str>,
+        message_id: &str,
+        m: Val<'_, '_>,
+    ) {
+        let key = parent.map(str::to_owned);
+        let Some(p) = self
+            .usage
+            .get_mut(&key)
+            .filter(|p| p.message_id == message_id)
+        else {
+            return;
+        };
+        if let Some(r) = raw_some(get(m, "stop_reason")) {
+            p.stop_reason = Some(r);
+        }
+        if let Some(r) = raw_some(get(m, "stop_sequence")) {
+            p.stop_sequence = Some(r);
+        }
+        let Some(obj) = m.as_object() else { return };
+        for (k, x) in obj.iter() {
+            if MESSAGE_MAPPED.contains(&k) {
+                continue;
+            }
+            merge_one(&mut p.extra, k, x, &ev.out, &self.hollowed_line);
+        }
+    }
+
+    /// The turn's result line ends the main thread's last message: when no `stop_reason` came for
+    /// it (CLI 2.1.x without partial messages), the result's is that message's.
+    pub(super) fn stop_reason_from_result(&mut self, r: Option<Val<'_, '_>>) {
+        if let Some(p) = self.usage.get_mut(&None)
+            && p.stop_reason.is_none()
+        {
+            p.stop_reason = raw_some(r);
+        }
+    }
+}
+
+/// Set member `k` of `fields` to `x` (an existing slot reuses its buffer).
+fn merge_one(
+    fields: &mut Vec<(String, Vec<u8>)>,
+    k: &str,
+    x: Val<'_, '_>,
+    holes: &Out,
+    line: &[u8],
+) {
+    let found = <[_]>::iter(fields).position(|(fk, _)| fk == k);
+    let i = match found {
+        Some(i) => i,
+        None => {
+            fields.push((k.to_owned(), Vec::new()));
+            fields.len() - 1
+        }
+    };
+    let mut o = Out::from_buf(std::mem::take(&mut fields[i].1));
+    o.buf.clear();
+    o.value_detached(x, holes, line);
+    fields[i].1 = o.buf;
+}
+
 /// Overlay the members of object `u` onto `fields` (existing slots reuse their buffers).
-fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>) {
+fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>, holes: &Out, line: &[u8]) {
     let Some(obj) = u.as_object() else { return };
     for (k, x) in obj.iter() {
-        let found = <[_]>::iter(fields).position(|(fk, _)| fk == k);
-        let i = match found {
-            Some(i) => i,
-            None => {
-                fields.push((k.to_owned(), Vec::new()));
-                fields.len() - 1
-            }
-        };
-        let mut o = Out::from_buf(std::mem::take(&mut fields[i].1));
-        o.buf.clear();
-        o.value(x);
-        fields[i].1 = o.buf;
+        merge_one(fields, k, x, holes, line);
     }
 }

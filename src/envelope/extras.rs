@@ -1,0 +1,192 @@
+//! The extras rule: every member of an `assistant`, `user` or `stream_event` line reaches the
+//! envelope, under a name of its own or in the `extra` of one designated event.
+//!
+//! A line's members fall into four groups (the tables below say which member is in which):
+//!
+//! - common keys: `type`, `session_id`, `parent_tool_use_id`, `uuid` ([`COMMON`]);
+//! - members the line's events map ([`MAPPED`]): the message's blocks become `text`, `thinking`,
+//!   `tool.call`, `tool.result`, … events; `error` and its details become an `api.error` event;
+//! - named facts ([`NAMED`]): written on every event of the line, as optional common keys
+//!   (`timestamp`, `agent_id`, `subagent_type`, `is_synthetic`, `supersedes`);
+//! - everything else: under `extra` (an object, members in source order) on the line's first
+//!   event that carries the line's facts. Events a line causes for earlier lines (the `usage` of
+//!   a message the line ends) do not count; a line without events of its own gets a `skipped`.
+//!
+//! A mapped member whose value has the wrong type (a string where an object belongs) is not
+//! mapped: it goes under `extra` unchanged, so the value is never lost. The deliberate drops,
+//! with their reasons, are in [`DROPPED`].
+
+use crate::json::{Out, Val, get, str_of};
+use simd_json::prelude::*;
+
+/// Members every event carries under its common keys (`type` picks the event types).
+pub const COMMON: &[&str] = &["type", "session_id", "parent_tool_use_id", "uuid"];
+
+/// Line members written on every event of the line as optional common keys: `(source, key)`.
+pub const NAMED: &[(&str, &str)] = &[
+    ("timestamp", "timestamp"),
+    ("agent_id", "agent_id"),
+    ("subagent_type", "subagent_type"),
+    ("isSynthetic", "is_synthetic"),
+    ("supersedes", "supersedes"),
+];
+
+/// Members mapped by the line's events: `(line type, member, where it goes)`. A member name
+/// ending in `*` is a prefix.
+pub const MAPPED: &[(&str, &str, &str)] = &[
+    (
+        "assistant",
+        "message",
+        "text, thinking, tool.call, tool.result (server tools) events; usage (the per-message record)",
+    ),
+    ("assistant", "error", "api.error error; text error"),
+    ("assistant", "is_api_error_message", "api.error details"),
+    ("assistant", "api_error_*", "api.error details"),
+    (
+        "user",
+        "message",
+        "user.text, tool.result, user.block events",
+    ),
+    ("user", "tool_use_result", "tool.result structured"),
+    ("user", "isReplay", "user.text replay"),
+    (
+        "stream_event",
+        "event",
+        "message.start, block.*, *.delta, message.delta, message.stop, stream.ping, stream.error events; members they do not map go under extra.event",
+    ),
+];
+
+/// Members the envelope drops on purpose: `(line type, member path, reason)`.
+pub const DROPPED: &[(&str, &str, &str)] = &[
+    (
+        "assistant",
+        "message.role",
+        "always \"assistant\": the event types say who spoke",
+    ),
+    ("assistant", "message.type", "always \"message\""),
+    (
+        "user",
+        "message.role",
+        "always \"user\": the event types say who spoke",
+    ),
+];
+
+/// Whether `member` of a `kind` line with value `x` is mapped (has the type its mapping reads).
+pub fn is_mapped(kind: &str, member: &str, x: Val<'_, '_>) -> bool {
+    if COMMON.contains(&member) {
+        return match member {
+            "type" => true,
+            _ => x.is_null() || str_of(x).is_some(),
+        };
+    }
+    if NAMED.iter().any(|(s, _)| *s == member) {
+        return true;
+    }
+    let listed = MAPPED.iter().any(|(k, m, _)| {
+        *k == kind
+            && match m.strip_suffix('*') {
+                Some(prefix) => member.starts_with(prefix),
+                None => *m == member,
+            }
+    });
+    listed
+        && match member {
+            "message" | "event" => x.as_object().is_some(),
+            "isReplay" => x.as_bool().is_some(),
+            _ => true,
+        }
+}
+
+/// Write the named facts of line `src` (see [`NAMED`]) as members (each starting with `,`).
+pub fn write_facts(o: &mut Out, src: Val<'_, '_>) {
+    for (source, key) in NAMED {
+        if let Some(x) = get(src, source) {
+            o.key(key);
+            o.value(x);
+        }
+    }
+}
+
+/// Whether line `src` of type `kind` has members for `extra`.
+pub fn has_extra(kind: &str, src: Val<'_, '_>) -> bool {
+    let members = src
+        .as_object()
+        .is_some_and(|obj| obj.iter().any(|(k, x)| !is_mapped(kind, k, x)));
+    members || event_extra(src).is_some()
+}
+
+/// Write `,"extra":{…}` for line `src` of type `kind`: its unmapped members, and for a
+/// `stream_event` the members of its `event` that the stream events do not map (under `event`).
+pub fn write_extra(o: &mut Out, kind: &str, src: Val<'_, '_>) {
+    o.key("extra");
+    o.raw(b"{");
+    let mut first = true;
+    if let Some(obj) = src.as_object() {
+        for (k, x) in obj.iter() {
+            if is_mapped(kind, k, x) {
+                continue;
+            }
+            if !first {
+                o.raw(b",");
+            }
+            first = false;
+            o.str(k);
+            o.raw(b":");
+            o.value(x);
+        }
+    }
+    if let Some((e, et)) = event_extra(src) {
+        if !first {
+            o.raw(b",");
+        }
+        o.raw(b"\"event\":{");
+        let mut first = true;
+        if let Some(obj) = e.as_object() {
+            for (k, x) in obj.iter() {
+                if event_member_mapped(et, k) {
+                    continue;
+                }
+                if !first {
+                    o.raw(b",");
+                }
+                first = false;
+                o.str(k);
+                o.raw(b":");
+                o.value(x);
+            }
+        }
+        o.raw(b"}");
+    }
+    o.raw(b"}");
+}
+
+/// Members of a stream event's `event` object that its envelope event maps, by event type.
+pub const EVENT_MAPPED: &[(&str, &[&str])] = &[
+    ("message_start", &["type", "message"]),
+    ("content_block_start", &["type", "index", "content_block"]),
+    ("content_block_delta", &["type", "index", "delta"]),
+    ("content_block_stop", &["type", "index"]),
+    ("message_delta", &["type", "delta", "usage"]),
+    ("message_stop", &["type", "abandoned_blocks"]),
+    ("ping", &["type"]),
+    ("error", &["type", "error"]),
+];
+
+fn event_member_mapped(event_type: &str, member: &str) -> bool {
+    EVENT_MAPPED
+        .iter()
+        .find(|(t, _)| *t == event_type)
+        .is_some_and(|(_, ms)| ms.contains(&member))
+}
+
+/// The `event` object of a stream line and its type, when it has members the events do not map.
+fn event_extra<'t, 'i>(src: Val<'t, 'i>) -> Option<(Val<'t, 'i>, &'i str)> {
+    let e = get(src, "event")?;
+    let et = get(e, "type").and_then(str_of)?;
+    // Unmapped stream event types become `unknown` events that keep the whole line.
+    EVENT_MAPPED.iter().find(|(t, _)| *t == et)?;
+    let obj = e.as_object()?;
+    obj.iter()
+        .any(|(k, _)| !event_member_mapped(et, k))
+        .then_some((e, et))
+}

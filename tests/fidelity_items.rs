@@ -1,0 +1,194 @@
+//! One test per fidelity rule, on small streams shaped like the CLI's (facts from the Python and
+//! TypeScript Agent SDKs' message types: an assistant message's `error` is one of
+//! `authentication_failed`, `billing_error`, `rate_limit`, `invalid_request`, `server_error`,
+//! `unknown`, and may come with an empty content array).
+
+mod common;
+
+use common::{events, root, run};
+use serde_json::{Value, json};
+
+fn normalize(lines: &[Value]) -> Vec<Value> {
+    let mut input = Vec::new();
+    for l in lines {
+        input.extend_from_slice(l.to_string().as_bytes());
+        input.push(b'\n');
+    }
+    let out = run(&["--allow-no-result"], &input);
+    assert!(out.status.success(), "{out:?}");
+    events(&out.stdout)
+}
+
+fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
+    ev.iter().filter(|e| e["type"] == t).collect()
+}
+
+fn assistant(content: Value, top: Value) -> Value {
+    let mut line = json!({
+        "type": "assistant",
+        "session_id": "s1",
+        "parent_tool_use_id": null,
+        "uuid": "u-a",
+        "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+            "content": content, "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 3, "output_tokens": 1}
+        }
+    });
+    for (k, v) in top.as_object().unwrap() {
+        line[k] = v.clone();
+    }
+    line
+}
+
+#[test]
+fn an_api_error_without_a_text_block_is_an_api_error_event() {
+    for code in [
+        "rate_limit",
+        "authentication_failed",
+        "billing_error",
+        "overloaded",
+    ] {
+        let ev = normalize(&[assistant(
+            json!([]),
+            json!({"error": code, "is_api_error_message": true, "api_error_status": 429, "api_error_code": "x"}),
+        )]);
+        let errs = of_type(&ev, "api.error");
+        assert_eq!(errs.len(), 1, "{code}: {ev:#?}");
+        assert_eq!(errs[0]["error"], code);
+        assert_eq!(errs[0]["details"]["api_error_status"], 429);
+        assert_eq!(errs[0]["details"]["api_error_code"], "x");
+        assert_eq!(errs[0]["details"]["is_api_error_message"], true);
+        assert!(errs[0]["text"].is_null());
+        assert!(of_type(&ev, "skipped").is_empty(), "{ev:#?}");
+    }
+}
+
+#[test]
+fn an_api_error_with_text_keeps_the_text_event_and_adds_the_details() {
+    let ev = normalize(&[assistant(
+        json!([{"type": "text", "text": "API Error: 500"}]),
+        json!({"error": "server_error", "api_error_status": 500}),
+    )]);
+    assert_eq!(of_type(&ev, "text")[0]["error"], "server_error");
+    let e = of_type(&ev, "api.error")[0];
+    assert_eq!(e["text"], "API Error: 500");
+    assert_eq!(e["details"], json!({"api_error_status": 500}));
+}
+
+#[test]
+fn skipped_says_what_happened() {
+    let ev = normalize(&[assistant(json!([]), json!({}))]);
+    assert_eq!(
+        of_type(&ev, "skipped")[0]["reason"],
+        "the message's content is empty"
+    );
+    let call = json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]);
+    let ev = normalize(&[
+        assistant(call.clone(), json!({})),
+        assistant(call, json!({"uuid": "u-b"})),
+    ]);
+    let s = of_type(&ev, "skipped");
+    assert_eq!(s[0]["reason"], "the tool call was already emitted");
+    assert_eq!(s[0]["uuid"], "u-b");
+    assert!(
+        ev.iter()
+            .all(|e| e["reason"] != "duplicate of an event already emitted")
+    );
+}
+
+#[test]
+fn unmapped_members_go_under_extra_once_and_named_facts_on_every_event() {
+    let content = json!([
+        {"type": "text", "text": "a"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}
+    ]);
+    let ev = normalize(&[assistant(
+        content,
+        json!({"timestamp": "2026-01-01T00:00:00Z", "agent_id": "a1", "request_id": "req_1",
+               "thinking_duration_ms": 7, "usage_report": {"x": 1}}),
+    )]);
+    let own: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["line"] == 1 && e["type"] != "usage")
+        .collect();
+    assert_eq!(own.len(), 2);
+    for e in &own {
+        assert_eq!(e["timestamp"], "2026-01-01T00:00:00Z");
+        assert_eq!(e["agent_id"], "a1");
+    }
+    assert_eq!(
+        own[0]["extra"],
+        json!({"request_id": "req_1", "thinking_duration_ms": 7, "usage_report": {"x": 1}})
+    );
+    assert!(
+        own[1].get("extra").is_none(),
+        "extra is written once per line"
+    );
+}
+
+#[test]
+fn a_synthetic_user_line_says_so() {
+    let ev = normalize(&[json!({
+        "type": "user", "session_id": "s1", "parent_tool_use_id": null, "isSynthetic": true,
+        "message": {"role": "user", "content": [{"type": "text", "text": "summary of the conversation"}]}
+    })]);
+    let t = of_type(&ev, "user.text")[0];
+    assert_eq!(t["is_synthetic"], true);
+    assert!(t.get("extra").is_none());
+}
+
+#[test]
+fn a_wrong_typed_member_is_kept_raw_under_extra() {
+    let ev = normalize(&[json!({
+        "type": "user", "session_id": "s1", "parent_tool_use_id": null, "isReplay": "yes",
+        "message": {"role": "user", "content": "hi"}
+    })]);
+    assert_eq!(of_type(&ev, "user.text")[0]["extra"]["isReplay"], "yes");
+}
+
+#[test]
+fn every_message_has_a_record_with_its_stop_reason_in_both_modes() {
+    // CLI 2.1.331: the partial capture's message_delta carries each message's stop_reason; the
+    // plain capture carries none, so the last main-thread message takes the result's.
+    for (name, want) in [
+        (
+            "tools.partial.ndjson",
+            vec!["tool_use", "tool_use", "end_turn"],
+        ),
+        // "" stands for null.
+        ("tools.ndjson", vec!["", "", "end_turn"]),
+    ] {
+        let path = root().join("fixtures/captured/2.1.331").join(name);
+        let out = common::bin().arg(&path).output().unwrap();
+        let ev = events(&out.stdout);
+        let got: Vec<&str> = of_type(&ev, "usage")
+            .iter()
+            .map(|u| u["stop_reason"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(got, want, "{name}");
+        for u in of_type(&ev, "usage") {
+            assert!(
+                u["extra"].get("context_management").is_some(),
+                "{name}: context_management kept: {u}"
+            );
+        }
+    }
+}
+
+#[test]
+fn stop_details_and_context_management_reach_the_record() {
+    let mut line = assistant(json!([{"type": "text", "text": "no"}]), json!({}));
+    line["message"]["stop_reason"] = json!("refusal");
+    line["message"]["stop_details"] = json!({"type": "refusal", "category": "cyber"});
+    line["message"]["context_management"] = json!({"applied_edits": []});
+    let ev = normalize(&[line]);
+    let u = of_type(&ev, "usage")[0];
+    assert_eq!(u["stop_reason"], "refusal");
+    assert_eq!(u["extra"]["stop_details"]["category"], "cyber");
+    assert_eq!(
+        u["extra"]["context_management"],
+        json!({"applied_edits": []})
+    );
+    assert_eq!(u["provisional"], false);
+}
