@@ -77,6 +77,9 @@ pub struct Ctx<'a> {
     /// The source line itself, for an event of that line's own (not one it causes for an earlier
     /// line): its named facts and `extra` are written from it (see [`extras`]).
     pub src: Option<Val<'a, 'a>>,
+    /// The source line's bytes (empty when not known): what its hollowed literals are read from
+    /// when a value is kept beyond the line (see [`crate::json::Out::value_detached`]).
+    pub raw: &'a [u8],
 }
 
 impl Ctx<'_> {

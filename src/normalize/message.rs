@@ -25,7 +25,7 @@ impl State {
         let stop_reason = get_some(msg, "stop_reason");
         if let (Some(id), Some(u)) = (message_id, get_some(msg, "usage")) {
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
-            self.note_message(ev, ctx.parent, id, msg);
+            self.note_message(ev, ctx, id, msg);
         }
         if ctx.parent.is_none()
             && let Some(r) = stop_reason

@@ -195,9 +195,6 @@ struct State {
     /// The last main-thread `stop_reason` an assistant line or `message_delta` carried since the
     /// last result (for `turn.end` of CLIs whose result line has none).
     last_stop_reason: Option<Vec<u8>>,
-    /// A copy of the current line when it was parsed with hollowed literals, for values kept
-    /// beyond it (see [`Out::value_detached`]); empty otherwise.
-    hollowed_line: Vec<u8>,
     /// Why the current line yielded no event of its own (for its `skipped` event).
     skip_reason: Option<&'static str>,
 }
@@ -358,12 +355,8 @@ impl Normalizer {
         if parsed.engine == Engine::Simd {
             ev.out.set_source(&parsed);
         }
-        st.hollowed_line.clear();
-        if !parsed.holes.is_empty() {
-            st.hollowed_line.extend_from_slice(bytes);
-        }
         if v.as_object().is_some() {
-            st.object_line(v, n, ev);
+            st.object_line(v, bytes, n, ev);
         } else {
             let len = bytes.len() as u64;
             st.diagnostic(ev, n, "not_object", bytes, len, None);
@@ -465,7 +458,7 @@ impl State {
             parent: None,
             line: Some(line),
             uuid: None,
-            src: None,
+            ..Default::default()
         }
     }
 
@@ -483,7 +476,7 @@ impl State {
             parent: None,
             line: Some(line),
             uuid: None,
-            src: None,
+            ..Default::default()
         };
         let o = ev.begin("diagnostic", &ctx);
         o.key("kind");
@@ -517,7 +510,7 @@ impl State {
     }
 
     /// A JSON object line: dispatch on `type`.
-    fn object_line(&mut self, v: Val<'_, '_>, line: u64, ev: &mut Events) {
+    fn object_line(&mut self, v: Val<'_, '_>, raw: &[u8], line: u64, ev: &mut Events) {
         let Some(kind) = get(v, "type") else {
             let ctx = self.ctx_line(line);
             let o = ev.begin("diagnostic", &ctx);
@@ -577,6 +570,7 @@ impl State {
             // The extras rule (see crate::envelope::extras) covers these line types; the others
             // keep their unmapped members under their event's own `extra`.
             src: matches!(kind, "assistant" | "user" | "stream_event").then_some(v),
+            raw,
         };
         let first = ev.len();
         self.skip_reason = None;

@@ -32,7 +32,7 @@ impl State {
                 s.model = model.map(str::to_owned);
                 if let (Some(id), Some(u)) = (id, m.and_then(|m| get_some(m, "usage"))) {
                     self.note_usage(ev, ctx, id, model, u, false);
-                    self.note_message(ev, ctx.parent, id, m.expect("usage came from it"));
+                    self.note_message(ev, ctx, id, m.expect("usage came from it"));
                 }
                 let o = ev.begin_ephemeral("message.start", ctx);
                 o.key("message_id");
@@ -100,9 +100,9 @@ impl State {
                 }
                 if let Some(id) = id.as_deref() {
                     if let Some(d) = d {
-                        self.note_message(ev, ctx.parent, id, d);
+                        self.note_message(ev, ctx, id, d);
                     }
-                    self.note_message(ev, ctx.parent, id, e);
+                    self.note_message(ev, ctx, id, e);
                 }
                 if ctx.parent.is_none()
                     && let Some(r) = d.and_then(|d| get_some(d, "stop_reason"))
@@ -280,7 +280,7 @@ impl State {
                 parent: key.as_deref(),
                 line: None,
                 uuid: None,
-                src: None,
+                ..Default::default()
             };
             let o = ev.begin(kind, &ctx);
             o.key("message_id");
@@ -331,7 +331,7 @@ impl State {
             parent: c.parent.as_deref(),
             line: None,
             uuid: None,
-            src: None,
+            ..Default::default()
         };
         let o = ev.begin("tool.call", &ctx);
         o.key("tool_use_id");

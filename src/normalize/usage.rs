@@ -30,7 +30,7 @@ impl State {
             parent: u.parent.as_deref(),
             line: u.line,
             uuid: None,
-            src: None,
+            ..Default::default()
         };
         let o = ev.begin("usage", &ctx);
         o.key("message_id");
@@ -117,7 +117,7 @@ impl State {
         }
         p.line = ctx.line;
         p.final_seen |= is_final;
-        merge_fields(&mut p.fields, u, &ev.out, &self.hollowed_line);
+        merge_fields(&mut p.fields, u, &ev.out, ctx.raw);
     }
 }
 
@@ -165,11 +165,11 @@ impl State {
     pub(super) fn note_message(
         &mut self,
         ev: &Events,
-        parent: Option<&str>,
+        ctx: &Ctx<'_>,
         message_id: &str,
         m: Val<'_, '_>,
     ) {
-        let key = parent.map(str::to_owned);
+        let key = ctx.parent.map(str::to_owned);
         let Some(p) = self
             .usage
             .get_mut(&key)
@@ -188,7 +188,7 @@ impl State {
             if MESSAGE_MAPPED.contains(&k) {
                 continue;
             }
-            merge_one(&mut p.extra, k, x, &ev.out, &self.hollowed_line);
+            merge_one(&mut p.extra, k, x, &ev.out, ctx.raw);
         }
     }
 

@@ -125,7 +125,7 @@ impl Guards {
                     parent: c.parent_tool_use_id.as_deref(),
                     line: c.line,
                     uuid: None,
-                    src: None,
+                    ..Default::default()
                 };
                 stop |= self.write(ev, &ctx, &v);
             }
@@ -254,7 +254,7 @@ mod tests {
             parent,
             line: Some(3),
             uuid: None,
-            src: None,
+            ..Default::default()
         };
         let o = ev.begin("tool.call", &ctx);
         o.key("tool_use_id");
