@@ -9,7 +9,6 @@ use sha2::{Digest, Sha256};
 
 use super::batch::{BATCH_BYTES, Batch, END_LEN, Hasher};
 use super::{TAIL_LEN, bad};
-use crate::clock::{Clock, SystemClock};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
 use crate::sink::{EventCtx, Sink};
@@ -23,7 +22,6 @@ pub struct Audit<W: Write> {
     last_raw_line: Option<u64>,
     sync: Option<fn(&mut W) -> io::Result<()>>,
     ts_of: Option<(i64, String)>,
-    fallback_clock: SystemClock,
     stream_at: usize,
     b64: Vec<u8>,
     /// Records in `rec` waiting to be hashed (start, end of prefix), when batching.
@@ -43,7 +41,6 @@ impl<W: Write> Audit<W> {
             last_raw_line: None,
             sync: None,
             ts_of: None,
-            fallback_clock: SystemClock::new(),
             stream_at: STREAM_RECORD,
             b64: vec![0; CHUNK + 4],
             recs: Vec::new(),
@@ -64,7 +61,7 @@ impl<W: Write> Audit<W> {
     }
 
     /// Records at least this long (event plus raw line) are hashed and written piece by piece
-    /// (see [`Audit::event_with`]); default [`STREAM_RECORD`].
+    /// (see [`Sink::event`]); default [`STREAM_RECORD`].
     pub fn stream_records_from(mut self, bytes: usize) -> Self {
         self.stream_at = bytes;
         self
@@ -326,22 +323,7 @@ fn put<W: Write>(w: &mut W, h: &mut Sha256, bytes: &[u8]) -> io::Result<()> {
 }
 
 impl<W: Write> Sink for Audit<W> {
-    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
-        let ctx = EventCtx {
-            raw,
-            line: None,
-            stamp: self.fallback_clock.now(),
-            cli_version: None,
-        };
-        self.event_with(events, meta, &ctx)
-    }
-
-    fn event_with(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
         let size = events.bytes(meta).len() + ctx.raw.map_or(0, <[u8]>::len);
         if size >= self.stream_at {
             // One write per record would mean holding a copy of a huge line (escaped) and of its
@@ -419,8 +401,9 @@ mod tests {
                             mono_us: 2,
                         },
                         cli_version: Some("2.1.0"),
+                        ..EventCtx::default()
                     };
-                    a.event_with(&ev, m, &c).unwrap();
+                    a.event(&ev, m, &c).unwrap();
                 }
                 a.flush().unwrap();
                 (std::mem::take(&mut a.w), a.prev)

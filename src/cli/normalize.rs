@@ -86,7 +86,8 @@ impl StreamArgs {
             line_buffered: self.envelope.line_buffered,
             max_line: self.envelope.max_line_bytes,
             strict: self.envelope.strict,
-            outputs: self.output.outputs()?,
+            outputs: self.output.outputs(),
+            resume: self.output.last_event_id()?,
             run_id: self.output.run_id(),
             redact: self.redact.engine()?,
         })

@@ -102,10 +102,9 @@ impl OutputArgs {
         }
     }
 
-    /// The library's output settings, with the resume point from `--last-event-id` or
-    /// `$LAST_EVENT_ID`.
-    pub fn outputs(&self) -> Result<Outputs, Error> {
-        Ok(Outputs {
+    /// The library's output settings.
+    pub fn outputs(&self) -> Outputs {
+        Outputs {
             format: self.format,
             audit: self.audit.clone(),
             fsync: self.fsync,
@@ -116,7 +115,6 @@ impl OutputArgs {
             otlp_content: self.otlp_content,
             otlp_service_name: self.otlp_service_name.clone(),
             sse_profile: self.sse_profile,
-            resume: self.last_event_id()?,
-        })
+        }
     }
 }

@@ -58,10 +58,6 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     // starts after it (stateful ones, the AI SDK profile, still see the earlier events). Both
     // skip the pacing of the lines before the resume point.
     let from = a.from_seq.and_then(|n| n.checked_sub(1));
-    let resume = match a.from_seq {
-        Some(_) => from,
-        None => setup.outputs.resume,
-    };
     // Deterministic by default: the input's run id and recorded times.
     if !a.fresh_ids && a.stream.output.run_id.is_none() {
         replay.run_id().clone_into(&mut setup.run_id);
@@ -70,9 +66,7 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
     let recorded_time = (!a.fresh_ids).then(|| Box::new(clock.clone()) as _);
     let mut p = setup.pipeline(io::stdout().lock(), recorded_time, from)?;
     let paced = a.follow || (speed != Speed::Max && replay.kind().is_some_and(|k| k.timed()));
-    let mut player = Envelope::new(&mut p, setup.max_line, paced)
-        .resume_after(resume)
-        .stderr_events(a.stderr_events);
+    let mut player = Envelope::new(&mut p, setup.max_line, paced).stderr_events(a.stderr_events);
     if !a.fresh_ids {
         player = player.with_clock(move |s| {
             clock.set(ClockStamp {

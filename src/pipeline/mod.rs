@@ -34,6 +34,7 @@ pub struct Pipeline<'a> {
     lines: u64,
     clock: Box<dyn Clock + 'a>,
     resume_after: Option<u64>,
+    start_after: Option<u64>,
     transform: Option<Box<dyn LineTransform + 'a>>,
     transformed: Transformed,
     last_line: u64,
@@ -53,6 +54,7 @@ impl<'a> Pipeline<'a> {
             lines: 0,
             clock: Box::new(SystemClock::new()),
             resume_after: None,
+            start_after: None,
             transform: None,
             transformed: Transformed::default(),
             last_line: 0,
@@ -89,11 +91,26 @@ impl<'a> Pipeline<'a> {
         self
     }
 
-    /// Resume: hand sinks only the events with `seq > n` (every line is still normalized, so
-    /// the state at the resume point is the same as in the full run). `replay --from-seq`.
+    /// Hide the events with `seq <= n` from every sink (every line is still normalized, so
+    /// the state at that point is the same as in the full run). `replay --from-seq`.
     pub fn resume_after(mut self, n: Option<u64>) -> Self {
         self.resume_after = n;
         self
+    }
+
+    /// Resume after event `n` (a reconnecting `EventSource`'s `Last-Event-ID`): sinks write only
+    /// the events with `seq > n`; those that [keep state](Sink::keeps_history) also get the
+    /// earlier ones, marked [`EventCtx::before_resume`].
+    pub fn start_after(mut self, n: Option<u64>) -> Self {
+        self.start_after = n;
+        self
+    }
+
+    /// Whether the next event still comes before the resume point (either kind): replays skip
+    /// the pacing of those lines.
+    pub fn resuming(&self) -> bool {
+        let n = self.next_seq();
+        self.resume_after.is_some_and(|r| n <= r) || self.start_after.is_some_and(|s| n <= s)
     }
 
     /// The `seq` the next event gets.
@@ -257,17 +274,19 @@ impl<'a> Pipeline<'a> {
                 (Some(l), Some(n)) if l.number == n => Some(l.bytes),
                 _ => None,
             };
+            let before_resume = self.start_after.is_some_and(|n| m.seq <= n);
             let ctx = EventCtx {
                 raw,
                 line,
                 stamp,
                 cli_version,
+                before_resume,
             };
             for (s, dead) in self.sinks.iter_mut().zip(&mut self.dead) {
-                if *dead {
+                if *dead || (before_resume && !s.keeps_history()) {
                     continue;
                 }
-                if let Err(e) = s.event_with(&self.events, m, &ctx) {
+                if let Err(e) = s.event(&self.events, m, &ctx) {
                     *dead = true;
                     if res.is_ok() {
                         res = Err(dup(&e));

@@ -27,6 +27,8 @@ pub struct Setup {
     pub strict: bool,
     /// Where the events go.
     pub outputs: Outputs,
+    /// Resume after this event (`--last-event-id`): see [`Pipeline::start_after`].
+    pub resume: Option<u64>,
     /// The run id of audit records and the trace.
     pub run_id: String,
     /// Redaction of every input line, before anything is written or recorded.
@@ -46,7 +48,8 @@ impl Setup {
         let sinks = self.outputs.sinks(stdout, &self.run_id)?;
         let mut p = Pipeline::new(Normalizer::new(self.envelope.clone()), sinks)
             .line_buffered(self.line_buffered)
-            .resume_after(hide_until);
+            .resume_after(hide_until)
+            .start_after(self.resume);
         if let Some(r) = self.redactor() {
             p = p.transform(r);
         }

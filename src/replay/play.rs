@@ -40,7 +40,6 @@ pub struct Envelope<'p, 'a> {
     p: &'p mut Pipeline<'a>,
     max_line: Option<usize>,
     lines: u64,
-    resume_after: Option<u64>,
     paced: bool,
     stderr_events: bool,
     clock: Option<Box<dyn FnMut(Stamp) + 'p>>,
@@ -53,7 +52,6 @@ impl<'p, 'a> Envelope<'p, 'a> {
             p,
             max_line,
             lines: 0,
-            resume_after: None,
             paced,
             stderr_events: false,
             clock: None,
@@ -64,13 +62,6 @@ impl<'p, 'a> Envelope<'p, 'a> {
     /// (`spawn --stderr-events`).
     pub fn stderr_events(mut self, yes: bool) -> Self {
         self.stderr_events = yes;
-        self
-    }
-
-    /// Resuming: the pipeline skips events with `seq <= n` (see `Pipeline::resume_after`);
-    /// until the first later event, lines are not paced.
-    pub fn resume_after(mut self, n: Option<u64>) -> Self {
-        self.resume_after = n;
         self
     }
 
@@ -139,7 +130,7 @@ impl Player for Envelope<'_, '_> {
     }
 
     fn skipping(&self) -> bool {
-        self.resume_after.is_some_and(|n| self.p.next_seq() <= n)
+        self.p.resuming()
     }
 }
 

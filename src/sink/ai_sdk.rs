@@ -42,7 +42,7 @@ use serde_json::value::RawValue;
 
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
-use crate::sink::Sink;
+use crate::sink::{EventCtx, Sink};
 
 /// The headers a server must send with this profile, as (name, value).
 pub const HEADERS: &[(&str, &str)] = &[
@@ -125,7 +125,6 @@ struct LastTurn {
 /// AI SDK UI message stream v1 sink.
 pub struct AiSdk<W: Write> {
     w: io::BufWriter<W>,
-    skip_through: Option<u64>,
     /// Chunks of the current event, back to back; `ends` marks where each one ends.
     out: Out,
     ends: Vec<usize>,
@@ -146,7 +145,6 @@ impl<W: Write> AiSdk<W> {
     pub fn new(w: W) -> Self {
         AiSdk {
             w: io::BufWriter::with_capacity(128 * 1024, w),
-            skip_through: None,
             out: Out::default(),
             ends: Vec::new(),
             started: false,
@@ -158,12 +156,6 @@ impl<W: Write> AiSdk<W> {
             tools_known: HashSet::new(),
             last_turn: None,
         }
-    }
-
-    /// Drop the output of events with `seq <= last_event_id` (their state is still tracked).
-    pub fn last_event_id(mut self, id: Option<u64>) -> Self {
-        self.skip_through = id;
-        self
     }
 
     fn chunk(&mut self, ty: &str) -> &mut Out {
@@ -499,7 +491,11 @@ impl<W: Write> Sink for AiSdk<W> {
         false
     }
 
-    fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
+    fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
         self.out.buf.clear();
         self.ends.clear();
         match serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
@@ -514,7 +510,7 @@ impl<W: Write> Sink for AiSdk<W> {
                 self.end_chunk();
             }
         }
-        if self.skip_through.is_some_and(|n| meta.seq <= n) {
+        if ctx.before_resume {
             return Ok(());
         }
         self.write_chunks(meta.seq)

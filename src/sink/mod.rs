@@ -14,10 +14,11 @@ use crate::clock::Stamp;
 use crate::envelope::{EventMeta, Events};
 use crate::read::Line;
 
-/// Everything the pipeline knows about an event besides its bytes (see [`Sink::event_with`]).
-#[derive(Debug, Clone, Copy)]
+/// Everything the pipeline knows about an event besides its bytes.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct EventCtx<'a> {
-    /// The input line the event came from (same rule as `raw` in [`Sink::event`]).
+    /// The input line the event came from, when it came from one (the first event of each line
+    /// carries it).
     pub raw: Option<&'a [u8]>,
     /// The input line being processed when the event was written (`None` while finishing).
     pub line: Option<&'a Line<'a>>,
@@ -25,21 +26,21 @@ pub struct EventCtx<'a> {
     pub stamp: Stamp,
     /// The Claude Code version from `system/init`, once seen.
     pub cli_version: Option<&'a str>,
+    /// The event comes before the run's resume point (`--last-event-id`): only sinks that
+    /// [keep state](Sink::keeps_history) get it, to rebuild their state, and write nothing.
+    pub before_resume: bool,
 }
 
 /// A destination for envelope events.
 pub trait Sink {
-    /// Write one event. `raw` is the input line the event came from, when it came from one.
-    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()>;
-    /// Write one event with the pipeline's context (time, CLI version, the input line). The
-    /// pipeline calls this; the default forwards to [`Sink::event`].
-    fn event_with(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
-        self.event(events, meta, ctx.raw)
+    /// Write one event (its bytes are `events.bytes(meta)`) with the pipeline's context: the
+    /// input line, time, CLI version, whether it precedes the resume point.
+    fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()>;
+    /// Whether this sink needs the events before the resume point (marked
+    /// [`EventCtx::before_resume`]) to rebuild its state; the others never see them. Default
+    /// false.
+    fn keeps_history(&self) -> bool {
+        false
     }
     /// The source has been idle for a while (spawn, timed replay): write a keep-alive if the
     /// format has one, and flush it. The default does nothing.
@@ -85,7 +86,7 @@ impl<W: Write> Sink for Ndjson<W> {
         false
     }
 
-    fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, _: &EventCtx<'_>) -> io::Result<()> {
         self.w.write_all(events.bytes(meta))?;
         self.w.write_all(b"\n")
     }

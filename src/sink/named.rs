@@ -72,21 +72,14 @@ pub fn io_error(e: io::Error, input: &str) -> Error {
 }
 
 impl Sink for Named<'_> {
-    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
         self.inner
-            .event(events, meta, raw)
+            .event(events, meta, ctx)
             .map_err(|e| self.wrap(e))
     }
 
-    fn event_with(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
-        self.inner
-            .event_with(events, meta, ctx)
-            .map_err(|e| self.wrap(e))
+    fn keeps_history(&self) -> bool {
+        self.inner.keeps_history()
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -4,18 +4,17 @@
 //! table and one arm in [`Outputs::sinks`].
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::audit::{self, Audit, GENESIS};
-use crate::envelope::{EventMeta, Events};
 use crate::error::Error;
 use crate::sink::ai_sdk::AiSdk;
 use crate::sink::cut_back::CutBack;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};
 use crate::sink::sse::Sse;
-use crate::sink::{EventCtx, Ndjson, Sink};
+use crate::sink::{Ndjson, Sink};
 
 /// A closed set of named values with a line of help each, for command-line parsers (the
 /// library has no clap; the binary builds its parsers from this table).
@@ -111,8 +110,6 @@ pub struct Outputs {
     pub otlp_service_name: Option<String>,
     /// The SSE dialect.
     pub sse_profile: SseProfile,
-    /// Resume: the sinks skip the events with seq <= this.
-    pub resume: Option<u64>,
 }
 
 impl Outputs {
@@ -131,8 +128,8 @@ impl Outputs {
 
     fn sse_sink<'a, W: Write + 'a>(&self, w: W) -> Box<dyn Sink + 'a> {
         match self.sse_profile {
-            SseProfile::Default => Box::new(Sse::new(w).last_event_id(self.resume)),
-            SseProfile::AiSdk => Box::new(AiSdk::new(w).last_event_id(self.resume)),
+            SseProfile::Default => Box::new(Sse::new(w)),
+            SseProfile::AiSdk => Box::new(AiSdk::new(w)),
         }
     }
 
@@ -144,11 +141,10 @@ impl Outputs {
         stdout: W,
         run_id: &str,
     ) -> Result<Vec<Box<dyn Sink + 'a>>, Error> {
-        let resume = self.resume;
         let mut sinks: Vec<Box<dyn Sink + 'a>> = vec![match self.format {
-            Format::Envelope => after(resume, Ndjson::new(stdout)),
+            Format::Envelope => Box::new(Ndjson::new(stdout)),
             Format::Sse => self.sse_sink(stdout),
-            Format::Audit => after(resume, Audit::new(stdout, run_id, GENESIS)),
+            Format::Audit => Box::new(Audit::new(stdout, run_id, GENESIS)),
             Format::Otlp => Box::new(Otlp::lines(stdout, self.otlp_options(run_id)?)),
         }];
         if let Some(p) = &self.otlp {
@@ -162,7 +158,7 @@ impl Outputs {
         }
         if let Some(p) = &self.envelope {
             let f = create(p)?;
-            sinks.push(named(p, after(resume, Ndjson::new(f))));
+            sinks.push(named(p, Box::new(Ndjson::new(f))));
         }
         if let Some(p) = &self.sse {
             let f = create(p)?;
@@ -176,7 +172,7 @@ impl Outputs {
             if self.fsync {
                 a = a.with_sync(CutBack::sync_data);
             }
-            sinks.push(named(p, after(resume, a)));
+            sinks.push(named(p, Box::new(a)));
         }
         Ok(sinks)
     }
@@ -188,55 +184,4 @@ fn named<'a>(p: &Path, inner: Box<dyn Sink + 'a>) -> Box<dyn Sink + 'a> {
 
 fn create(p: &Path) -> Result<File, Error> {
     crate::files::create(p).map_err(|e| Error::io(p.display().to_string(), e))
-}
-
-/// `inner`, without the events up to `resume` (the SSE sinks do this themselves: the AI SDK
-/// profile needs the skipped events' state).
-fn after<'a, S: Sink + 'a>(resume: Option<u64>, inner: S) -> Box<dyn Sink + 'a> {
-    match resume {
-        None => Box::new(inner),
-        Some(n) => Box::new(After { n, inner }),
-    }
-}
-
-struct After<S> {
-    n: u64,
-    inner: S,
-}
-
-impl<S: Sink> Sink for After<S> {
-    fn wants_time(&self) -> bool {
-        self.inner.wants_time()
-    }
-
-    fn event(&mut self, events: &Events, meta: &EventMeta, raw: Option<&[u8]>) -> io::Result<()> {
-        if meta.seq <= self.n {
-            return Ok(());
-        }
-        self.inner.event(events, meta, raw)
-    }
-
-    fn event_with(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
-        if meta.seq <= self.n {
-            return Ok(());
-        }
-        self.inner.event_with(events, meta, ctx)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-
-    fn idle(&mut self) -> io::Result<()> {
-        self.inner.idle()
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.inner.finish()
-    }
 }

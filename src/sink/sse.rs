@@ -43,7 +43,7 @@
 use std::io::{self, Write};
 
 use crate::envelope::{EventMeta, Events};
-use crate::sink::Sink;
+use crate::sink::{EventCtx, Sink};
 
 /// The `retry:` value written first, in milliseconds.
 pub const DEFAULT_RETRY_MS: u64 = 3000;
@@ -89,7 +89,6 @@ pub struct Sse<W: Write> {
     w: io::BufWriter<W>,
     retry_ms: Option<u64>,
     started: bool,
-    skip_through: Option<u64>,
 }
 
 impl<W: Write> Sse<W> {
@@ -99,19 +98,12 @@ impl<W: Write> Sse<W> {
             w: io::BufWriter::with_capacity(128 * 1024, w),
             retry_ms: Some(DEFAULT_RETRY_MS),
             started: false,
-            skip_through: None,
         }
     }
 
     /// The `retry:` value (`None`: no `retry:` field).
     pub fn retry_ms(mut self, ms: Option<u64>) -> Self {
         self.retry_ms = ms;
-        self
-    }
-
-    /// Skip events with `seq <= last_event_id` (a resumed `EventSource`).
-    pub fn last_event_id(mut self, id: Option<u64>) -> Self {
-        self.skip_through = id;
         self
     }
 
@@ -131,11 +123,8 @@ impl<W: Write> Sink for Sse<W> {
         false
     }
 
-    fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, _: &EventCtx<'_>) -> io::Result<()> {
         self.start()?;
-        if self.skip_through.is_some_and(|n| meta.seq <= n) {
-            return Ok(());
-        }
         let mut b = itoa::Buffer::new();
         self.w.write_all(b"id: ")?;
         self.w.write_all(b.format(meta.seq).as_bytes())?;

@@ -143,22 +143,12 @@ impl Otlp<io::Sink> {
 }
 
 impl<W: Write> Sink for Otlp<W> {
-    fn event(&mut self, events: &Events, meta: &EventMeta, _raw: Option<&[u8]>) -> io::Result<()> {
-        let ctx = EventCtx {
-            raw: None,
-            line: None,
-            stamp: Stamp::default(),
-            cli_version: None,
-        };
-        self.event_with(events, meta, &ctx)
+    /// The trace is always whole: a resumed run still exports every span.
+    fn keeps_history(&self) -> bool {
+        true
     }
 
-    fn event_with(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
+    fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
         // Live-only progress (deltas, block lifecycle, pings) adds nothing a span needs: the
         // message lifecycle events bound the chat spans. Skipping it keeps partial-message
         // streams cheap.
