@@ -13,8 +13,10 @@ use crate::error::Error;
 pub struct Input {
     /// Its name in messages: the path, or `stdin`.
     pub name: String,
-    /// The bytes.
-    pub reader: Box<dyn io::Read>,
+    /// The bytes (`Send`: a batch command may read an input on another thread).
+    pub reader: Box<dyn io::Read + Send>,
+    /// The length of a regular file; `None` for stdin, pipes and devices.
+    pub size: Option<u64>,
     ready: Readiness,
 }
 
@@ -39,11 +41,18 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
             inputs.push(Input {
                 name: "stdin".into(),
                 ready: Readiness::of_stdin(),
-                reader: Box::new(io::stdin().lock()),
+                reader: Box::new(io::stdin()),
+                size: None,
             });
         } else {
             let file = File::open(f).map_err(|e| Error::io(&name, e))?;
+            let size = file
+                .metadata()
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len());
             inputs.push(Input {
+                size,
                 ready: Readiness::of_file(&file),
                 reader: Box::new(file),
                 name,

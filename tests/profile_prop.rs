@@ -2,6 +2,8 @@
 //! separate profiles, in any order), a profile survives its JSON document, and a profile never
 //! differs from itself. Checked on generated stream-json-like streams and on the real captures.
 
+mod common;
+
 use boo_normalize::profile::diff::diff;
 use boo_normalize::profile::{Profile, Profiler};
 use proptest::prelude::*;
@@ -122,7 +124,7 @@ fn profile(streams: &[(bool, Vec<String>)], by_version: bool) -> Profile {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(common::proptest_config(96))]
 
     #[test]
     fn merge_equals_profiling_together(s in streams(), cut in 0usize..7, rot in 0usize..7, bv in any::<bool>()) {

@@ -108,7 +108,7 @@ fn check_stream(input: &[u8], out: &[u8]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn chunking_never_changes_output(sizes in prop::collection::vec(1usize..5000, 1..8)) {
@@ -175,7 +175,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config(256))]
 
     /// Lines holding unpaired surrogate escapes (high or low, at string ends and middles, in keys
     /// and values) are repaired the same way by both engines and by the hollowing fast path, and

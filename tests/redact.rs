@@ -428,3 +428,72 @@ fn stable_key_gives_stable_placeholders() {
     assert_ne!(d, e, "a random key per run");
     assert!(a.contains("[REDACTED:anthropic_key:"));
 }
+
+/// Several inputs are one stream, whether files are redacted ahead on other cores or in turn:
+/// `redact a b c` writes what one redactor reading `cat a b c` writes, also when a secret is
+/// split across two files inside one delta stream (the second file is then redacted in turn).
+#[test]
+fn several_files_are_one_stream_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let delta = |text: &str| {
+        json!({"type":"stream_event","session_id":"s","parent_tool_use_id":null,
+            "event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}})
+        .to_string()
+    };
+    let start = json!({"type":"stream_event","session_id":"s","parent_tool_use_id":null,
+        "event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}});
+    let stop = json!({"type":"stream_event","session_id":"s","parent_tool_use_id":null,
+        "event":{"type":"content_block_stop","index":0}});
+    let first = format!("{start}\n{}\n", delta("the token is ghp_0123456789abcd"));
+    let second = format!(
+        "{}\n{stop}\n",
+        delta("efghijABCDEFGHIJKLMNOPQRSTUV, keep it")
+    );
+    let mut paths = Vec::new();
+    let mut joined = String::new();
+    let real = real_captures();
+    let mut add = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        paths.push(p);
+        joined.push_str(text);
+    };
+    for (i, r) in real.iter().take(6).enumerate() {
+        add(
+            &format!("real{i}.ndjson"),
+            &std::fs::read_to_string(r).unwrap(),
+        );
+    }
+    add("first.ndjson", &first);
+    add("second.ndjson", &second);
+    for (i, r) in real.iter().skip(6).take(6).enumerate() {
+        add(
+            &format!("more{i}.ndjson"),
+            &std::fs::read_to_string(r).unwrap(),
+        );
+    }
+    let all = dir.path().join("all.ndjson");
+    std::fs::write(&all, &joined).unwrap();
+    let redact = |files: &[std::path::PathBuf], threads: &str| {
+        let out = Command::new(BIN)
+            .args(["redact", "--summary", "--redact-key", "k"])
+            .args(files)
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (out.stdout, out.stderr)
+    };
+    let want = redact(std::slice::from_ref(&all), "1");
+    let text = String::from_utf8(want.0.clone()).unwrap();
+    assert!(
+        !text.contains("0123456789abcd"),
+        "the split secret is redacted"
+    );
+    assert!(text.contains("[REDACTED:github_token:"), "{text}");
+    for threads in ["1", "2", "3"] {
+        let got = redact(&paths, threads);
+        assert!(got.0 == want.0, "{threads} threads: output differs");
+        assert_eq!(got.1, want.1, "{threads} threads: summary differs");
+    }
+}

@@ -4,6 +4,7 @@
 //! - the literal-driven search finds exactly what searching every position finds;
 //! - redacted lines are valid JSON of the same shape.
 
+mod common;
 mod redact_plants;
 
 use std::sync::Arc;
@@ -122,7 +123,7 @@ fn concat_deltas(lines: &[String]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn split_secrets_are_redacted_like_whole_text(

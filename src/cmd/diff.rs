@@ -25,8 +25,12 @@ pub fn run(a: DiffArgs) -> Result<u8, Error> {
         }
         None => None,
     };
-    let old = input::load(std::slice::from_ref(&a.old), false)?;
-    let new = input::load(std::slice::from_ref(&a.new), false)?;
+    // Both sides at once (each also spreads its files over the cores).
+    let (old, new) = rayon::join(
+        || input::load(std::slice::from_ref(&a.old), false),
+        || input::load(std::slice::from_ref(&a.new), false),
+    );
+    let (old, new) = (old?, new?);
     let mut changes = diff(&old, &new);
     if let Some(al) = &allow {
         al.apply(&mut changes);

@@ -5,6 +5,8 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::infer::version_from_path;
 use super::{Profile, Profiler};
 use crate::error::Error;
@@ -55,44 +57,53 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
 }
 
 /// Profile every input: captures are profiled, saved profiles merged in.
+///
+/// Each input is profiled on its own, on as many threads as there are cores (`RAYON_NUM_THREADS`
+/// sets another number), and the parts are merged in input order: the document is the same
+/// whatever the number of threads, and the same as profiling the inputs together (counts add up;
+/// see [`Profile::merge`]). The first input that cannot be read is the error.
 pub fn load(paths: &[PathBuf], by_version: bool) -> Result<Profile, Error> {
     let files = expand(paths)?;
-    let mut profiler = Profiler::new().by_version(by_version);
-    let mut saved: Vec<Profile> = Vec::new();
-    for f in &files {
-        let name = f.display().to_string();
-        if name == "-" {
-            profiler
-                .add_stream(io::stdin().lock(), None)
-                .map_err(|e| Error::io("stdin", e))?;
-            continue;
-        }
-        let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
-        let mut head = Vec::with_capacity(512);
-        (&mut file)
-            .take(512)
-            .read_to_end(&mut head)
-            .map_err(|e| Error::io(&name, e))?;
-        if Profile::looks_like_profile(&head) {
-            let mut text =
-                String::from_utf8(head).map_err(|_| Error::msg(&name, "profile is not UTF-8"))?;
-            file.read_to_string(&mut text)
-                .map_err(|e| Error::io(&name, e))?;
-            let p = Profile::from_json(&text)
-                .map_err(|e| Error::msg(&name, format!("not a valid profile: {e}")))?;
-            saved.push(p);
-        } else {
-            profiler
-                .add_stream(io::Cursor::new(head).chain(file), version_from_path(f))
-                .map_err(|e| Error::io(&name, e))?;
-        }
-    }
-    let mut p = profiler.finish();
-    for s in &saved {
-        p.merge(s);
+    let parts: Vec<Result<Profile, Error>> =
+        files.par_iter().map(|f| load_one(f, by_version)).collect();
+    let mut p = Profile::default();
+    for part in parts {
+        p.merge(&part?);
     }
     if !by_version {
         p.by_version.clear();
     }
     Ok(p)
+}
+
+/// One input's profile: a capture profiled (per version with `by_version`), or a saved profile.
+fn load_one(f: &Path, by_version: bool) -> Result<Profile, Error> {
+    let profiler = Profiler::new().by_version(by_version);
+    let name = f.display().to_string();
+    if name == "-" {
+        let mut profiler = profiler;
+        profiler
+            .add_stream(io::stdin().lock(), None)
+            .map_err(|e| Error::io("stdin", e))?;
+        return Ok(profiler.finish());
+    }
+    let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
+    let mut head = Vec::with_capacity(512);
+    (&mut file)
+        .take(512)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(&name, e))?;
+    if Profile::looks_like_profile(&head) {
+        let mut text =
+            String::from_utf8(head).map_err(|_| Error::msg(&name, "profile is not UTF-8"))?;
+        file.read_to_string(&mut text)
+            .map_err(|e| Error::io(&name, e))?;
+        return Profile::from_json(&text)
+            .map_err(|e| Error::msg(&name, format!("not a valid profile: {e}")));
+    }
+    let mut profiler = profiler;
+    profiler
+        .add_stream(io::Cursor::new(head).chain(file), version_from_path(f))
+        .map_err(|e| Error::io(&name, e))?;
+    Ok(profiler.finish())
 }

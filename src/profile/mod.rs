@@ -106,7 +106,15 @@ impl Field {
         self.present += o.present;
         add_counts(&mut self.types, &o.types);
         if let Some(oi) = &o.items {
-            add_counts(self.items.get_or_insert_with(BTreeMap::new), oi);
+            // Bounded as when recording: names beyond rules::MAX_ITEMS are not added.
+            let m = self.items.get_or_insert_with(BTreeMap::new);
+            for (k, n) in oi {
+                if let Some(c) = m.get_mut(k) {
+                    *c += n;
+                } else if m.len() < rules::MAX_ITEMS {
+                    m.insert(k.clone(), *n);
+                }
+            }
         }
         if self.values_overflow || o.values_overflow {
             self.values_overflow = true;
@@ -320,7 +328,8 @@ fn add_counts<K: Ord + Clone>(a: &mut BTreeMap<K, u64>, b: &BTreeMap<K, u64>) {
 }
 
 impl Profile {
-    /// Add `o` into `self`. Associative and commutative; derived fields are recomputed.
+    /// Add `o` into `self`. Associative and commutative (except which names an open list keeps
+    /// once it holds [`rules::MAX_ITEMS`]: the first ones merged); derived fields are recomputed.
     pub fn merge(&mut self, o: &Profile) {
         add_counts(&mut self.cli_versions, &o.cli_versions);
         self.input.merge(&o.input);

@@ -98,6 +98,12 @@ impl Redactor {
         self.held_max
     }
 
+    /// True when nothing carries over to the next line (no delta stream open, no private-key
+    /// block open): a fresh redactor would redact what follows the same way.
+    pub fn is_idle(&self) -> bool {
+        self.streams.is_empty() && !self.pem_open
+    }
+
     /// Redact one line (`cut`: the line was cut by a length limit). Appends the output
     /// line(s) to `out`: released delta text first, if any, then the line itself.
     pub fn push(&mut self, bytes: &[u8], cut: bool, out: &mut Transformed) {

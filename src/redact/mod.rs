@@ -68,6 +68,7 @@
 mod deltas;
 mod detect;
 mod engine;
+pub mod inputs;
 mod lex;
 mod line;
 mod rules;

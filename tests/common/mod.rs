@@ -74,3 +74,14 @@ pub fn line_count(bytes: &[u8]) -> u64 {
     let n = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     n + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
+
+/// Property-test settings: `cases` cases unless `PROPTEST_CASES` is set (raise it for a thorough
+/// run, e.g. `PROPTEST_CASES=5000 cargo test --test props`; lower it for a quick one). Every other
+/// setting keeps proptest's defaults, which read their own `PROPTEST_*` variables.
+pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    let mut c = proptest::test_runner::Config::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        c.cases = cases;
+    }
+    c
+}
