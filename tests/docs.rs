@@ -53,7 +53,7 @@ fn completions_are_generated_for_each_shell() {
 #[test]
 fn readme_lists_every_event_type() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for t in boo_normalize::schema::event_types() {
+    for t in boo_normalize::envelope::schema::event_types() {
         assert!(
             readme.contains(&format!("`{t}`")),
             "README.md does not document `{t}`"

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::read::Record;
 use super::{GENESIS, TAIL_LEN, parse_tail};
+use crate::envelope::kind;
 
 /// A verified log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +137,7 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
         {
             return Err(bad("raw_b64 is not base64".into()));
         }
-        let ended = head.kind.as_deref() == Some("run.end");
+        let ended = head.kind.as_deref() == Some(kind::RUN_END);
         match &mut run {
             Some(cur) if cur.id == rec.run_id => {
                 if rec.seq != cur.seq + 1 {

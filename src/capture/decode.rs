@@ -16,6 +16,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 
 use crate::audit::read::Record;
+use crate::envelope::kind;
 use serde_json::value::RawValue;
 
 use super::{End, FORMAT, Header, VERSION, parse_rfc3339_us};
@@ -360,7 +361,7 @@ impl Decoder {
         }
         let head = r.head().map_err(|e| e.to_string())?;
         match head.kind.as_deref().unwrap_or_default() {
-            "run.end" => {
+            kind::RUN_END => {
                 self.ended = true;
                 let m: serde_json::Map<String, serde_json::Value> =
                     serde_json::from_str(r.event.get()).map_err(|e| e.to_string())?;
@@ -379,7 +380,7 @@ impl Decoder {
                 };
                 Ok(Item::End(Box::new(end), time))
             }
-            "child.stderr" => {
+            kind::CHILD_STDERR => {
                 #[derive(Deserialize)]
                 struct Stderr {
                     text: String,

@@ -57,6 +57,8 @@
 //! event types, new fields) keep `v: 1`; renaming or removing a field or type bumps `v`.
 
 pub mod extras;
+pub mod kind;
+pub mod schema;
 
 use crate::json::{Out, Val, get_str};
 

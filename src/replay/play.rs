@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use super::{Player, Stamp};
 use crate::capture::decode::OutLine;
 use crate::envelope::Ctx;
+use crate::envelope::kind;
 use crate::pipeline::Pipeline;
 use crate::read::Line;
 
@@ -107,7 +108,7 @@ impl Player for Envelope<'_, '_> {
                 session_id: norm.session_id(),
                 ..Default::default()
             };
-            let o = ev.begin("child.stderr", &ctx);
+            let o = ev.begin(kind::CHILD_STDERR, &ctx);
             o.key("text");
             o.str(&String::from_utf8_lossy(bytes));
             o.key("truncated");

@@ -40,6 +40,7 @@ use std::io::{self, Write};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
 use crate::sink::{EventCtx, Sink};
@@ -264,7 +265,7 @@ impl<W: Write> AiSdk<W> {
         if !self.started {
             self.started = true;
             let o = self.chunk("start");
-            if meta.kind == "session.init" {
+            if meta.kind == kind::SESSION_INIT {
                 o.raw(b",\"messageMetadata\":{\"session_id\":");
                 o.opt_str(e.session_id.as_deref());
                 o.raw(b",\"model\":");
@@ -278,17 +279,19 @@ impl<W: Write> AiSdk<W> {
         }
         let msg = e.message_id.as_deref();
         match meta.kind {
-            "message.start" => self.step(msg),
-            "text.delta" => self.delta(Part::Text, e, e.text.as_deref().unwrap_or("")),
-            "thinking.delta" => self.delta(Part::Reasoning, e, e.thinking.as_deref().unwrap_or("")),
-            "block.stop" => {
+            kind::MESSAGE_START => self.step(msg),
+            kind::TEXT_DELTA => self.delta(Part::Text, e, e.text.as_deref().unwrap_or("")),
+            kind::THINKING_DELTA => {
+                self.delta(Part::Reasoning, e, e.thinking.as_deref().unwrap_or(""))
+            }
+            kind::BLOCK_STOP => {
                 if let Some((id, part)) = e.index.and_then(|i| self.open.remove(&i)) {
                     self.part_chunk(part, "end", &id, None);
                 }
             }
-            "message.stop" => self.close_parts(),
-            "text" | "thinking" => {
-                let part = if meta.kind == "text" {
+            kind::MESSAGE_STOP => self.close_parts(),
+            kind::TEXT | kind::THINKING => {
+                let part = if meta.kind == kind::TEXT {
                     Part::Text
                 } else {
                     Part::Reasoning
@@ -305,7 +308,7 @@ impl<W: Write> AiSdk<W> {
                 let id = format!("{}{}", &part.prefix()[..1], meta.seq);
                 self.whole_part(part, &id, text.unwrap_or(""));
             }
-            "tool.input.delta" => {
+            kind::TOOL_INPUT_DELTA => {
                 let id = e.tool_use_id.as_deref().unwrap_or("");
                 self.step(None);
                 if self.tools_started.insert(id.to_owned()) {
@@ -327,9 +330,9 @@ impl<W: Write> AiSdk<W> {
                     self.end_chunk();
                 }
             }
-            "tool.call" => self.tool_call(msg, e),
-            "tool.result" => self.tool_result(e),
-            "turn.end" => {
+            kind::TOOL_CALL => self.tool_call(msg, e),
+            kind::TOOL_RESULT => self.tool_result(e),
+            kind::TURN_END => {
                 self.finish_step();
                 let outcome = e.outcome.as_deref().unwrap_or("error");
                 if outcome != "success" {
@@ -349,7 +352,7 @@ impl<W: Write> AiSdk<W> {
                     usage: e.usage.map(|r| r.get().to_owned()),
                 });
             }
-            "run.end" => self.run_end(e),
+            kind::RUN_END => self.run_end(e),
             _ => {}
         }
     }

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use crate::envelope::Ctx;
+use crate::envelope::kind;
 use crate::error::sanitize;
 use crate::pipeline::Pipeline;
 use crate::read::Line;
@@ -111,18 +112,18 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
         self.pipeline.push_line_with(line, |ev, first| {
             for m in &ev.metas[first..] {
                 match m.kind {
-                    "turn.end" => {
+                    kind::TURN_END => {
                         let v: Option<TurnView> = serde_json::from_slice(ev.bytes(m)).ok();
                         *last_ok = Some(v.is_some_and(|v| !v.is_error));
                         // The turn is over: calls without a result will not get one now.
                         outstanding.clear();
                     }
-                    "tool.call" | "tool.result" => {
+                    kind::TOOL_CALL | kind::TOOL_RESULT => {
                         let id = serde_json::from_slice::<IdView>(ev.bytes(m))
                             .ok()
                             .and_then(|v| v.tool_use_id);
                         if let Some(id) = id {
-                            if m.kind == "tool.call" {
+                            if m.kind == kind::TOOL_CALL {
                                 outstanding
                                     .entry(id)
                                     .or_insert_with(std::time::Instant::now);
@@ -194,7 +195,7 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
                 session_id: norm.session_id(),
                 ..Default::default()
             };
-            let o = ev.begin("stall", &ctx);
+            let o = ev.begin(kind::STALL, &ctx);
             o.key("quiet_ms");
             o.u64(quiet.as_millis() as u64);
             ev.end();
@@ -229,7 +230,7 @@ impl<E: Write> PipelineDriver<'_, '_, E> {
                     session_id: norm.session_id(),
                     ..Default::default()
                 };
-                let o = ev.begin("child.stderr", &ctx);
+                let o = ev.begin(kind::CHILD_STDERR, &ctx);
                 o.key("text");
                 o.str(&String::from_utf8_lossy(line));
                 o.key("truncated");

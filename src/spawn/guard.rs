@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 
 /// What to check.
@@ -114,7 +115,7 @@ impl Guards {
     pub fn inspect(&mut self, ev: &mut Events, first: usize) -> bool {
         let calls: Vec<CallView> = ev.metas[first..]
             .iter()
-            .filter(|m| m.kind == "tool.call")
+            .filter(|m| m.kind == kind::TOOL_CALL)
             .filter_map(|m| serde_json::from_slice(ev.bytes(m)).ok())
             .collect();
         let mut stop = false;
@@ -217,7 +218,7 @@ impl Guards {
 
     fn write(&mut self, ev: &mut Events, ctx: &Ctx<'_>, v: &Violation) -> bool {
         self.violations += 1;
-        let o = ev.begin("policy.violation", ctx);
+        let o = ev.begin(kind::POLICY_VIOLATION, ctx);
         o.key("rule");
         o.str(v.rule);
         o.key("detail");
@@ -256,7 +257,7 @@ mod tests {
             uuid: None,
             ..Default::default()
         };
-        let o = ev.begin("tool.call", &ctx);
+        let o = ev.begin(kind::TOOL_CALL, &ctx);
         o.key("tool_use_id");
         o.str("toolu_1");
         o.key("name");
@@ -269,7 +270,7 @@ mod tests {
     fn violations(ev: &Events) -> Vec<serde_json::Value> {
         ev.metas
             .iter()
-            .filter(|m| m.kind == "policy.violation")
+            .filter(|m| m.kind == kind::POLICY_VIOLATION)
             .map(|m| serde_json::from_slice(ev.bytes(m)).unwrap())
             .collect()
     }

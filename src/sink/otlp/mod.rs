@@ -24,6 +24,7 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 
 use crate::clock::Stamp;
+use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
 use crate::sink::{EventCtx, Sink};
 use config::Endpoint;
@@ -156,7 +157,7 @@ impl<W: Write> Sink for Otlp<W> {
             || (meta.ephemeral
                 && !matches!(
                     meta.kind,
-                    "message.start" | "message.delta" | "message.stop"
+                    kind::MESSAGE_START | kind::MESSAGE_DELTA | kind::MESSAGE_STOP
                 ))
         {
             return Ok(());
@@ -165,7 +166,7 @@ impl<W: Write> Sink for Otlp<W> {
             return Ok(());
         };
         self.trace.event(meta.kind, &ev, ctx.stamp, ctx.cli_version);
-        if matches!(meta.kind, "text" | "thinking" | "tool.call")
+        if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
             && let (Some(raw), Some(msg)) = (ctx.raw, ev.get("message_id").and_then(|m| m.as_str()))
             && memchr::memmem::find(raw, b"\"stop_reason\":\"").is_some()
             && let Ok(line) = serde_json::from_slice::<serde_json::Value>(raw)
@@ -175,7 +176,7 @@ impl<W: Write> Sink for Otlp<W> {
         {
             self.trace.source_stop_reason(msg, r);
         }
-        if meta.kind == "run.end" {
+        if meta.kind == kind::RUN_END {
             let cause = ev.get("cause").and_then(|c| c.as_str()).unwrap_or("eof");
             self.trace.end(ctx.stamp, cause);
             return self.emit(true);

@@ -6,15 +6,16 @@ use opentelemetry_proto::tonic::trace::v1::span::Event;
 use serde_json::Value;
 
 use super::{Trace, text};
+use crate::envelope::kind;
 use crate::sink::otlp::attr;
 
 impl Trace {
     /// Envelope events that become span events (others are ignored here).
     pub(super) fn span_event(&mut self, kind: &str, ev: &Value, now: u64) {
         match kind {
-            "turn.end" => self.turn_end(ev, now),
-            "policy.violation" => self.policy(ev, now),
-            "diagnostic" => {
+            kind::TURN_END => self.turn_end(ev, now),
+            kind::POLICY_VIOLATION => self.policy(ev, now),
+            kind::DIAGNOSTIC => {
                 let keys = ["kind", "bytes", "line", "detail"];
                 let attrs = attr::fields(ev, &keys, "boo_normalize.diagnostic.");
                 self.root_event("boo_normalize.diagnostic", now, attrs);
@@ -30,11 +31,11 @@ impl Trace {
                 let attrs = attr::fields(ev, &keys, "boo_normalize.retry.");
                 self.root_event("boo_normalize.api_retry", now, attrs);
             }
-            "line.repaired" => {
+            kind::LINE_REPAIRED => {
                 let attrs = attr::fields(ev, &["kind", "count", "line"], "boo_normalize.repair.");
                 self.root_event("boo_normalize.line_repaired", now, attrs);
             }
-            "stream.error" => {
+            kind::STREAM_ERROR => {
                 let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
                 self.root_event("boo_normalize.stream_error", now, attrs);
             }

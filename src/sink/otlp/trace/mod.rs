@@ -16,6 +16,7 @@ mod tests;
 
 use super::attr;
 use crate::clock::Stamp;
+use crate::envelope::kind as ek;
 
 /// `gen_ai.provider.name` of every span (Claude Code talks to Anthropic's Messages API).
 pub const PROVIDER: &str = "anthropic";
@@ -187,7 +188,7 @@ impl Trace {
             self.message_event(kind, msg, &thread, ev, now);
         }
         match kind {
-            "session.init" => {
+            ek::SESSION_INIT => {
                 self.terminal = false;
                 if let Some(m) = text(ev, "model") {
                     self.model.get_or_insert_with(|| m.to_owned());
@@ -196,9 +197,9 @@ impl Trace {
                     self.cli_version.get_or_insert_with(|| v.to_owned());
                 }
             }
-            "tool.call" => self.tool_call(&thread, ev, now),
-            "tool.result" => self.tool_result(&thread, ev, now),
-            "user.text" if self.content => {
+            ek::TOOL_CALL => self.tool_call(&thread, ev, now),
+            ek::TOOL_RESULT => self.tool_result(&thread, ev, now),
+            ek::USER_TEXT if self.content => {
                 if let Some(t) = text(ev, "text") {
                     let part = json!({"role": "user", "parts": [{"type": "text", "content": t}]});
                     self.thread(&thread).input.push(part);
@@ -267,7 +268,7 @@ impl Trace {
     /// Any event naming an API message: open its chat span on first sight, track its end.
     fn message_event(&mut self, kind: &str, msg: &str, thread: &str, ev: &Value, now: u64) {
         if !self.chats.contains_key(msg) {
-            if self.chat_ids.contains_key(msg) && kind != "usage" {
+            if self.chat_ids.contains_key(msg) && kind != ek::USAGE {
                 return; // a late event of a finished message (e.g. a tool call from deltas)
             }
             let (parent, parent_start) = self.thread_parent(thread, now);
@@ -322,7 +323,7 @@ impl Trace {
         let Some(chat) = self.chats.get_mut(msg) else {
             return;
         };
-        if kind != "usage" {
+        if kind != ek::USAGE {
             chat.last = chat.last.max(now);
         }
         if let Some(m) = text(ev, "model") {
@@ -335,8 +336,8 @@ impl Trace {
             chat.finish = Some(r.to_owned());
         }
         match kind {
-            "text" | "thinking" if content => {
-                let (ty, body) = if kind == "text" {
+            ek::TEXT | ek::THINKING if content => {
+                let (ty, body) = if kind == ek::TEXT {
                     ("text", text(ev, "text"))
                 } else {
                     ("reasoning", text(ev, "thinking"))
@@ -345,7 +346,7 @@ impl Trace {
                     chat.parts.push(json!({"type": ty, "content": b}));
                 }
             }
-            "tool.call" if content => {
+            ek::TOOL_CALL if content => {
                 chat.parts.push(json!({
                     "type": "tool_call",
                     "id": ev.get("tool_use_id"),
@@ -355,13 +356,13 @@ impl Trace {
             }
             _ => {}
         }
-        if kind == "text"
+        if kind == ek::TEXT
             && let Some(e) = text(ev, "error")
         {
             chat.span.status = Some(attr::error_status(format!("API error: {e}")));
             attr::set(&mut chat.span.attributes, attr::str("error.type", e));
         }
-        if kind == "usage" {
+        if kind == ek::USAGE {
             if let Some(u) = ev.get("usage") {
                 attr::usage(&mut chat.span.attributes, u);
             }
@@ -490,7 +491,7 @@ impl Trace {
         }
         if self.root.is_none() {
             // An empty run still gets its root, so a receiver sees that it happened.
-            self.event("run.end", &Value::Null, at, None);
+            self.event(ek::RUN_END, &Value::Null, at, None);
         }
         self.ended = true;
         let now = attr::nanos(at);

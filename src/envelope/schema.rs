@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::kind;
 use crate::normalize::MAPPINGS;
 
 fn nullable(t: &str) -> Value {
@@ -27,7 +28,7 @@ fn defs() -> Vec<Def> {
     let obj = || json!({"type": "object"});
     let mut d: Vec<Def> = vec![
         (
-            "session.init",
+            kind::SESSION_INIT,
             "From system/init: the run's configuration. Re-emitted per turn by multi-turn sessions.",
             vec![
                 ("model", any()),
@@ -42,7 +43,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "text",
+            kind::TEXT,
             "A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source \"deltas\").",
             vec![
                 ("message_id", ns()),
@@ -55,7 +56,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "thinking",
+            kind::THINKING,
             "A complete thinking block; redacted_thinking gives redacted true and thinking null.",
             vec![
                 ("message_id", ns()),
@@ -66,19 +67,19 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "text.delta",
+            kind::TEXT_DELTA,
             "A text_delta fragment (--include-partial-messages).",
             vec![("message_id", ns()), ("index", ni()), ("text", s())],
             true,
         ),
         (
-            "thinking.delta",
+            kind::THINKING_DELTA,
             "A thinking_delta fragment.",
             vec![("message_id", ns()), ("index", ni()), ("thinking", s())],
             true,
         ),
         (
-            "tool.input.delta",
+            kind::TOOL_INPUT_DELTA,
             "An input_json_delta fragment of a tool call's input.",
             vec![
                 ("tool_use_id", ns()),
@@ -89,7 +90,7 @@ fn defs() -> Vec<Def> {
             true,
         ),
         (
-            "tool.call",
+            kind::TOOL_CALL,
             "Exactly one per tool_use id. input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them).",
             vec![
                 ("tool_use_id", s()),
@@ -105,7 +106,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "tool.result",
+            kind::TOOL_RESULT,
             "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs.",
             vec![
                 ("tool_use_id", s()),
@@ -118,19 +119,19 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "user.text",
+            kind::USER_TEXT,
             "Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output).",
             vec![("text", s()), ("replay", b())],
             false,
         ),
         (
-            "user.block",
+            kind::USER_BLOCK,
             "An image or document block on a user line.",
             vec![("block", any())],
             false,
         ),
         (
-            "usage",
+            kind::USAGE,
             "Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts. It is the per-message record, in both modes: stop_reason (end_turn, tool_use, max_tokens, refusal, pause_turn, …) and stop_sequence come from the message_delta or an assistant line that carries them; CLI 2.1.x without partial messages writes them on no message, so the turn's last main-thread message takes the result line's stop_reason and the others stay null. extra holds the message's other members (stop_details, context_management, container, …), last value winning.",
             vec![
                 ("message_id", s()),
@@ -144,7 +145,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "turn.end",
+            kind::TURN_END,
             "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.",
             vec![
                 ("outcome", s()),
@@ -166,13 +167,13 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "message.start",
+            kind::MESSAGE_START,
             "Stream lifecycle: message_start.",
             vec![("message_id", ns()), ("model", ns())],
             true,
         ),
         (
-            "message.delta",
+            kind::MESSAGE_DELTA,
             "Stream lifecycle: message_delta.",
             vec![
                 ("message_id", ns()),
@@ -182,13 +183,13 @@ fn defs() -> Vec<Def> {
             true,
         ),
         (
-            "message.stop",
+            kind::MESSAGE_STOP,
             "Stream lifecycle: message_stop.",
             vec![("message_id", ns())],
             true,
         ),
         (
-            "block.start",
+            kind::BLOCK_START,
             "Stream lifecycle: content_block_start.",
             vec![
                 ("index", ni()),
@@ -199,31 +200,31 @@ fn defs() -> Vec<Def> {
             true,
         ),
         (
-            "block.delta",
+            kind::BLOCK_DELTA,
             "A delta of another kind (signature_delta, citations_delta, …), raw.",
             vec![("index", ni()), ("delta", any())],
             true,
         ),
         (
-            "block.stop",
+            kind::BLOCK_STOP,
             "Stream lifecycle: content_block_stop.",
             vec![("index", ni())],
             true,
         ),
         (
-            "stream.ping",
+            kind::STREAM_PING,
             "An API ping inside stream_event.",
             vec![],
             true,
         ),
         (
-            "stream.error",
+            kind::STREAM_ERROR,
             "An API error event inside stream_event.",
             vec![("error", any())],
             false,
         ),
         (
-            "unknown",
+            kind::UNKNOWN,
             "A type, subtype, block or stream event this version does not map, or a lookalike format; raw is the original object.",
             vec![
                 (
@@ -236,7 +237,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "diagnostic",
+            kind::DIAGNOSTIC,
             "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (nesting over 127 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
             vec![
                 ("kind", s()),
@@ -248,7 +249,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "run.error",
+            kind::RUN_ERROR,
             "The run ended without a result line after its last system/init (cause no_result): the child exited without one, was stopped, or the input was cut. Written just before run.end unless --allow-no-result; the commands then exit 3 (unless the child's own status or a stop says more). end_cause is run.end's cause, exit_code the child's (spawn), last_event the type and seq of the last event before it.",
             vec![
                 ("cause", s()),
@@ -260,13 +261,13 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "stall",
+            kind::STALL,
             "spawn --idle-action warn: the child wrote no stdout line for --idle-timeout while no tool call was outstanding; the run goes on (one event per quiet period). quiet_ms is how long it was quiet.",
             vec![("quiet_ms", json!({"type": "integer"}))],
             false,
         ),
         (
-            "line.repaired",
+            kind::LINE_REPAIRED,
             "The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\\uD800-\\uDBFF not followed by \\uDC00-\\uDFFF, or a lone \\uDC00-\\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.",
             vec![
                 ("kind", s()),
@@ -276,7 +277,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "api.error",
+            kind::API_ERROR,
             "An assistant line that reports a failed API call (overloaded, rate_limit, authentication_failed, server_error, model_not_found, …), with or without a text block. error is the line's error; details its is_api_error_message and api_error_* members (api_error_status, api_error_type, api_error_code, api_error_params …) as written; text the message's text, null when it has none.",
             vec![
                 ("message_id", any()),
@@ -288,13 +289,13 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "skipped",
+            kind::SKIPPED,
             "A line without an event of its own; reason says what happened (the message's text was already emitted from the partial-message deltas, the tool call was already emitted, the message has no content or empty content, …). It carries the line's facts and extra.",
             vec![("reason", s())],
             false,
         ),
         (
-            "run.end",
+            kind::RUN_END,
             "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms; stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
             vec![
                 ("cause", s()),
@@ -334,7 +335,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "policy.violation",
+            kind::POLICY_VIOLATION,
             "spawn guards: rule is allow_tools, max_tool_calls, max_repeat_calls or max_output_bytes; name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).",
             vec![
                 ("rule", s()),
@@ -348,7 +349,7 @@ fn defs() -> Vec<Def> {
             false,
         ),
         (
-            "child.stderr",
+            kind::CHILD_STDERR,
             "spawn --stderr-events: one line of the child's stderr (lossy UTF-8, at most 64 KiB; truncated when cut).",
             vec![("text", s()), ("truncated", b())],
             false,
