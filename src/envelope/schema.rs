@@ -304,7 +304,7 @@ fn defs() -> Vec<Def> {
                 ("cli_version", ns()),
                 (
                     "usage",
-                    json!({"type": "object", "required": ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "provisional"]}),
+                    json!({"type": "object", "required": ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "provisional"], "properties": {"input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"}, "cache_read_input_tokens": {"type": "integer"}, "cache_creation_input_tokens": {"type": "integer"}, "provisional": {"type": "boolean"}}}),
                 ),
                 ("cost_usd", nullable("number")),
                 ("api_messages", json!({"type": "integer"})),
@@ -329,7 +329,7 @@ fn defs() -> Vec<Def> {
                 ),
                 (
                     "stats",
-                    json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "repaired", "by_type"]}),
+                    json!({"type": "object", "required": ["lines", "bytes", "json_lines", "events", "unknown", "diagnostics", "repaired", "by_type"], "properties": {"lines": {"type": "integer"}, "bytes": {"type": "integer"}, "json_lines": {"type": "integer"}, "events": {"type": "integer"}, "unknown": {"type": "integer"}, "diagnostics": {"type": "integer"}, "repaired": {"type": "integer"}, "by_type": {"type": "object", "additionalProperties": {"type": "integer"}}}}),
                 ),
             ],
             false,
