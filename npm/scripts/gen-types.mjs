@@ -36,6 +36,19 @@ function typeName(type) {
   );
 }
 
+const ANNOTATIONS = new Set(["description", "title", "default", "examples", "$comment"]);
+
+/** A schema that only annotates (`{"description": …}`) accepts any value: say `unknown`, which
+ * json-schema-to-typescript would otherwise render as an open object. */
+function anyValues(properties) {
+  return Object.fromEntries(
+    Object.entries(properties ?? {}).map(([k, v]) => [
+      k,
+      Object.keys(v).every((key) => ANNOTATIONS.has(key)) ? { ...v, tsType: "unknown" } : v,
+    ]),
+  );
+}
+
 function eventSchemas(schema) {
   const defs = schema.$defs;
   const common = defs.common;
@@ -49,7 +62,7 @@ function eventSchemas(schema) {
         title: typeName(name),
         description: own.description,
         type: "object",
-        properties: { ...common.properties, ...own.properties, type: { const: name } },
+        properties: anyValues({ ...common.properties, ...own.properties, type: { const: name } }),
         required,
         // Exact event members; nested open objects (`extra`, raw usage) stay open.
         additionalProperties: false,

@@ -30,6 +30,7 @@ export type EnvelopeEvent =
   | RunErrorEvent
   | StallEvent
   | LineRepairedEvent
+  | ApiErrorEvent
   | SkippedEvent
   | RunEndEvent
   | PolicyViolationEvent
@@ -98,6 +99,29 @@ export interface SessionInitEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -113,9 +137,6 @@ export interface SessionInitEvent {
   permission_mode: unknown;
   cli_version: string | null;
   api_key_source: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source "deltas").
@@ -129,6 +150,32 @@ export interface TextEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -158,6 +205,32 @@ export interface ThinkingEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -184,6 +257,32 @@ export interface TextDeltaEvent {
   uuid?: string;
   ephemeral: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -208,6 +307,32 @@ export interface ThinkingDeltaEvent {
   line: number | null;
   uuid?: string;
   ephemeral: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -234,6 +359,32 @@ export interface ToolInputDeltaEvent {
   uuid?: string;
   ephemeral: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -259,6 +410,32 @@ export interface ToolCallEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -291,6 +468,32 @@ export interface ToolResultEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -319,6 +522,32 @@ export interface UserTextEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -343,6 +572,32 @@ export interface UserBlockEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -354,7 +609,7 @@ export interface UserBlockEvent {
   block: unknown;
 }
 /**
- * Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts.
+ * Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts. It is the per-message record, in both modes: stop_reason (end_turn, tool_use, max_tokens, refusal, pause_turn, …) and stop_sequence come from the message_delta or an assistant line that carries them; CLI 2.1.x without partial messages writes them on no message, so the turn's last main-thread message takes the result line's stop_reason and the others stay null. extra holds the message's other members (stop_details, context_management, container, …), last value winning.
  */
 export interface UsageEvent {
   v: 1;
@@ -365,6 +620,29 @@ export interface UsageEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -380,6 +658,8 @@ export interface UsageEvent {
     [k: string]: unknown;
   };
   provisional: boolean;
+  stop_reason: unknown;
+  stop_sequence: unknown;
 }
 /**
  * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.
@@ -393,6 +673,29 @@ export interface TurnEndEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -416,9 +719,6 @@ export interface TurnEndEvent {
   stop_reason: unknown;
   terminal_reason: unknown;
   errors: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * Stream lifecycle: message_start.
@@ -432,6 +732,32 @@ export interface MessageStartEvent {
   line: number | null;
   uuid?: string;
   ephemeral: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -456,6 +782,32 @@ export interface MessageDeltaEvent {
   line: number | null;
   uuid?: string;
   ephemeral: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -482,6 +834,32 @@ export interface MessageStopEvent {
   uuid?: string;
   ephemeral: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -504,6 +882,32 @@ export interface BlockStartEvent {
   line: number | null;
   uuid?: string;
   ephemeral: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -531,6 +935,32 @@ export interface BlockDeltaEvent {
   uuid?: string;
   ephemeral: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -555,6 +985,32 @@ export interface BlockStopEvent {
   uuid?: string;
   ephemeral: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -578,6 +1034,32 @@ export interface StreamPingEvent {
   uuid?: string;
   ephemeral: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -599,6 +1081,32 @@ export interface StreamErrorEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -622,6 +1130,32 @@ export interface UnknownEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -647,6 +1181,32 @@ export interface DiagnosticEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -675,6 +1235,32 @@ export interface RunErrorEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -702,6 +1288,32 @@ export interface StallEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -725,6 +1337,32 @@ export interface LineRepairedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -738,7 +1376,62 @@ export interface LineRepairedEvent {
   detail: string;
 }
 /**
- * A line consumed without other effect (e.g. a tool_use already emitted from deltas).
+ * An assistant line that reports a failed API call (overloaded, rate_limit, authentication_failed, server_error, model_not_found, …), with or without a text block. error is the line's error; details its is_api_error_message and api_error_* members (api_error_status, api_error_type, api_error_code, api_error_params …) as written; text the message's text, null when it has none.
+ */
+export interface ApiErrorEvent {
+  v: 1;
+  seq: number;
+  type: "api.error";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  message_id: unknown;
+  model: unknown;
+  error?: unknown;
+  details: {
+    [k: string]: unknown;
+  };
+  text: string | null;
+}
+/**
+ * A line without an event of its own; reason says what happened (the message's text was already emitted from the partial-message deltas, the tool call was already emitted, the message has no content or empty content, …). It carries the line's facts and extra.
  */
 export interface SkippedEvent {
   v: 1;
@@ -749,6 +1442,32 @@ export interface SkippedEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -772,6 +1491,32 @@ export interface RunEndEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -840,6 +1585,32 @@ export interface PolicyViolationEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -869,6 +1640,32 @@ export interface ChildStderrEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -893,6 +1690,29 @@ export interface CompactBoundaryEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -903,9 +1723,6 @@ export interface CompactBoundaryEvent {
   }[];
   trigger: unknown;
   pre_tokens: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/status lines.
@@ -920,6 +1737,29 @@ export interface StatusEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -930,9 +1770,6 @@ export interface StatusEvent {
   }[];
   status: unknown;
   permission_mode: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/hook_started lines.
@@ -947,6 +1784,29 @@ export interface HookStartedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -958,9 +1818,6 @@ export interface HookStartedEvent {
   hook_id: unknown;
   hook_name: unknown;
   hook_event: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/hook_progress lines.
@@ -974,6 +1831,29 @@ export interface HookProgressEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -989,9 +1869,6 @@ export interface HookProgressEvent {
   stdout: unknown;
   stderr: unknown;
   output: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/hook_response lines.
@@ -1005,6 +1882,29 @@ export interface HookResponseEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -1022,9 +1922,6 @@ export interface HookResponseEvent {
   output: unknown;
   exit_code?: unknown;
   outcome: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/task_started lines.
@@ -1039,6 +1936,26 @@ export interface TaskStartedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  subagent_type: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1051,11 +1968,7 @@ export interface TaskStartedEvent {
   tool_use_id: unknown;
   description: unknown;
   task_type: unknown;
-  subagent_type: unknown;
   prompt: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/task_progress lines.
@@ -1069,6 +1982,29 @@ export interface TaskProgressEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -1084,9 +2020,6 @@ export interface TaskProgressEvent {
   usage: unknown;
   last_tool_name: unknown;
   summary: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/task_notification lines.
@@ -1100,6 +2033,29 @@ export interface TaskNotificationEvent {
   line: number | null;
   uuid?: string;
   ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
   /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
@@ -1115,9 +2071,6 @@ export interface TaskNotificationEvent {
   summary: unknown;
   output_file: unknown;
   usage: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/task_updated lines.
@@ -1132,6 +2085,29 @@ export interface TaskUpdatedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1142,9 +2118,6 @@ export interface TaskUpdatedEvent {
   }[];
   task_id: unknown;
   patch: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/background_tasks_changed lines.
@@ -1159,6 +2132,29 @@ export interface TaskListEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1168,9 +2164,6 @@ export interface TaskListEvent {
     [k: string]: unknown;
   }[];
   tasks: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/api_retry lines.
@@ -1185,6 +2178,29 @@ export interface ApiRetryEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1198,9 +2214,6 @@ export interface ApiRetryEvent {
   retry_delay_ms: unknown;
   error_status: unknown;
   error?: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/thinking_tokens lines.
@@ -1215,6 +2228,29 @@ export interface ThinkingTokensEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1225,9 +2261,6 @@ export interface ThinkingTokensEvent {
   }[];
   estimated_tokens: unknown;
   estimated_tokens_delta: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/local_command_output lines.
@@ -1242,6 +2275,29 @@ export interface LocalCommandOutputEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1251,9 +2307,6 @@ export interface LocalCommandOutputEvent {
     [k: string]: unknown;
   }[];
   content: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/informational lines.
@@ -1268,6 +2321,29 @@ export interface InformationalEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1279,9 +2355,6 @@ export interface InformationalEvent {
   content: unknown;
   level: unknown;
   tool_use_id: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/notification lines.
@@ -1296,6 +2369,29 @@ export interface NotificationEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1307,9 +2403,6 @@ export interface NotificationEvent {
   key: unknown;
   text: unknown;
   priority: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/files_persisted lines.
@@ -1324,6 +2417,29 @@ export interface FilesPersistedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1334,9 +2450,6 @@ export interface FilesPersistedEvent {
   }[];
   files: unknown;
   failed: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/session_state_changed lines.
@@ -1351,6 +2464,29 @@ export interface SessionStateEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1360,9 +2496,6 @@ export interface SessionStateEvent {
     [k: string]: unknown;
   }[];
   state: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/permission_denied lines.
@@ -1377,6 +2510,29 @@ export interface PermissionDeniedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1389,9 +2545,6 @@ export interface PermissionDeniedEvent {
   tool_use_id: unknown;
   message: unknown;
   decision_reason: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/memory_recall lines.
@@ -1406,6 +2559,29 @@ export interface MemoryRecallEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1416,9 +2592,6 @@ export interface MemoryRecallEvent {
   }[];
   mode: unknown;
   memories: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/elicitation_complete lines.
@@ -1433,6 +2606,29 @@ export interface ElicitationCompleteEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1443,9 +2639,6 @@ export interface ElicitationCompleteEvent {
   }[];
   mcp_server_name: unknown;
   elicitation_id: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/commands_changed lines.
@@ -1460,6 +2653,29 @@ export interface CommandsChangedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1469,9 +2685,6 @@ export interface CommandsChangedEvent {
     [k: string]: unknown;
   }[];
   commands: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/model_refusal_fallback lines.
@@ -1486,6 +2699,29 @@ export interface ModelFallbackEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1497,9 +2733,6 @@ export interface ModelFallbackEvent {
   original_model: unknown;
   fallback_model: unknown;
   trigger: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/model_refusal_no_fallback lines.
@@ -1514,6 +2747,29 @@ export interface ModelRefusalEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1524,9 +2780,6 @@ export interface ModelRefusalEvent {
   }[];
   original_model: unknown;
   trigger: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/plugin_install lines.
@@ -1541,6 +2794,29 @@ export interface PluginInstallEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1549,9 +2825,6 @@ export interface PluginInstallEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/worker_shutting_down lines.
@@ -1566,6 +2839,29 @@ export interface WorkerShutdownEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1574,9 +2870,6 @@ export interface WorkerShutdownEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/control_request_progress lines.
@@ -1591,6 +2884,29 @@ export interface ControlProgressEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1600,9 +2916,6 @@ export interface ControlProgressEvent {
     [k: string]: unknown;
   }[];
   request_id: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/mirror_error lines.
@@ -1617,6 +2930,29 @@ export interface MirrorErrorEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1627,9 +2963,6 @@ export interface MirrorErrorEvent {
   }[];
   key: unknown;
   error?: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/ui_invalidate lines.
@@ -1644,6 +2977,29 @@ export interface UiInvalidateEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1652,9 +3008,6 @@ export interface UiInvalidateEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/session_title_changed lines.
@@ -1669,6 +3022,29 @@ export interface SessionTitleEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1678,9 +3054,6 @@ export interface SessionTitleEvent {
     [k: string]: unknown;
   }[];
   title: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/post_turn_summary lines.
@@ -1695,6 +3068,29 @@ export interface TurnSummaryEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1703,9 +3099,6 @@ export interface TurnSummaryEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/cloud_session_delta lines.
@@ -1720,6 +3113,29 @@ export interface CloudSessionDeltaEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1728,9 +3144,6 @@ export interface CloudSessionDeltaEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/code_change_published lines.
@@ -1745,6 +3158,29 @@ export interface CodeChangePublishedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1753,9 +3189,6 @@ export interface CodeChangePublishedEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/dev_intent lines.
@@ -1770,6 +3203,29 @@ export interface DevIntentEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1778,9 +3234,6 @@ export interface DevIntentEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/feedback_draft_queued lines.
@@ -1795,6 +3248,29 @@ export interface FeedbackDraftQueuedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1803,9 +3279,6 @@ export interface FeedbackDraftQueuedEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/peer_message_hold lines.
@@ -1820,6 +3293,29 @@ export interface PeerMessageHoldEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1828,9 +3324,6 @@ export interface PeerMessageHoldEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/per_turn_effort_changed lines.
@@ -1845,6 +3338,29 @@ export interface EffortChangedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1853,9 +3369,6 @@ export interface EffortChangedEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/turn_handoff_available lines.
@@ -1870,6 +3383,29 @@ export interface TurnHandoffAvailableEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1878,9 +3414,6 @@ export interface TurnHandoffAvailableEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/turn_preempted lines.
@@ -1895,6 +3428,29 @@ export interface TurnPreemptedEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1903,9 +3459,6 @@ export interface TurnPreemptedEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From system/vcs_state_changed lines.
@@ -1920,6 +3473,29 @@ export interface VcsStateEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1928,9 +3504,6 @@ export interface VcsStateEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From rate_limit_event lines.
@@ -1945,6 +3518,29 @@ export interface RateLimitEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1958,9 +3554,6 @@ export interface RateLimitEvent {
   rate_limit_type: unknown;
   utilization: unknown;
   info: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From tool_progress lines.
@@ -1975,6 +3568,29 @@ export interface ToolProgressEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -1987,9 +3603,6 @@ export interface ToolProgressEvent {
   name: unknown;
   elapsed_time_seconds: unknown;
   task_id: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From tool_use_summary lines.
@@ -2004,6 +3617,29 @@ export interface ToolSummaryEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2014,9 +3650,6 @@ export interface ToolSummaryEvent {
   }[];
   summary: unknown;
   preceding_tool_use_ids: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From auth_status lines.
@@ -2031,6 +3664,29 @@ export interface AuthStatusEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2042,9 +3698,6 @@ export interface AuthStatusEvent {
   is_authenticating: unknown;
   output: unknown;
   error?: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From prompt_suggestion lines.
@@ -2059,6 +3712,29 @@ export interface PromptSuggestionEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2068,9 +3744,6 @@ export interface PromptSuggestionEvent {
     [k: string]: unknown;
   }[];
   suggestion: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From conversation_reset lines.
@@ -2085,6 +3758,29 @@ export interface SessionResetEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2095,9 +3791,6 @@ export interface SessionResetEvent {
   }[];
   new_session_id: unknown;
   trigger: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From command_lifecycle lines.
@@ -2112,6 +3805,29 @@ export interface CommandLifecycleEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2121,9 +3837,6 @@ export interface CommandLifecycleEvent {
     [k: string]: unknown;
   }[];
   status: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From control_request lines.
@@ -2138,6 +3851,29 @@ export interface ControlRequestEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2148,9 +3884,6 @@ export interface ControlRequestEvent {
   }[];
   request_id: unknown;
   request: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From control_response lines.
@@ -2165,6 +3898,29 @@ export interface ControlResponseEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2174,9 +3930,6 @@ export interface ControlResponseEvent {
     [k: string]: unknown;
   }[];
   response: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From control_cancel_request lines.
@@ -2191,6 +3944,29 @@ export interface ControlCancelEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2200,9 +3976,6 @@ export interface ControlCancelEvent {
     [k: string]: unknown;
   }[];
   request_id: unknown;
-  extra: {
-    [k: string]: unknown;
-  };
 }
 /**
  * From keep_alive lines.
@@ -2217,6 +3990,29 @@ export interface KeepAliveEvent {
   uuid?: string;
   ephemeral?: true;
   /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
    * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
    */
   redactions?: {
@@ -2225,9 +4021,6 @@ export interface KeepAliveEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  extra: {
-    [k: string]: unknown;
-  };
 }
 
 /** Every event type of envelope v1, in schema order. */
@@ -2257,6 +4050,7 @@ export const EVENT_TYPES = [
   "run.error",
   "stall",
   "line.repaired",
+  "api.error",
   "skipped",
   "run.end",
   "policy.violation",

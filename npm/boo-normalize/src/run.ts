@@ -2,7 +2,8 @@
 // final run.end as a promise, the AI SDK stream (`--sse` into a FIFO) on request, typed
 // errors, and AbortSignal handling.
 import { execFileSync, spawn as spawnProcess, type ChildProcess } from "node:child_process";
-import { closeSync, constants, createReadStream, mkdtempSync, openSync, rmSync } from "node:fs";
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from "node:fs";
+import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -243,8 +244,7 @@ export class Run implements AsyncIterable<EnvelopeEvent> {
 interface Fifo {
   path: string;
   reader: Readable;
-  /** Once the process has ended: unblock a reader still waiting in open(2) (the writer never
-   * came), and remove the FIFO. */
+  /** Once the process has ended: end the stream (also when the writer never came), remove the FIFO. */
   release(): void;
 }
 
@@ -252,19 +252,20 @@ function makeFifo(): Fifo {
   const dir = mkdtempSync(join(tmpdir(), "boo-normalize-"));
   const path = join(dir, "ai-sdk.sse");
   execFileSync("mkfifo", ["-m", "600", path]);
-  const reader = createReadStream(path);
-  let opened = false;
-  reader.once("open", () => (opened = true));
+  // Non-blocking open: no thread waits for the writer. Until one comes the FIFO is simply not
+  // readable (poll reports no hangup before a writer has come and gone).
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const reader = new Socket({ fd, readable: true, writable: false });
   return {
     path,
     reader,
     release() {
-      if (!opened) {
-        try {
-          closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
-        } catch {
-          // No reader waiting after all.
-        }
+      // The process is gone: a writer that comes and goes now ends the stream after what is
+      // buffered, whether or not the process ever opened the FIFO.
+      try {
+        closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // The reader was closed already.
       }
       rmSync(dir, { recursive: true, force: true });
     },
