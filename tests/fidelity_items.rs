@@ -89,7 +89,10 @@ fn skipped_says_what_happened() {
         assistant(call, json!({"uuid": "u-b"})),
     ]);
     let s = of_type(&ev, "skipped");
-    assert_eq!(s[0]["reason"], "the tool call was already emitted");
+    assert_eq!(
+        s[0]["reason"],
+        "the tool call was already emitted with this input"
+    );
     assert_eq!(s[0]["uuid"], "u-b");
     assert!(
         ev.iter()
@@ -191,4 +194,114 @@ fn stop_details_and_context_management_reach_the_record() {
         json!({"applied_edits": []})
     );
     assert_eq!(u["provisional"], false);
+}
+
+#[test]
+fn a_superseding_line_names_the_line_it_replaces() {
+    let first = assistant(
+        json!([{"type": "text", "text": "I can't help with that."}]),
+        json!({}),
+    );
+    let mut second = assistant(
+        json!([{"type": "text", "text": "Here is the answer."}]),
+        json!({"uuid": "u-b", "supersedes": "u-a"}),
+    );
+    second["message"]["id"] = json!("msg_2");
+    let ev = normalize(&[first, second]);
+    let texts = of_type(&ev, "text");
+    assert_eq!(texts[0]["uuid"], "u-a");
+    assert!(texts[0].get("supersedes").is_none());
+    assert_eq!(texts[1]["supersedes"], texts[0]["uuid"]);
+}
+
+#[test]
+fn a_repeated_tool_use_id_with_another_input_is_a_revision() {
+    let call = |cmd: &str| json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": cmd}}]);
+    let ev = normalize(&[
+        assistant(call("ls"), json!({})),
+        assistant(call("ls -la"), json!({"uuid": "u-b"})),
+        assistant(call("ls -la"), json!({"uuid": "u-c"})),
+    ]);
+    assert_eq!(of_type(&ev, "tool.call").len(), 1);
+    let r = of_type(&ev, "tool.call.revised");
+    assert_eq!(r.len(), 1, "{ev:#?}");
+    assert_eq!(r[0]["tool_use_id"], "t1");
+    assert_eq!(r[0]["input"], json!({"command": "ls -la"}));
+    assert_eq!(r[0]["uuid"], "u-b");
+    assert_eq!(of_type(&ev, "skipped")[0]["uuid"], "u-c");
+}
+
+#[test]
+fn abandoned_blocks_reach_the_stop_event_and_the_record() {
+    let stream = |event: Value| json!({"type": "stream_event", "session_id": "s1", "parent_tool_use_id": null, "event": event});
+    let ev = normalize(&[
+        stream(
+            json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude-x",
+            "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+        ),
+        stream(
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        stream(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hel"}}),
+        ),
+        stream(json!({"type": "message_stop", "abandoned_blocks": [0]})),
+    ]);
+    assert_eq!(
+        of_type(&ev, "message.stop")[0]["abandoned_blocks"],
+        json!([0])
+    );
+    assert_eq!(
+        of_type(&ev, "usage")[0]["extra"]["abandoned_blocks"],
+        json!([0])
+    );
+}
+
+#[test]
+fn a_missing_id_name_or_text_stays_null_and_is_never_paired() {
+    let ev = normalize(&[
+        assistant(
+            json!([{"type": "tool_use", "input": {}}, {"type": "text"}]),
+            json!({}),
+        ),
+        json!({"type": "user", "session_id": "s1", "parent_tool_use_id": null,
+               "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}}),
+    ]);
+    let call = of_type(&ev, "tool.call")[0];
+    assert!(call["tool_use_id"].is_null() && call["name"].is_null());
+    assert!(
+        call["violation"]
+            .as_str()
+            .unwrap()
+            .contains("has no \"id\""),
+        "{call}"
+    );
+    let text = of_type(&ev, "text")[0];
+    assert!(text["text"].is_null());
+    assert!(text["violation"].as_str().unwrap().contains("text"));
+    let result = of_type(&ev, "tool.result")[0];
+    assert!(result["tool_use_id"].is_null());
+    assert!(result["name"].is_null(), "paired on a missing id: {result}");
+    assert!(result["violation"].is_string());
+}
+
+#[test]
+fn wrong_typed_values_are_kept_raw() {
+    let mut line = assistant(json!([{"type": "text", "text": 42}]), json!({}));
+    line["message"]["usage"] = json!("lots");
+    let result = json!({"type": "result", "subtype": "success", "session_id": "s1",
+        "is_error": false, "total_cost_usd": "0.25", "cost_usd": 0.5, "usage": "n/a"});
+    let ev = normalize(&[line, result]);
+    let text = of_type(&ev, "text")[0];
+    assert!(text["text"].is_null());
+    assert_eq!(text["raw"]["text"], 42);
+    assert_eq!(text["extra"]["message"]["usage"], "lots");
+    assert!(
+        of_type(&ev, "usage").is_empty(),
+        "no record made up from a string"
+    );
+    let end = of_type(&ev, "turn.end")[0];
+    assert_eq!(end["cost_usd"], 0.5);
+    assert_eq!(end["extra"]["total_cost_usd"], "0.25");
+    assert_eq!(end["usage"], "n/a");
 }

@@ -112,7 +112,30 @@ pub fn has_extra(kind: &str, src: Val<'_, '_>) -> bool {
     let members = src
         .as_object()
         .is_some_and(|obj| obj.iter().any(|(k, x)| !is_mapped(kind, k, x)));
-    members || event_extra(src).is_some()
+    members || event_extra(src).is_some() || message_extra(src).is_some()
+}
+
+/// Whether member `k` of an assistant or user `message` has a type its mapping can read: `id`
+/// and `model` strings, `usage` an object (others are mapped whatever they hold, or kept raw).
+fn message_member_readable(k: &str, x: Val<'_, '_>) -> bool {
+    match k {
+        "id" | "model" => str_of(x).is_some() || x.is_null(),
+        "usage" => x.as_object().is_some() || x.is_null(),
+        _ => true,
+    }
+}
+
+/// The `message` object of an assistant or user line, when a member has the wrong type.
+fn message_extra<'t, 'i>(src: Val<'t, 'i>) -> Option<Val<'t, 'i>> {
+    let kind = get(src, "type").and_then(str_of)?;
+    if !matches!(kind, "assistant" | "user") {
+        return None;
+    }
+    let m = get(src, "message")?;
+    m.as_object()?
+        .iter()
+        .any(|(k, x)| !message_member_readable(k, x))
+        .then_some(m)
 }
 
 /// Write `,"extra":{…}` for line `src` of type `kind`: its unmapped members, and for a
@@ -134,6 +157,26 @@ pub fn write_extra(o: &mut Out, kind: &str, src: Val<'_, '_>) {
             o.raw(b":");
             o.value(x);
         }
+    }
+    if let Some(m) = message_extra(src) {
+        if !first {
+            o.raw(b",");
+        }
+        first = false;
+        o.raw(b"\"message\":{");
+        let mut first = true;
+        if let Some(obj) = m.as_object() {
+            for (k, x) in obj.iter().filter(|(k, x)| !message_member_readable(k, *x)) {
+                if !first {
+                    o.raw(b",");
+                }
+                first = false;
+                o.str(k);
+                o.raw(b":");
+                o.value(x);
+            }
+        }
+        o.raw(b"}");
     }
     if let Some((e, et)) = event_extra(src) {
         if !first {

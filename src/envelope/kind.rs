@@ -18,6 +18,8 @@ pub const THINKING_DELTA: &str = "thinking.delta";
 pub const TOOL_INPUT_DELTA: &str = "tool.input.delta";
 /// A complete tool call.
 pub const TOOL_CALL: &str = "tool.call";
+/// A tool call whose id came again with a different input.
+pub const TOOL_CALL_REVISED: &str = "tool.call.revised";
 /// A tool's result, paired with its call.
 pub const TOOL_RESULT: &str = "tool.result";
 /// A user (or subagent prompt) text.
@@ -74,6 +76,7 @@ pub const ALL: &[&str] = &[
     THINKING_DELTA,
     TOOL_INPUT_DELTA,
     TOOL_CALL,
+    TOOL_CALL_REVISED,
     TOOL_RESULT,
     USER_TEXT,
     USER_BLOCK,

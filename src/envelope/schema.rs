@@ -44,14 +44,16 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TEXT,
-            "A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source \"deltas\").",
+            "A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source \"deltas\"). A block without a string text gives text null (never \"\"), violation says how the source broke the schema and raw holds the block when text had another type.",
             vec![
                 ("message_id", ns()),
                 ("model", ns()),
-                ("text", s()),
+                ("text", ns()),
                 ("synthetic", b()),
                 ("error", ns()),
                 ("source", s()),
+                ("violation", s()),
+                ("raw", any()),
             ],
             false,
         ),
@@ -91,10 +93,10 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TOOL_CALL,
-            "Exactly one per tool_use id. input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them).",
+            "Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never \"\"; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type.",
             vec![
-                ("tool_use_id", s()),
-                ("name", s()),
+                ("tool_use_id", ns()),
+                ("name", ns()),
                 ("input", any()),
                 ("input_error", ns()),
                 ("message_id", ns()),
@@ -102,26 +104,46 @@ fn defs() -> Vec<Def> {
                 ("server", b()),
                 ("source", json!({"enum": ["message", "deltas"]})),
                 ("partial_json", s()),
+                ("violation", s()),
+                ("raw", any()),
             ],
             false,
         ),
         (
             kind::TOOL_RESULT,
-            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs.",
+            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type).",
             vec![
-                ("tool_use_id", s()),
+                ("tool_use_id", ns()),
                 ("name", ns()),
                 ("is_error", b()),
                 ("server", b()),
                 ("content", any()),
                 ("structured", any()),
+                ("violation", s()),
+                ("raw", any()),
+            ],
+            false,
+        ),
+        (
+            kind::TOOL_CALL_REVISED,
+            "A tool_use id that was already emitted came again with a different input (the later input; nothing is dropped silently). An identical repeat gives skipped.",
+            vec![
+                ("tool_use_id", s()),
+                ("name", ns()),
+                ("input", any()),
+                ("message_id", ns()),
             ],
             false,
         ),
         (
             kind::USER_TEXT,
-            "Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output).",
-            vec![("text", s()), ("replay", b())],
+            "Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw).",
+            vec![
+                ("text", ns()),
+                ("replay", b()),
+                ("violation", s()),
+                ("raw", any()),
+            ],
             false,
         ),
         (
@@ -184,8 +206,8 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::MESSAGE_STOP,
-            "Stream lifecycle: message_stop.",
-            vec![("message_id", ns())],
+            "Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra).",
+            vec![("message_id", ns()), ("abandoned_blocks", any())],
             true,
         ),
         (
@@ -444,24 +466,29 @@ pub fn schema(strict: bool) -> Value {
         for (f, s) in fields {
             props.insert((*f).into(), s.clone());
             // Optional members: written only in some situations.
-            if !matches!(
-                *f,
-                "synthetic"
-                    | "error"
-                    | "extra"
-                    | "source"
-                    | "partial_json"
-                    | "exit_code"
-                    | "signal"
-                    | "reason"
-                    | "signals_sent"
-                    | "descendants_killed"
-                    | "background_left"
-                    | "elapsed_ms"
-                    | "otlp"
-                    | "sink"
-                    | "stderr_dropped"
-            ) {
+            let optional_raw = *f == "raw" && *name != "unknown";
+            if !optional_raw
+                && !matches!(
+                    *f,
+                    "synthetic"
+                        | "violation"
+                        | "abandoned_blocks"
+                        | "error"
+                        | "extra"
+                        | "source"
+                        | "partial_json"
+                        | "exit_code"
+                        | "signal"
+                        | "reason"
+                        | "signals_sent"
+                        | "descendants_killed"
+                        | "background_left"
+                        | "elapsed_ms"
+                        | "otlp"
+                        | "sink"
+                        | "stderr_dropped"
+                )
+            {
                 required.push(Value::from(*f));
             }
         }

@@ -1,15 +1,11 @@
 //! `assistant` and `user` lines: content blocks to `text`, `thinking`, `tool.call`,
 //! `tool.result`, `user.text`, and per-message `usage`.
 
-use super::{State, ToolInfo};
-use crate::envelope::{Ctx, Events};
+use super::State;
+use super::calls::{Want, violations, write_violation};
+use crate::envelope::{Ctx, Events, kind};
 use crate::json::{Val, get, get_some, get_str, str_of};
 use simd_json::prelude::*;
-
-/// Tool names that start a subagent (renamed between releases).
-fn is_subagent_tool(name: &str) -> bool {
-    matches!(name, "Task" | "Agent")
-}
 
 impl State {
     pub(super) fn assistant(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
@@ -23,7 +19,9 @@ impl State {
         // (output_tokens 1), whose final counts come only in a message_delta (partial messages)
         // and in the result line.
         let stop_reason = get_some(msg, "stop_reason");
-        if let (Some(id), Some(u)) = (message_id, get_some(msg, "usage")) {
+        // A usage that is not an object is kept raw under the line's extra.message instead.
+        let usage = get_some(msg, "usage").filter(|u| u.as_object().is_some());
+        if let (Some(id), Some(u)) = (message_id, usage) {
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
             self.note_message(ev, ctx, id, msg);
         }
@@ -65,7 +63,8 @@ impl State {
             if skip_text {
                 self.skip_reason = Some(FROM_DELTAS);
             } else {
-                self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+                self.text_event(ev, ctx, message_id, model, Some(text), synthetic, error);
+                ev.end();
             }
             return;
         }
@@ -81,8 +80,11 @@ impl State {
                     if skip_text {
                         self.skip_reason = Some(FROM_DELTAS);
                     } else {
-                        let text = get_str(b, "text").unwrap_or("");
-                        self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+                        let bad = violations(b, &[("text", Want::Str)]);
+                        let text = get_str(b, "text");
+                        let o = self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+                        write_violation(o, &bad, b);
+                        ev.end();
                     }
                 }
                 "thinking" | "redacted_thinking" => {
@@ -101,44 +103,7 @@ impl State {
                     }
                 }
                 "tool_use" | "server_tool_use" | "mcp_tool_use" => {
-                    let server = get_str(b, "type") != Some("tool_use");
-                    let id = get_str(b, "id").unwrap_or("");
-                    let name = get_str(b, "name").unwrap_or("");
-                    if self
-                        .tools
-                        .get(id)
-                        .is_some_and(|t| t.call_emitted && t.scope == self.scope)
-                    {
-                        self.skip_reason = Some("the tool call was already emitted");
-                        continue;
-                    }
-                    self.forget_pending_call(ctx.parent, id);
-                    self.tools.insert(
-                        id.to_owned(),
-                        ToolInfo {
-                            name: name.to_owned(),
-                            call_emitted: true,
-                            scope: self.scope,
-                        },
-                    );
-                    let o = ev.begin("tool.call", ctx);
-                    o.key("tool_use_id");
-                    o.str(id);
-                    o.key("name");
-                    o.str(name);
-                    o.key("input");
-                    o.opt_value(get(b, "input"));
-                    o.key("input_error");
-                    o.raw(b"null");
-                    o.key("message_id");
-                    o.opt_str(message_id);
-                    o.key("subagent");
-                    o.bool(is_subagent_tool(name));
-                    o.key("server");
-                    o.bool(server);
-                    o.key("source");
-                    o.str("message");
-                    ev.end();
+                    self.tool_use_block(b, ctx, ev, message_id);
                 }
                 t if t.ends_with("_tool_result") => {
                     // Server-side tool results (web search, …) arrive inside the assistant turn.
@@ -155,7 +120,7 @@ impl State {
     /// `api.error`: the assistant line reports a failed API call (`error` and its `api_error_*`
     /// details), with or without a text block.
     fn api_error(&mut self, v: Val<'_, '_>, msg: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
-        let o = ev.begin("api.error", ctx);
+        let o = ev.begin(kind::API_ERROR, ctx);
         o.key("message_id");
         o.opt_value(get(msg, "id"));
         o.key("model");
@@ -199,31 +164,32 @@ impl State {
         ev.end();
     }
 
+    /// Begin a `text` event (the caller may add members, then ends it).
     #[allow(clippy::too_many_arguments)]
-    fn text_event(
+    fn text_event<'e>(
         &mut self,
-        ev: &mut Events,
+        ev: &'e mut Events,
         ctx: &Ctx<'_>,
         message_id: Option<&str>,
         model: Option<&str>,
-        text: &str,
+        text: Option<&str>,
         synthetic: bool,
         error: Option<&str>,
-    ) {
+    ) -> &'e mut crate::json::Out {
         let o = ev.begin("text", ctx);
         o.key("message_id");
         o.opt_str(message_id);
         o.key("model");
         o.opt_str(model);
         o.key("text");
-        o.str(text);
+        o.opt_str(text);
         if synthetic || error.is_some() {
             o.key("synthetic");
             o.bool(synthetic);
             o.key("error");
             o.opt_str(error);
         }
-        ev.end();
+        o
     }
 
     pub(super) fn user(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
@@ -246,7 +212,9 @@ impl State {
             return;
         };
         if let Some(text) = str_of(content) {
-            return self.user_text(ev, ctx, text, replay);
+            self.user_text(ev, ctx, Some(text), replay);
+            ev.end();
+            return;
         }
         let Some(blocks) = content.as_array() else {
             return self.unknown_line(v, ctx, ev, "shape", "user");
@@ -261,7 +229,12 @@ impl State {
                     let s = structured_left.take();
                     self.tool_result_event(ev, ctx, b, s, false);
                 }
-                "text" => self.user_text(ev, ctx, get_str(b, "text").unwrap_or(""), replay),
+                "text" => {
+                    let bad = violations(b, &[("text", Want::Str)]);
+                    let o = self.user_text(ev, ctx, get_str(b, "text"), replay);
+                    write_violation(o, &bad, b);
+                    ev.end();
+                }
                 "image" | "document" => {
                     let o = ev.begin("user.block", ctx);
                     o.key("block");
@@ -276,13 +249,20 @@ impl State {
         }
     }
 
-    fn user_text(&mut self, ev: &mut Events, ctx: &Ctx<'_>, text: &str, replay: bool) {
+    /// Begin a `user.text` event (the caller may add members, then ends it).
+    fn user_text<'e>(
+        &mut self,
+        ev: &'e mut Events,
+        ctx: &Ctx<'_>,
+        text: Option<&str>,
+        replay: bool,
+    ) -> &'e mut crate::json::Out {
         let o = ev.begin("user.text", ctx);
         o.key("text");
-        o.str(text);
+        o.opt_str(text);
         o.key("replay");
         o.bool(replay);
-        ev.end();
+        o
     }
 
     /// `tool.result` from a `tool_result` block (or a server tool result block).
@@ -294,22 +274,29 @@ impl State {
         structured: Option<Val<'_, '_>>,
         server: bool,
     ) {
-        let id = get_str(b, "tool_use_id").unwrap_or("");
-        // A result for a call only seen as deltas: emit that call first.
-        if !self
-            .tools
-            .get(id)
-            .is_some_and(|t| t.call_emitted && t.scope == self.scope)
+        let id = get_str(b, "tool_use_id");
+        let bad = violations(b, &[("tool_use_id", Want::Str)]).or_else(|| {
+            get(b, "is_error").and_then(|_| violations(b, &[("is_error", Want::Bool)]))
+        });
+        // A result for a call only seen as deltas: emit that call first. Without an id it is
+        // paired with nothing.
+        if let Some(id) = id
+            && !self
+                .tools
+                .get(id)
+                .is_some_and(|t| t.call_emitted && t.scope == self.scope)
         {
             self.flush_call_by_id(id, ev);
         }
-        let name = self.tools.get(id).map(|t| t.name.clone());
+        let name = id
+            .and_then(|id| self.tools.get(id))
+            .and_then(|t| t.name.clone());
         let is_error = get(b, "is_error")
             .and_then(|x| x.as_bool())
             .unwrap_or(false);
         let o = ev.begin("tool.result", ctx);
         o.key("tool_use_id");
-        o.str(id);
+        o.opt_str(id);
         o.key("name");
         o.opt_str(name.as_deref());
         o.key("is_error");
@@ -327,6 +314,7 @@ impl State {
             Some(s) => self.write_blobbed(s, o_buf(ev)),
             None => o_buf(ev).raw(b"null"),
         }
+        write_violation(ev.out(), &bad, b);
         ev.end();
     }
 }

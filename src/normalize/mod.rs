@@ -5,6 +5,7 @@
 //! least one event (or a `diagnostic`), so the envelope and the audit log account for every line.
 
 mod blob;
+mod calls;
 mod holes;
 mod message;
 mod result;
@@ -110,8 +111,9 @@ pub struct Stats {
 /// A tool call whose input is being assembled from `input_json_delta` fragments.
 #[derive(Debug, Clone)]
 struct PendingCall {
-    id: String,
-    name: String,
+    /// `None` when the block's `content_block_start` had none (never paired).
+    id: Option<String>,
+    name: Option<String>,
     json: String,
     complete: bool,
     parent: Option<String>,
@@ -159,10 +161,13 @@ enum StreamBlock {
 /// What is known about a tool use id.
 #[derive(Debug, Clone)]
 struct ToolInfo {
-    name: String,
+    /// `None` when the call's block had no name.
+    name: Option<String>,
     call_emitted: bool,
     /// The init scope the call was emitted in.
     scope: u64,
+    /// Digest of the emitted input (see [`calls::input_digest`]).
+    input: u64,
 }
 
 /// Cross-line state.

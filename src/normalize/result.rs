@@ -32,6 +32,13 @@ pub fn outcome(subtype: Option<&str>, is_error: bool) -> &str {
     }
 }
 
+/// Where CLI versions put the run's cost, newest first.
+const COST_KEYS: [&str; 3] = ["total_cost_usd", "cost_usd", "total_cost"];
+
+fn is_number(x: Val<'_, '_>) -> bool {
+    x.is_f64() || x.is_i64() || x.is_u64()
+}
+
 impl State {
     pub(super) fn result(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
         // Whatever the turn left pending (usage of the last message, calls seen only as deltas)
@@ -50,9 +57,9 @@ impl State {
         let is_error = get(v, "is_error")
             .and_then(|x| x.as_bool())
             .unwrap_or(false);
-        let cost = ["total_cost_usd", "cost_usd", "total_cost"]
+        let cost = COST_KEYS
             .iter()
-            .find_map(|k| get(v, k).filter(|x| x.is_f64() || x.is_i64() || x.is_u64()));
+            .find_map(|k| get(v, k).filter(|x| is_number(*x)));
         let o = ev.begin("turn.end", ctx);
         o.key("outcome");
         o.str(outcome(subtype, is_error));
@@ -88,15 +95,22 @@ impl State {
             }
             o.opt_value(get(v, src));
         }
+        // A member read with the wrong type (a string cost, a non-boolean is_error) stays under
+        // extra as written.
+        // Only the cost member read for cost_usd is left out of extra.
+        let is_bool = get(v, "is_error").is_some_and(|x| x.as_bool().is_some());
+        let cost_key = COST_KEYS
+            .iter()
+            .copied()
+            .find(|k| get(v, k).is_some_and(is_number))
+            .unwrap_or("");
         write_extra(
             o,
             v,
             &[
-                "is_error",
+                if is_bool { "is_error" } else { "" },
                 "result",
-                "total_cost_usd",
-                "cost_usd",
-                "total_cost",
+                cost_key,
                 "duration_ms",
                 "duration_api_ms",
                 "num_turns",
@@ -134,9 +148,9 @@ impl State {
             }
             None => t.close_open(),
         }
-        let cost = ["total_cost_usd", "cost_usd", "total_cost"]
+        let cost = COST_KEYS
             .iter()
-            .find_map(|k| get(v, k).filter(|x| x.is_f64() || x.is_i64() || x.is_u64()));
+            .find_map(|k| get(v, k).filter(|x| is_number(*x)));
         if let Some(c) = cost {
             let mut o = crate::json::Out::default();
             o.value(c);

@@ -8,6 +8,7 @@
 //! `tool_result`, at `result` or at the end of input. Text and thinking streamed for a message
 //! that never got an `assistant` line are emitted from the deltas at `message_stop` too.
 
+use super::calls::{input_digest, is_subagent_tool};
 use super::{PendingCall, State, StreamBlock, ToolInfo};
 use crate::envelope::{Ctx, Events};
 use crate::json::{Out, Parser, Val, get, get_some, get_str};
@@ -30,7 +31,11 @@ impl State {
                 let s = self.streams.entry(key.clone()).or_default();
                 s.message_id = id.map(str::to_owned);
                 s.model = model.map(str::to_owned);
-                if let (Some(id), Some(u)) = (id, m.and_then(|m| get_some(m, "usage"))) {
+                if let (Some(id), Some(u)) = (
+                    id,
+                    m.and_then(|m| get_some(m, "usage"))
+                        .filter(|u| u.as_object().is_some()),
+                ) {
                     self.note_usage(ev, ctx, id, model, u, false);
                     self.note_message(ev, ctx, id, m.expect("usage came from it"));
                 }
@@ -51,8 +56,8 @@ impl State {
                     "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                         let c = cb.expect("type came from it");
                         StreamBlock::Tool(PendingCall {
-                            id: get_str(c, "id").unwrap_or("").to_owned(),
-                            name: get_str(c, "name").unwrap_or("").to_owned(),
+                            id: get_str(c, "id").map(str::to_owned),
+                            name: get_str(c, "name").map(str::to_owned),
                             json: String::new(),
                             complete: false,
                             parent: key.clone(),
@@ -63,7 +68,7 @@ impl State {
                     _ => StreamBlock::Other,
                 };
                 let (tid, tname) = match &block {
-                    StreamBlock::Tool(c) => (Some(c.id.clone()), Some(c.name.clone())),
+                    StreamBlock::Tool(c) => (c.id.clone(), c.name.clone()),
                     _ => (None, None),
                 };
                 if let Some(i) = index {
@@ -95,7 +100,10 @@ impl State {
             "message_delta" => {
                 let d = get(e, "delta");
                 let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
-                if let (Some(id), Some(u)) = (id.as_deref(), get_some(e, "usage")) {
+                if let (Some(id), Some(u)) = (
+                    id.as_deref(),
+                    get_some(e, "usage").filter(|u| u.as_object().is_some()),
+                ) {
                     self.note_usage(ev, ctx, id, None, u, true);
                 }
                 if let Some(id) = id.as_deref() {
@@ -120,9 +128,18 @@ impl State {
             }
             "message_stop" => {
                 let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
+                // The CLI's own message_stop for a message it gave up on names the blocks it
+                // abandoned: kept on the event and in the message's record.
+                if let Some(id) = id.as_deref() {
+                    self.note_message(ev, ctx, id, e);
+                }
                 let o = ev.begin_ephemeral("message.stop", ctx);
                 o.key("message_id");
                 o.opt_str(id.as_deref());
+                if let Some(a) = get(e, "abandoned_blocks") {
+                    o.key("abandoned_blocks");
+                    o.value(a);
+                }
                 ev.end();
                 self.flush_stream(&key, ev, "message_stop came before the block stop");
                 self.flush_usage(&key, ev);
@@ -191,7 +208,7 @@ impl State {
                 let (id, name) = match b {
                     Some(StreamBlock::Tool(c)) => {
                         c.json.push_str(part);
-                        (Some(c.id.as_str()), Some(c.name.as_str()))
+                        (c.id.as_deref(), c.name.as_deref())
                     }
                     _ => (None, None),
                 };
@@ -222,7 +239,7 @@ impl State {
         let key = parent.map(str::to_owned);
         if let Some(s) = self.streams.get_mut(&key) {
             s.blocks
-                .retain(|_, b| !matches!(b, StreamBlock::Tool(c) if c.id == id));
+                .retain(|_, b| !matches!(b, StreamBlock::Tool(c) if c.id.as_deref() == Some(id)));
         }
     }
 
@@ -233,7 +250,7 @@ impl State {
             let idx = s
                 .blocks
                 .iter()
-                .find(|(_, b)| matches!(b, StreamBlock::Tool(c) if c.id == id))
+                .find(|(_, b)| matches!(b, StreamBlock::Tool(c) if c.id.as_deref() == Some(id)))
                 .map(|(i, _)| *i);
             if let Some(i) = idx {
                 if let Some(StreamBlock::Tool(c)) = s.blocks.remove(&i) {
@@ -301,23 +318,15 @@ impl State {
         }
     }
 
-    /// `tool.call` from assembled fragments (once per id).
+    /// `tool.call` from assembled fragments (once per id; a call without id is never paired).
     fn emit_assembled(&mut self, c: PendingCall, ev: &mut Events, why: &str) {
-        if self
-            .tools
-            .get(&c.id)
-            .is_some_and(|t| t.call_emitted && t.scope == self.scope)
-        {
+        if c.id.as_deref().is_some_and(|id| {
+            self.tools
+                .get(id)
+                .is_some_and(|t| t.call_emitted && t.scope == self.scope)
+        }) {
             return;
         }
-        self.tools.insert(
-            c.id.clone(),
-            ToolInfo {
-                name: c.name.clone(),
-                call_emitted: true,
-                scope: self.scope,
-            },
-        );
         // An empty input stream means a tool without arguments.
         let text = if c.json.trim().is_empty() {
             "{}"
@@ -326,18 +335,28 @@ impl State {
         };
         let mut parser = Parser::default();
         let parsed = parser.parse(text.as_bytes());
+        if let Some(id) = &c.id {
+            let input = parsed.as_ref().ok().map(|p| p.tape.as_value());
+            self.tools.insert(
+                id.clone(),
+                ToolInfo {
+                    name: c.name.clone(),
+                    call_emitted: true,
+                    scope: self.scope,
+                    input: input_digest(input, &Out::default(), b""),
+                },
+            );
+        }
         let ctx = Ctx {
             session_id: c.session.as_deref().or(self.session.as_deref()),
             parent: c.parent.as_deref(),
-            line: None,
-            uuid: None,
             ..Default::default()
         };
         let o = ev.begin("tool.call", &ctx);
         o.key("tool_use_id");
-        o.str(&c.id);
+        o.opt_str(c.id.as_deref());
         o.key("name");
-        o.str(&c.name);
+        o.opt_str(c.name.as_deref());
         o.key("input");
         match &parsed {
             Ok(p) => o.value(p.tape.as_value()),
@@ -357,7 +376,7 @@ impl State {
         o.key("message_id");
         o.opt_str(c.message_id.as_deref());
         o.key("subagent");
-        o.bool(matches!(c.name.as_str(), "Task" | "Agent"));
+        o.bool(c.name.as_deref().is_some_and(is_subagent_tool));
         o.key("server");
         o.bool(false);
         o.key("source");
@@ -365,6 +384,18 @@ impl State {
         if parsed.is_err() {
             o.key("partial_json");
             o.str(&c.json);
+        }
+        if c.id.is_none() || c.name.is_none() {
+            let missing: Vec<&str> = [("id", c.id.is_none()), ("name", c.name.is_none())]
+                .iter()
+                .filter(|(_, m)| *m)
+                .map(|(k, _)| *k)
+                .collect();
+            o.key("violation");
+            o.str(&format!(
+                "the source broke the schema: the tool_use block's content_block_start has no {}",
+                missing.join(" and no ")
+            ));
         }
         ev.end();
     }

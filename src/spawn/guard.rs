@@ -59,9 +59,16 @@ struct CallView {
     session_id: Option<String>,
     parent_tool_use_id: Option<String>,
     line: Option<u64>,
-    tool_use_id: String,
+    /// Null when the source's tool_use block had none (the event says so in `violation`).
+    tool_use_id: Option<String>,
+    /// Null likewise: such a call is checked under the name "" (never allowed by a list).
+    #[serde(deserialize_with = "null_as_empty")]
     name: String,
     input: Box<RawValue>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 /// One violation, before it is written.
@@ -140,7 +147,7 @@ impl Guards {
             rule,
             detail,
             name: Some(c.name.clone()),
-            tool_use_id: Some(c.tool_use_id.clone()),
+            tool_use_id: c.tool_use_id.clone(),
             limit,
             count,
         };

@@ -1,0 +1,183 @@
+//! `tool.call` from a message's `tool_use` blocks: once per id; `tool.call.revised` when an id
+//! comes again with a different input (never dropped silently); and blocks that break the schema
+//! (no `id`, no `name`, a value of the wrong type) said so in `violation`, never papered over with
+//! `""` nor paired on it.
+
+use std::hash::{DefaultHasher, Hasher};
+
+use super::{State, ToolInfo};
+use crate::envelope::{Ctx, Events, kind};
+use crate::json::{Out, Val, get, static_of, str_of};
+use simd_json::prelude::*;
+
+/// Tool names that start a subagent (renamed between releases).
+pub(super) fn is_subagent_tool(name: &str) -> bool {
+    matches!(name, "Task" | "Agent")
+}
+
+/// What a block member must be.
+#[derive(Clone, Copy)]
+pub(super) enum Want {
+    Str,
+    Bool,
+}
+
+/// The schema violations of block `b` for `required` members (`None` when it has none), and
+/// whether a member is present with the wrong type (then the block is kept raw).
+pub(super) fn violations(b: Val<'_, '_>, required: &[(&str, Want)]) -> Option<(String, bool)> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut wrong_type = false;
+    let block = get(b, "type").and_then(str_of).unwrap_or("block");
+    for (member, want) in required {
+        match get(b, member) {
+            None => parts.push(format!("has no \"{member}\"")),
+            Some(x) => {
+                let ok = match want {
+                    Want::Str => str_of(x).is_some(),
+                    Want::Bool => x.as_bool().is_some(),
+                };
+                if !ok {
+                    wrong_type = true;
+                    let t = match want {
+                        Want::Str => "a string",
+                        Want::Bool => "a boolean",
+                    };
+                    parts.push(format!("\"{member}\" is not {t}"));
+                }
+            }
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some((
+        format!(
+            "the source broke the schema: the {block} block {}",
+            parts.join(", ")
+        ),
+        wrong_type,
+    ))
+}
+
+/// Write `violation` (and the raw block when a member had the wrong type) into the open event.
+pub(super) fn write_violation(o: &mut Out, v: &Option<(String, bool)>, b: Val<'_, '_>) {
+    if let Some((why, wrong_type)) = v {
+        o.key("violation");
+        o.str(why);
+        if *wrong_type {
+            o.key("raw");
+            o.value(b);
+        }
+    }
+}
+
+/// A digest of a tool input, to tell a repeated call from a revised one.
+pub(super) fn input_digest(input: Option<Val<'_, '_>>, holes: &Out, line: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    if let Some(v) = input {
+        hash_value(v, holes, line, &mut h);
+    }
+    h.finish()
+}
+
+fn hash_value(v: Val<'_, '_>, holes: &Out, line: &[u8], h: &mut DefaultHasher) {
+    if let Some(o) = v.as_object() {
+        h.write_u8(b'{');
+        for (k, x) in o.iter() {
+            h.write(k.as_bytes());
+            h.write_u8(0);
+            hash_value(x, holes, line, h);
+        }
+        h.write_u8(b'}');
+    } else if let Some(a) = v.as_array() {
+        h.write_u8(b'[');
+        for x in a.iter() {
+            hash_value(x, holes, line, h);
+        }
+        h.write_u8(b']');
+    } else if let Some(s) = str_of(v) {
+        h.write_u8(b'"');
+        match holes.hole_of(s).and_then(|hole| line.get(hole.raw.clone())) {
+            Some(raw) => h.write(raw),
+            None => h.write(s.as_bytes()),
+        }
+        h.write_u8(0);
+    } else {
+        let mut o = Out::default();
+        o.static_node(&static_of(v));
+        h.write(&o.buf);
+    }
+}
+
+impl State {
+    /// A `tool_use`, `server_tool_use` or `mcp_tool_use` block of an assistant line.
+    pub(super) fn tool_use_block(
+        &mut self,
+        b: Val<'_, '_>,
+        ctx: &Ctx<'_>,
+        ev: &mut Events,
+        message_id: Option<&str>,
+    ) {
+        let server = get(b, "type").and_then(str_of) != Some("tool_use");
+        let id = get(b, "id").and_then(str_of);
+        let name = get(b, "name").and_then(str_of);
+        let input = get(b, "input");
+        let digest = input_digest(input, &ev.out, ctx.raw);
+        let bad = violations(b, &[("id", Want::Str), ("name", Want::Str)]);
+        // Without an id the call cannot be paired with a result: it is not remembered.
+        if let Some(id) = id {
+            let scope = self.scope;
+            if let Some(t) = self
+                .tools
+                .get_mut(id)
+                .filter(|t| t.call_emitted && t.scope == scope)
+            {
+                if t.input == digest {
+                    self.skip_reason = Some("the tool call was already emitted with this input");
+                    return;
+                }
+                t.input = digest;
+                let o = ev.begin(kind::TOOL_CALL_REVISED, ctx);
+                o.key("tool_use_id");
+                o.str(id);
+                o.key("name");
+                o.opt_str(name);
+                o.key("input");
+                o.opt_value(input);
+                o.key("message_id");
+                o.opt_str(message_id);
+                ev.end();
+                return;
+            }
+            self.forget_pending_call(ctx.parent, id);
+            self.tools.insert(
+                id.to_owned(),
+                ToolInfo {
+                    name: name.map(str::to_owned),
+                    call_emitted: true,
+                    scope: self.scope,
+                    input: digest,
+                },
+            );
+        }
+        let o = ev.begin(kind::TOOL_CALL, ctx);
+        o.key("tool_use_id");
+        o.opt_str(id);
+        o.key("name");
+        o.opt_str(name);
+        o.key("input");
+        o.opt_value(input);
+        o.key("input_error");
+        o.raw(b"null");
+        o.key("message_id");
+        o.opt_str(message_id);
+        o.key("subagent");
+        o.bool(name.is_some_and(is_subagent_tool));
+        o.key("server");
+        o.bool(server);
+        o.key("source");
+        o.str("message");
+        write_violation(o, &bad, b);
+        ev.end();
+    }
+}
