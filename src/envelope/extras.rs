@@ -142,64 +142,24 @@ fn message_extra<'t, 'i>(src: Val<'t, 'i>) -> Option<Val<'t, 'i>> {
 /// `stream_event` the members of its `event` that the stream events do not map (under `event`).
 pub fn write_extra(o: &mut Out, kind: &str, src: Val<'_, '_>) {
     o.key("extra");
-    o.raw(b"{");
-    let mut first = true;
-    if let Some(obj) = src.as_object() {
-        for (k, x) in obj.iter() {
-            if is_mapped(kind, k, x) {
-                continue;
-            }
-            if !first {
-                o.raw(b",");
-            }
-            first = false;
-            o.str(k);
-            o.raw(b":");
-            o.value(x);
-        }
-    }
+    o.members_where(src, |k, x| !is_mapped(kind, k, x));
     if let Some(m) = message_extra(src) {
-        if !first {
-            o.raw(b",");
-        }
-        first = false;
-        o.raw(b"\"message\":{");
-        let mut first = true;
-        if let Some(obj) = m.as_object() {
-            for (k, x) in obj.iter().filter(|(k, x)| !message_member_readable(k, *x)) {
-                if !first {
-                    o.raw(b",");
-                }
-                first = false;
-                o.str(k);
-                o.raw(b":");
-                o.value(x);
-            }
-        }
-        o.raw(b"}");
+        nest(o, "message", m, |k, x| !message_member_readable(k, x));
     }
     if let Some((e, et)) = event_extra(src) {
-        if !first {
-            o.raw(b",");
-        }
-        o.raw(b"\"event\":{");
-        let mut first = true;
-        if let Some(obj) = e.as_object() {
-            for (k, x) in obj.iter() {
-                if event_member_mapped(et, k) {
-                    continue;
-                }
-                if !first {
-                    o.raw(b",");
-                }
-                first = false;
-                o.str(k);
-                o.raw(b":");
-                o.value(x);
-            }
-        }
-        o.raw(b"}");
+        nest(o, "event", e, |k, _| !event_member_mapped(et, k));
     }
+}
+
+/// Add member `name`, the members of `x` that `keep` holds, to the object just written.
+fn nest(o: &mut Out, name: &str, x: Val<'_, '_>, keep: impl Fn(&str, Val<'_, '_>) -> bool) {
+    o.buf.pop();
+    if o.buf.last() != Some(&b'{') {
+        o.raw(b",");
+    }
+    o.str(name);
+    o.raw(b":");
+    o.members_where(x, keep);
     o.raw(b"}");
 }
 

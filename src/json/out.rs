@@ -331,6 +331,25 @@ impl Out {
         }
     }
 
+    /// The members of object `v` for which `keep(key, value)` holds, as an object in source
+    /// order (`{}` when `v` is not an object).
+    pub fn members_where(&mut self, v: Val<'_, '_>, keep: impl Fn(&str, Val<'_, '_>) -> bool) {
+        self.buf.push(b'{');
+        let mut first = true;
+        if let Some(obj) = v.as_object() {
+            for (k, x) in obj.iter().filter(|(k, x)| keep(k, *x)) {
+                if !first {
+                    self.buf.push(b',');
+                }
+                first = false;
+                self.str(k);
+                self.buf.push(b':');
+                self.value(x);
+            }
+        }
+        self.buf.push(b'}');
+    }
+
     /// Like [`Out::value`], for a buffer kept beyond the current line: a string that is a
     /// hollowed literal of `holes`' source is written whole, from `line` (the input line).
     pub fn value_detached(&mut self, v: Val<'_, '_>, holes: &Out, line: &[u8]) {

@@ -128,20 +128,7 @@ impl State {
         o.key("error");
         o.opt_value(get(v, "error"));
         o.key("details");
-        o.raw(b"{");
-        let mut first = true;
-        if let Some(obj) = v.as_object() {
-            for (k, x) in obj.iter().filter(|(k, _)| is_error_detail(k)) {
-                if !first {
-                    o.raw(b",");
-                }
-                first = false;
-                o.str(k);
-                o.raw(b":");
-                o.value(x);
-            }
-        }
-        o.raw(b"}");
+        o.members_where(v, |k, _| is_error_detail(k));
         o.key("text");
         let texts = get(msg, "content").map(|c| {
             let mut all = String::new();

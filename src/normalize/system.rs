@@ -101,23 +101,7 @@ pub fn at_path<'t, 'i>(v: Val<'t, 'i>, path: &str) -> Option<Val<'t, 'i>> {
 /// Write `"extra":{…}` with every member of `v` not in `skip` nor in [`COMMON`].
 pub fn write_extra(o: &mut Out, v: Val<'_, '_>, skip: &[&str]) {
     o.key("extra");
-    o.raw(b"{");
-    let mut first = true;
-    if let Some(obj) = v.as_object() {
-        for (k, x) in obj.iter() {
-            if COMMON.contains(&k) || skip.contains(&k) {
-                continue;
-            }
-            if !first {
-                o.raw(b",");
-            }
-            first = false;
-            o.str(k);
-            o.raw(b":");
-            o.value(x);
-        }
-    }
-    o.raw(b"}");
+    o.members_where(v, |k, _| !COMMON.contains(&k) && !skip.contains(&k));
 }
 
 impl State {
