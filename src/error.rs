@@ -1,38 +1,51 @@
-//! The error type: a context (what was being done, e.g. a file name) and a cause, displayed as
-//! `context: cause`, plus the exit-code mapping.
+//! The error type: a context (what was being done, e.g. a file name), where in it (line, byte)
+//! when known, and a cause, displayed as `context[:line[:byte]]: cause`; its [`ErrorKind`]; and
+//! the exit status it maps to ([`ExitCode`]).
 
 use std::fmt;
 use std::io;
 
-/// Exit status: success.
-pub const EXIT_OK: u8 = 0;
-/// Exit status: `--strict` found diagnostics or unknown events (the stream was still written).
-pub const EXIT_STRICT: u8 = 1;
-/// Exit status: usage error, unreadable input, or an I/O error on output.
-pub const EXIT_ERROR: u8 = 2;
-
-/// Exit status: the stream ended without a `result` line after its last `system/init` (a
-/// `run.error` with cause `no_result` precedes `run.end`); `--allow-no-result` turns this off.
-/// `replay --follow` also exits 3 when the file's writer vanished before `run.end`.
-pub const EXIT_NO_RESULT: u8 = 3;
-
-/// Exit status: a file sink (`--audit`, `--record`, `--envelope`, `--sse`) failed mid-run
-/// (`EX_IOERR`); the other sinks got `run.end` with cause `sink_failed`.
-pub const EXIT_SINK_FAILED: u8 = 74;
+use crate::exit::ExitCode;
 
 /// A fatal error.
 #[derive(Debug)]
 pub struct Error {
     context: String,
     cause: Cause,
-    /// Exit status other than [`EXIT_ERROR`] (e.g. 127 for a missing program).
-    code: Option<u8>,
+    /// Exit status other than [`ExitCode::ERROR`] (e.g. 127 for a missing program).
+    code: Option<ExitCode>,
+    /// Where in `context` (a file) it went wrong.
+    at: Option<Position>,
 }
 
 #[derive(Debug)]
 enum Cause {
     Io(io::Error),
     Msg(String),
+}
+
+/// A place in a file: 1-based line, and the 1-based byte (column) in it when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based byte in the line.
+    pub byte: Option<u64>,
+}
+
+/// What kind of failure an [`Error`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// An operating-system I/O error (a missing file, a full disk, …).
+    Io,
+    /// The reader of stdout went away (`| head -1`): a normal way to stop, exit 0.
+    ClosedOutput,
+    /// A file sink failed mid-run (exit 74).
+    Sink,
+    /// `spawn` could not start the child (exit 126 or 127).
+    Spawn,
+    /// A usage error or invalid input (a bad option value, a malformed file).
+    Invalid,
 }
 
 impl Error {
@@ -42,6 +55,7 @@ impl Error {
             context: context.into(),
             cause: Cause::Io(e),
             code: None,
+            at: None,
         }
     }
 
@@ -51,23 +65,47 @@ impl Error {
             context: context.into(),
             cause: Cause::Msg(msg.into()),
             code: None,
+            at: None,
         }
     }
 
-    /// The same error with exit status `code` instead of [`EXIT_ERROR`].
-    pub fn with_exit(mut self, code: u8) -> Self {
+    /// The same error, located at `line` (and `byte`) of its context.
+    pub fn at(mut self, line: u64, byte: Option<u64>) -> Self {
+        self.at = Some(Position { line, byte });
+        self
+    }
+
+    /// Where in its context it went wrong, when known.
+    pub fn position(&self) -> Option<Position> {
+        self.at
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match (&self.cause, self.code) {
+            (Cause::Io(e), _) if e.kind() == io::ErrorKind::BrokenPipe => ErrorKind::ClosedOutput,
+            (_, Some(ExitCode::SINK_FAILED)) => ErrorKind::Sink,
+            (_, Some(ExitCode::NOT_FOUND | ExitCode::CANNOT_EXECUTE)) => ErrorKind::Spawn,
+            (Cause::Io(_), _) => ErrorKind::Io,
+            (Cause::Msg(_), _) => ErrorKind::Invalid,
+        }
+    }
+
+    /// The same error with exit status `code` instead of [`ExitCode::ERROR`].
+    pub fn with_exit(mut self, code: ExitCode) -> Self {
         self.code = Some(code);
         self
     }
 
     /// Writing the sink `name` (a file, or `stdout`) failed with `e`: exit
-    /// [`EXIT_SINK_FAILED`] for a file, [`EXIT_ERROR`] for stdout (a closed stdout is quiet).
+    /// [`ExitCode::SINK_FAILED`] for a file, [`ExitCode::ERROR`] for stdout (a closed stdout is
+    /// quiet).
     pub fn sink(name: impl Into<String>, e: io::Error) -> Self {
         let name = name.into();
         let code = if name == "stdout" {
-            EXIT_ERROR
+            ExitCode::ERROR
         } else {
-            EXIT_SINK_FAILED
+            ExitCode::SINK_FAILED
         };
         Error::io(name, e).with_exit(code)
     }
@@ -78,11 +116,11 @@ impl Error {
     }
 
     /// The exit status for this error.
-    pub fn exit_code(&self) -> u8 {
+    pub fn exit_code(&self) -> ExitCode {
         if self.is_broken_pipe() {
-            EXIT_OK
+            ExitCode::OK
         } else {
-            self.code.unwrap_or(EXIT_ERROR)
+            self.code.unwrap_or(ExitCode::ERROR)
         }
     }
 }
@@ -93,7 +131,14 @@ impl fmt::Display for Error {
             Cause::Io(e) => e.to_string(),
             Cause::Msg(m) => m.clone(),
         };
-        write!(f, "{}: {}", self.context, sanitize(&cause))
+        write!(f, "{}", sanitize(&self.context))?;
+        if let Some(p) = self.at {
+            write!(f, ":{}", p.line)?;
+            if let Some(b) = p.byte {
+                write!(f, ":{b}")?;
+            }
+        }
+        write!(f, ": {}", sanitize(&cause))
     }
 }
 
@@ -104,4 +149,29 @@ pub fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_kind_and_status() {
+        let e = Error::msg("log\u{1b}.jsonl", "hash mismatch")
+            .at(7, None)
+            .with_exit(ExitCode::FINDINGS);
+        assert_eq!(e.to_string(), "log?.jsonl:7: hash mismatch");
+        assert_eq!(e.kind(), ErrorKind::Invalid);
+        assert_eq!(e.exit_code(), ExitCode::FINDINGS);
+        let e = Error::msg("rules.json", "expected `,`").at(3, Some(14));
+        assert_eq!(e.to_string(), "rules.json:3:14: expected `,`");
+        let pipe = Error::io("stdout", io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(pipe.kind(), ErrorKind::ClosedOutput);
+        assert_eq!(pipe.exit_code(), ExitCode::OK);
+        let sink = Error::sink("a.jsonl", io::Error::other("disk full"));
+        assert_eq!(sink.kind(), ErrorKind::Sink);
+        assert_eq!(sink.exit_code(), ExitCode::SINK_FAILED);
+        let missing = Error::msg("spawn", "not found").with_exit(ExitCode::NOT_FOUND);
+        assert_eq!(missing.kind(), ErrorKind::Spawn);
+    }
 }

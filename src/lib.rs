@@ -28,6 +28,7 @@ pub mod capture;
 pub mod clock;
 pub mod envelope;
 pub mod error;
+pub mod exit;
 pub mod files;
 pub mod input;
 pub mod json;

@@ -86,3 +86,15 @@ fn every_help_ends_with_examples() {
         );
     }
 }
+
+#[test]
+fn readme_lists_every_exit_status() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for (code, what) in boo_normalize::exit::ExitCode::TABLE {
+        let row = format!("| {code} | {what} |");
+        assert!(
+            readme.lines().any(|l| l == row),
+            "README.md's exit status table lacks or differs from: {row}"
+        );
+    }
+}

@@ -5,11 +5,12 @@ use std::fs::File;
 use std::io::{self, BufReader, Write};
 
 use boo_normalize::audit::verify::{Failure, verify};
-use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error, sanitize};
+use boo_normalize::error::{Error, sanitize};
+use boo_normalize::exit::ExitCode;
 
 use crate::cli::AuditCommand;
 
-pub fn run(cmd: AuditCommand) -> Result<u8, Error> {
+pub fn run(cmd: AuditCommand) -> Result<ExitCode, Error> {
     let AuditCommand::Verify {
         file,
         require_complete,
@@ -44,19 +45,13 @@ pub fn run(cmd: AuditCommand) -> Result<u8, Error> {
                 );
             }
             if require_complete && !s.incomplete.is_empty() {
-                return Ok(EXIT_STRICT);
+                return Ok(ExitCode::FINDINGS);
             }
-            Ok(EXIT_OK)
+            Ok(ExitCode::OK)
         }
         Err(Failure::Io(e)) => Err(Error::io(&name, e)),
-        Err(Failure::Bad { line, reason }) => {
-            let _ = writeln!(
-                io::stderr(),
-                "boo-normalize: {}:{line}: {}",
-                sanitize(&name),
-                sanitize(&reason)
-            );
-            Ok(EXIT_STRICT)
-        }
+        Err(Failure::Bad { line, reason }) => Err(Error::msg(name, reason)
+            .at(line, None)
+            .with_exit(ExitCode::FINDINGS)),
     }
 }

@@ -4,7 +4,8 @@
 use std::fs;
 use std::io::{self, Write};
 
-use boo_normalize::error::{EXIT_OK, EXIT_STRICT, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 use boo_normalize::profile::allow::AllowList;
 use boo_normalize::profile::diff::{Severity, diff};
 use boo_normalize::profile::input;
@@ -14,9 +15,9 @@ use crate::cli::{DiffArgs, DiffFormat, FailOn};
 
 /// Exit status when drift at or above `--fail-on` is found (usage and input errors are `Err`,
 /// exit 2 in `main`).
-const EXIT_DRIFT: u8 = EXIT_STRICT;
+const EXIT_DRIFT: ExitCode = ExitCode::FINDINGS;
 
-pub fn run(a: DiffArgs) -> Result<u8, Error> {
+pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
     let allow = match &a.allow {
         Some(path) => {
             let name = path.display().to_string();
@@ -55,5 +56,9 @@ pub fn run(a: DiffArgs) -> Result<u8, Error> {
         .lock()
         .write_all(text.as_bytes())
         .map_err(|e| Error::io("stdout", e))?;
-    Ok(if report.failed { EXIT_DRIFT } else { EXIT_OK })
+    Ok(if report.failed {
+        EXIT_DRIFT
+    } else {
+        ExitCode::OK
+    })
 }

@@ -4,14 +4,15 @@
 use std::io::Write;
 use std::path::Path;
 
-use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 use clap::CommandFactory;
 use roff::{Roff, bold, italic, roman};
 
 use crate::cli::{Cli, Shell};
 
 /// Write `boo-normalize.1` and one page per subcommand into `dir`.
-pub fn man(dir: &Path) -> Result<u8, Error> {
+pub fn man(dir: &Path) -> Result<ExitCode, Error> {
     let ctx = || dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
     let cmd = Cli::command();
@@ -33,7 +34,7 @@ pub fn man(dir: &Path) -> Result<u8, Error> {
             .map_err(|e| Error::io(ctx(), e))?;
         write(dir, &format!("{name}.1"), &page)?;
     }
-    Ok(EXIT_OK)
+    Ok(ExitCode::OK)
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
@@ -83,23 +84,10 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
     )]);
     r.text([bold("boo-normalize schema"), roman(".")]);
     r.control("SH", ["EXIT STATUS"]);
-    for (code, what) in [
-        (
-            "0",
-            "Success, also when the reader closes the pipe early (| head -1).",
-        ),
-        (
-            "1",
-            "--strict: the stream was written, but some lines were unusable or of an unknown type.",
-        ),
-        (
-            "2",
-            "Usage error, unreadable input, or an I/O error on output.",
-        ),
-    ] {
+    for (code, what) in boo_normalize::exit::ExitCode::TABLE {
         r.control("TP", []);
-        r.text([bold(code)]);
-        r.text([roman(what)]);
+        r.text([bold(*code)]);
+        r.text([roman(what.replace('`', ""))]);
     }
     r.control("SH", ["ENVIRONMENT"]);
     r.text([roman(
@@ -136,7 +124,7 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Print a completion script for `shell`.
-pub fn completions(shell: Shell) -> Result<u8, Error> {
+pub fn completions(shell: Shell) -> Result<ExitCode, Error> {
     let mut cmd = Cli::command();
     let sh = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
@@ -151,5 +139,5 @@ pub fn completions(shell: Shell) -> Result<u8, Error> {
     out.write_all(&script)
         .and_then(|()| out.flush())
         .map_err(|e| Error::io("stdout", e))?;
-    Ok(EXIT_OK)
+    Ok(ExitCode::OK)
 }

@@ -10,12 +10,13 @@ mod replay;
 #[cfg(unix)]
 mod spawn;
 
-use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 
 use crate::cli::{Cli, Command};
 
 /// Run the chosen subcommand and return its exit status.
-pub fn run(cli: Cli) -> Result<u8, Error> {
+pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
@@ -34,7 +35,7 @@ pub fn run(cli: Cli) -> Result<u8, Error> {
             let mut out = std::io::stdout().lock();
             use std::io::Write;
             writeln!(out, "{text}").map_err(|e| Error::io("stdout", e))?;
-            Ok(EXIT_OK)
+            Ok(ExitCode::OK)
         }
         Some(Command::Profile(a)) => profile::run(a),
         Some(Command::Diff(a)) => diff::run(a),

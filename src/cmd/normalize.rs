@@ -6,14 +6,15 @@ use std::time::Instant;
 
 use boo_normalize::capture::file;
 use boo_normalize::clock::{ManualClock, Stamp};
-use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 use boo_normalize::input;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::sink::named::io_error;
 
 use crate::cli::NormalizeArgs;
 
-pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
+pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     let setup = a.stream.setup()?;
     // Open everything first, so a missing file fails before any output.
     let inputs = input::open_all(&a.files)?;
@@ -46,7 +47,7 @@ pub fn run(a: NormalizeArgs) -> Result<u8, Error> {
         let (mono_us, unix_us) = r.time_of(end_at);
         clock.set(Stamp { unix_us, mono_us });
     }
-    let code = setup.conclude(&mut p, &mut end, EXIT_OK, &mut io::stderr());
+    let code = setup.conclude(&mut p, &mut end, ExitCode::OK, &mut io::stderr());
     let recorded = file::finish(rec, p.normalizer().cli_version(), &end, end_at);
     let code = code?;
     recorded?;

@@ -3,12 +3,13 @@
 use std::fs;
 use std::io::{self, Write};
 
-use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 use boo_normalize::profile::input;
 
 use crate::cli::ProfileArgs;
 
-pub fn run(a: ProfileArgs) -> Result<u8, Error> {
+pub fn run(a: ProfileArgs) -> Result<ExitCode, Error> {
     let p = input::load(&a.inputs, a.by_version)?;
     let doc = p.to_json();
     match &a.output {
@@ -18,5 +19,5 @@ pub fn run(a: ProfileArgs) -> Result<u8, Error> {
             .write_all(doc.as_bytes())
             .map_err(|e| Error::io("stdout", e))?,
     }
-    Ok(EXIT_OK)
+    Ok(ExitCode::OK)
 }

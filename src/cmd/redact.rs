@@ -2,13 +2,14 @@
 
 use std::io::{self, BufWriter, Write};
 
-use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 use boo_normalize::input;
 use boo_normalize::redact::inputs::redact_inputs;
 
 use crate::cli::RedactCmdArgs;
 
-pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
+pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
     let engine = a.rules.engine()?;
     let inputs = input::open_all(&a.files)?;
     let stdout = io::stdout();
@@ -25,5 +26,5 @@ pub fn run(a: RedactCmdArgs) -> Result<u8, Error> {
             s.max_held
         );
     }
-    Ok(EXIT_OK)
+    Ok(ExitCode::OK)
 }

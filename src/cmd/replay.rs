@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
-use boo_normalize::error::{EXIT_NO_RESULT, EXIT_OK, Error, sanitize};
+use boo_normalize::error::{Error, sanitize};
+use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
 use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit};
@@ -16,7 +17,7 @@ use crate::cli::ReplayArgs;
 /// How often a waiting replay pokes its sinks (SSE keep-alive comments).
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
-pub fn run(a: ReplayArgs) -> Result<u8, Error> {
+pub fn run(a: ReplayArgs) -> Result<ExitCode, Error> {
     if a.stream.redact.enabled() && (a.as_claude || a.raw) {
         // These re-emit the recorded bytes; redact a stream with `boo-normalize redact` instead.
         return Err(Error::msg(
@@ -47,12 +48,12 @@ pub fn run(a: ReplayArgs) -> Result<u8, Error> {
         let mut player = Raw::new(io::stdout().lock());
         replay.play(&mut player)?;
         player.flush().map_err(|e| Error::io("stdout", e))?;
-        return Ok(EXIT_OK);
+        return Ok(ExitCode::OK);
     }
     envelope(a, replay, speed)
 }
 
-fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
+fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<ExitCode, Error> {
     let mut setup = a.stream.setup()?;
     // --from-seq: the pipeline hands no sink the earlier events. --last-event-id: every sink
     // starts after it (stateful ones, the AI SDK profile, still see the earlier events). Both
@@ -84,7 +85,7 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
             if p.failure().is_none() {
                 return Err(e);
             }
-            return setup.conclude(&mut p, &mut EndInfo::eof(), EXIT_OK, &mut io::stderr());
+            return setup.conclude(&mut p, &mut EndInfo::eof(), ExitCode::OK, &mut io::stderr());
         }
     };
     player.stamp_end(outcome.end_stamp);
@@ -105,9 +106,9 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<u8, Error> {
             "boo-normalize: --follow: the writer of {} is gone (no run.end)",
             sanitize(&a.files[0].display().to_string())
         );
-        return Ok(EXIT_NO_RESULT);
+        return Ok(ExitCode::NO_RESULT);
     }
-    setup.conclude(&mut p, &mut end, EXIT_OK, &mut io::stderr())
+    setup.conclude(&mut p, &mut end, ExitCode::OK, &mut io::stderr())
 }
 
 /// Where `--as-claude` takes its capture from: `--as-claude=FILE`, a FILE before `--as-claude`,
@@ -134,7 +135,7 @@ fn capture_of(a: &mut ReplayArgs) -> Result<PathBuf, Error> {
     }
 }
 
-fn as_claude(mut a: ReplayArgs) -> Result<u8, Error> {
+fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
     let capture = capture_of(&mut a)?;
     let claude_opts = a.claude_args.iter().take_while(|x| *x != "--");
     let version = claude_opts
@@ -155,7 +156,7 @@ fn as_claude(mut a: ReplayArgs) -> Result<u8, Error> {
         };
         let v = cli_version(Replay::open(files, fast)?)?.unwrap_or_else(|| "0.0.0".into());
         println!("{v} (Claude Code)");
-        return Ok(EXIT_OK);
+        return Ok(ExitCode::OK);
     }
     let replay = Replay::open(files, opts)?;
     // Like claude, read stdin (a prompt), but ignore it; never let a writer block on it.
@@ -167,12 +168,14 @@ fn as_claude(mut a: ReplayArgs) -> Result<u8, Error> {
     player.flush().map_err(|e| Error::io("stdout", e))?;
     drop(player);
     let Some(end) = outcome.end else {
-        return Ok(EXIT_OK);
+        return Ok(ExitCode::OK);
     };
     if let Some(n) = end.signal.as_deref().and_then(exit::signal_number) {
         return Ok(exit::die_by(n));
     }
-    Ok(end.exit_code.map_or(EXIT_OK, |c| (c & 0xff) as u8))
+    Ok(end
+        .exit_code
+        .map_or(ExitCode::OK, |c| ExitCode::child((c & 0xff) as u8)))
 }
 
 /// The recorded Claude Code version: the capture header's, else the end record's or the last

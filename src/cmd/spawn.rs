@@ -7,7 +7,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
 use boo_normalize::capture::file::{self, Recording};
-use boo_normalize::error::{EXIT_OK, Error};
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::redact::Redactor;
@@ -17,7 +18,6 @@ use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
 use boo_normalize::spawn::guard::{GuardConfig, Guards};
 use boo_normalize::spawn::outbox::{Full, Outbox};
-use boo_normalize::spawn::outcome::{EXIT_CANNOT_EXECUTE, EXIT_NOT_FOUND};
 use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise, tap};
 
 use crate::cli::{IdleAction, SpawnArgs, StopSignalArg};
@@ -41,7 +41,7 @@ fn read_prompt(a: &SpawnArgs) -> Result<Option<Vec<u8>>, Error> {
         .map_err(|e| Error::io(f.display().to_string(), e))
 }
 
-pub fn run(a: SpawnArgs) -> Result<u8, Error> {
+pub fn run(a: SpawnArgs) -> Result<ExitCode, Error> {
     if !boo_normalize::spawn::supported() {
         return Err(Error::msg("spawn", "only supported on Linux"));
     }
@@ -111,7 +111,7 @@ fn worker(
     policy: &EnvPolicy,
     std_out: &Outbox,
     std_err: &Outbox,
-) -> Result<u8, Error> {
+) -> Result<ExitCode, Error> {
     let limits = Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
@@ -172,8 +172,8 @@ fn worker(
         Ok(p) => p,
         Err(e) => {
             let (msg, code) = match e {
-                ResolveError::NotFound(m) => (m, EXIT_NOT_FOUND),
-                ResolveError::NotExecutable(m) => (m, EXIT_CANNOT_EXECUTE),
+                ResolveError::NotFound(m) => (m, ExitCode::NOT_FOUND),
+                ResolveError::NotExecutable(m) => (m, ExitCode::CANNOT_EXECUTE),
             };
             return Err(spawn_failed(
                 p,
@@ -201,9 +201,9 @@ fn worker(
         Ok(o) => o,
         Err(RunError::Start(e)) => {
             let code = if e.kind() == io::ErrorKind::NotFound {
-                EXIT_NOT_FOUND
+                ExitCode::NOT_FOUND
             } else {
-                EXIT_CANNOT_EXECUTE
+                ExitCode::CANNOT_EXECUTE
             };
             let err = Error::io(program.display().to_string(), e).with_exit(code);
             return Err(spawn_failed(p, rec, err));
@@ -257,7 +257,7 @@ fn worker(
     recording?;
     if closed_stdout {
         // `| head -1`: the reader has what it wanted.
-        return Ok(EXIT_OK);
+        return Ok(ExitCode::OK);
     }
     let code = outcome.exit_status(last_ok);
     Ok(boo_normalize::pipeline::setup::status(

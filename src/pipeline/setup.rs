@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::Pipeline;
 use crate::clock::Clock;
-use crate::error::{EXIT_NO_RESULT, EXIT_OK, EXIT_STRICT, Error};
+use crate::error::Error;
+use crate::exit::ExitCode;
 use crate::normalize::{EndInfo, Normalizer, Options, Stats};
 use crate::redact::{Engine, Redactor};
 use crate::sink::named::io_error;
@@ -73,9 +74,9 @@ impl Setup {
         &self,
         p: &mut Pipeline<'_>,
         end: &mut EndInfo,
-        code: u8,
+        code: ExitCode,
         notes: &mut dyn Write,
-    ) -> Result<u8, Error> {
+    ) -> Result<ExitCode, Error> {
         if let Some(f) = p.take_failure() {
             *end = end.clone().sink_failed(&f.name, &f.error);
             let _ = p.finish(end);
@@ -90,9 +91,9 @@ impl Setup {
 /// child's failure, a stop, a signal say more); else 3 when the stream had no `result` (and
 /// `--allow-no-result` was not given), else 1 for `--strict` findings, else 0. Each verdict
 /// says why in one line on `notes`.
-pub fn status(code: u8, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> u8 {
+pub fn status(code: ExitCode, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> ExitCode {
     let strict = strict && strict_failed(n.stats(), notes);
-    if code != EXIT_OK {
+    if code != ExitCode::OK {
         return code;
     }
     if n.no_result() {
@@ -100,9 +101,13 @@ pub fn status(code: u8, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> 
             notes,
             "boo-normalize: no result: the stream ended without a `result` line (run.error written; --allow-no-result accepts this)"
         );
-        return EXIT_NO_RESULT;
+        return ExitCode::NO_RESULT;
     }
-    if strict { EXIT_STRICT } else { EXIT_OK }
+    if strict {
+        ExitCode::FINDINGS
+    } else {
+        ExitCode::OK
+    }
 }
 
 /// `--strict`: true (after a summary on `notes`) when the run had unusable lines or unknown

@@ -50,10 +50,10 @@ pub fn signal_number(name: &str) -> Option<i32> {
 /// Die by signal `n` (its default action, even if it was ignored, like `SIGPIPE` is in Rust
 /// programs). Returns the shell's `128 + n` status for the rare signal whose default action
 /// does not end the process; exit with it.
-pub fn die_by(n: i32) -> u8 {
+pub fn die_by(n: i32) -> crate::exit::ExitCode {
     #[cfg(unix)]
     let _ = signal_hook::low_level::emulate_default_handler(n);
-    128u8.wrapping_add(n as u8)
+    crate::exit::ExitCode::signal(n)
 }
 
 #[cfg(all(test, unix))]

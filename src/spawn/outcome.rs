@@ -28,15 +28,7 @@ use std::time::Duration;
 use crate::normalize::EndInfo;
 
 use super::procs::{Ended, signal_name};
-
-/// Exit status for `timeout` and `idle_timeout`.
-pub const EXIT_TIMEOUT: u8 = 124;
-/// Exit status when a guard stopped the child (`--enforce`).
-pub const EXIT_POLICY: u8 = 125;
-/// Exit status when the binary cannot be executed.
-pub const EXIT_CANNOT_EXECUTE: u8 = 126;
-/// Exit status when the binary is not found.
-pub const EXIT_NOT_FOUND: u8 = 127;
+use crate::exit::ExitCode;
 
 /// Why the run ended (`run.end.cause`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,18 +121,19 @@ impl Outcome {
 
     /// boo-normalize's exit status (see the module docs). `last_turn_ok` is whether the last
     /// `result` was a success (`None`: there was none).
-    pub fn exit_status(&self, last_turn_ok: Option<bool>) -> u8 {
+    pub fn exit_status(&self, last_turn_ok: Option<bool>) -> ExitCode {
         match self.cause {
             Cause::Exit | Cause::Signal => match self.ended {
-                Some(Ended::Code(c)) => (c & 0xff) as u8,
-                Some(Ended::Signal(s)) => 128u8.wrapping_add(s as u8),
-                None => 1,
+                Some(Ended::Code(c)) => ExitCode::child((c & 0xff) as u8),
+                Some(Ended::Signal(s)) => ExitCode::signal(s),
+                None => ExitCode::FINDINGS,
             },
-            Cause::Timeout | Cause::IdleTimeout => EXIT_TIMEOUT,
-            Cause::Interrupted(s) => 128u8.wrapping_add(s as u8),
-            Cause::Killed("policy") => EXIT_POLICY,
-            Cause::Killed("tool_timeout") => EXIT_TIMEOUT,
-            Cause::Killed(_) => u8::from(last_turn_ok != Some(true)),
+            Cause::Timeout | Cause::IdleTimeout => ExitCode::TIMEOUT,
+            Cause::Interrupted(s) => ExitCode::signal(s),
+            Cause::Killed("policy") => ExitCode::POLICY,
+            Cause::Killed("tool_timeout") => ExitCode::TIMEOUT,
+            Cause::Killed(_) if last_turn_ok == Some(true) => ExitCode::OK,
+            Cause::Killed(_) => ExitCode::FINDINGS,
         }
     }
 }
@@ -168,23 +161,41 @@ mod tests {
 
     #[test]
     fn exit_mapping() {
-        assert_eq!(out(Cause::Exit, Some(Ended::Code(3))).exit_status(None), 3);
         assert_eq!(
-            out(Cause::Signal, Some(Ended::Signal(9))).exit_status(None),
+            out(Cause::Exit, Some(Ended::Code(3)))
+                .exit_status(None)
+                .code(),
+            3
+        );
+        assert_eq!(
+            out(Cause::Signal, Some(Ended::Signal(9)))
+                .exit_status(None)
+                .code(),
             137
         );
         assert_eq!(
-            out(Cause::Timeout, Some(Ended::Code(0))).exit_status(None),
+            out(Cause::Timeout, Some(Ended::Code(0)))
+                .exit_status(None)
+                .code(),
             124
         );
-        assert_eq!(out(Cause::IdleTimeout, None).exit_status(None), 124);
-        assert_eq!(out(Cause::Interrupted(2), None).exit_status(None), 130);
-        assert_eq!(out(Cause::Interrupted(15), None).exit_status(None), 143);
-        assert_eq!(out(Cause::Killed("policy"), None).exit_status(None), 125);
+        assert_eq!(out(Cause::IdleTimeout, None).exit_status(None).code(), 124);
+        assert_eq!(
+            out(Cause::Interrupted(2), None).exit_status(None).code(),
+            130
+        );
+        assert_eq!(
+            out(Cause::Interrupted(15), None).exit_status(None).code(),
+            143
+        );
+        assert_eq!(
+            out(Cause::Killed("policy"), None).exit_status(None).code(),
+            125
+        );
         let hang = out(Cause::Killed("stdout_closed"), Some(Ended::Signal(2)));
-        assert_eq!(hang.exit_status(Some(true)), 0);
-        assert_eq!(hang.exit_status(Some(false)), 1);
-        assert_eq!(hang.exit_status(None), 1);
+        assert_eq!(hang.exit_status(Some(true)).code(), 0);
+        assert_eq!(hang.exit_status(Some(false)).code(), 1);
+        assert_eq!(hang.exit_status(None).code(), 1);
     }
 
     #[test]

@@ -1,0 +1,131 @@
+//! Every exit status the binary can return, in one type: the named codes, the child's own status
+//! and `128 + N` for signals, with the table the man page and the README are checked against.
+
+use std::fmt;
+
+/// An exit status of `boo-normalize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExitCode(u8);
+
+impl ExitCode {
+    /// Success (also when the reader closed stdout early, `| head -1`).
+    pub const OK: ExitCode = ExitCode(0);
+    /// Findings: `--strict` saw unusable lines or unknown types, `diff` found drift at or above
+    /// `--fail-on`, `audit verify` found a bad record (or, with `--require-complete`, a run
+    /// without `run.end`).
+    pub const FINDINGS: ExitCode = ExitCode(1);
+    /// Usage error, unreadable input, or an I/O error on stdout.
+    pub const ERROR: ExitCode = ExitCode(2);
+    /// The stream ended without a `result` line after its last `system/init` (`run.error`
+    /// precedes `run.end`; `--allow-no-result` turns this off); `replay --follow` when the
+    /// followed file's writer vanished before `run.end`.
+    pub const NO_RESULT: ExitCode = ExitCode(3);
+    /// A file sink (`--audit`, `--record`, `--envelope`, `--sse`, `--otlp`) failed mid-run
+    /// (`EX_IOERR`); the other sinks got `run.end` with cause `sink_failed`.
+    pub const SINK_FAILED: ExitCode = ExitCode(74);
+    /// `spawn`: `--timeout`, `--idle-timeout` or `--tool-timeout` stopped the child.
+    pub const TIMEOUT: ExitCode = ExitCode(124);
+    /// `spawn`: a guard stopped the child (`--enforce`).
+    pub const POLICY: ExitCode = ExitCode(125);
+    /// `spawn`: the claude binary is not executable.
+    pub const CANNOT_EXECUTE: ExitCode = ExitCode(126);
+    /// `spawn`: the claude binary was not found.
+    pub const NOT_FOUND: ExitCode = ExitCode(127);
+
+    /// Every status, as the documentation lists it: the code (or range) and when it happens.
+    pub const TABLE: &'static [(&'static str, &'static str)] = &[
+        (
+            "0",
+            "success, also when the reader closed stdout early (as `head -1` does)",
+        ),
+        (
+            "1",
+            "findings: `--strict` saw unusable lines or unknown types; `diff` found drift; `audit verify` found a bad record (or an incomplete run with `--require-complete`); `spawn`: the child was stopped after closing stdout and its last result was not a success",
+        ),
+        (
+            "2",
+            "usage error, unreadable input, or an I/O error on stdout",
+        ),
+        (
+            "3",
+            "the stream ended without a `result` line (`run.error` written; `--allow-no-result` makes it 0); `replay --follow`: the writer vanished",
+        ),
+        (
+            "74",
+            "a file sink (`--audit`, `--record`, `--envelope`, `--sse`, `--otlp`) failed mid-run; the other sinks got `run.end` with cause `sink_failed`",
+        ),
+        (
+            "124",
+            "`spawn`: `--timeout`, `--idle-timeout` or `--tool-timeout` stopped the child",
+        ),
+        ("125", "`spawn`: a guard stopped the child (`--enforce`)"),
+        ("126", "`spawn`: the claude binary is not executable"),
+        ("127", "`spawn`: the claude binary was not found"),
+        (
+            "128+N",
+            "`spawn`: the child died by signal N, or boo-normalize got signal N (130 Ctrl-C, 143 SIGTERM); `replay --as-claude`: the recorded signal",
+        ),
+        (
+            "other",
+            "`spawn`: the child's own exit code; `replay --as-claude`: the recorded one",
+        ),
+    ];
+
+    /// A child's own exit status, passed on (`spawn`, `replay --as-claude`).
+    pub const fn child(code: u8) -> ExitCode {
+        ExitCode(code)
+    }
+
+    /// `128 + n`: death by (or receipt of) signal `n`.
+    pub const fn signal(n: i32) -> ExitCode {
+        ExitCode(128u8.wrapping_add(n as u8))
+    }
+
+    /// The number.
+    pub const fn code(self) -> u8 {
+        self.0
+    }
+
+    /// Whether this is [`ExitCode::OK`].
+    pub const fn is_ok(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl fmt::Display for ExitCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(c: ExitCode) -> Self {
+        std::process::ExitCode::from(c.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExitCode;
+
+    /// Every named code is in the table, in order.
+    #[test]
+    fn the_table_lists_every_named_code() {
+        let named = [
+            ExitCode::OK,
+            ExitCode::FINDINGS,
+            ExitCode::ERROR,
+            ExitCode::NO_RESULT,
+            ExitCode::SINK_FAILED,
+            ExitCode::TIMEOUT,
+            ExitCode::POLICY,
+            ExitCode::CANNOT_EXECUTE,
+            ExitCode::NOT_FOUND,
+        ];
+        let listed: Vec<&str> = ExitCode::TABLE.iter().map(|r| r.0).collect();
+        for (c, l) in named.iter().zip(&listed) {
+            assert_eq!(c.code().to_string(), *l);
+        }
+        assert_eq!(ExitCode::signal(15).code(), 143);
+    }
+}
