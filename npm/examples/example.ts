@@ -15,7 +15,7 @@ import {
 function describe(event: EnvelopeEvent): string {
   switch (event.type) {
     case "text":
-      return event.text;
+      return event.text ?? "";
     case "tool.call":
       return `${event.name}(${JSON.stringify(event.input)})`;
     case "tool.result":

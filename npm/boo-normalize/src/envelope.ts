@@ -13,6 +13,7 @@ export type EnvelopeEvent =
   | ToolInputDeltaEvent
   | ToolCallEvent
   | ToolResultEvent
+  | ToolCallRevisedEvent
   | UserTextEvent
   | UserBlockEvent
   | UsageEvent
@@ -139,7 +140,7 @@ export interface SessionInitEvent {
   api_key_source: unknown;
 }
 /**
- * A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source "deltas").
+ * A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source "deltas"). A block without a string text gives text null (never ""), violation says how the source broke the schema and raw holds the block when text had another type.
  */
 export interface TextEvent {
   v: 1;
@@ -187,10 +188,12 @@ export interface TextEvent {
   }[];
   message_id: string | null;
   model: string | null;
-  text: string;
+  text: string | null;
   synthetic?: boolean;
   error?: string | null;
   source?: string;
+  violation?: string;
+  raw?: unknown;
 }
 /**
  * A complete thinking block; redacted_thinking gives redacted true and thinking null.
@@ -399,7 +402,7 @@ export interface ToolInputDeltaEvent {
   partial_json?: string;
 }
 /**
- * Exactly one per tool_use id. input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them).
+ * Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never ""; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type.
  */
 export interface ToolCallEvent {
   v: 1;
@@ -445,8 +448,8 @@ export interface ToolCallEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  tool_use_id: string;
-  name: string;
+  tool_use_id: string | null;
+  name: string | null;
   input: unknown;
   input_error: string | null;
   message_id: string | null;
@@ -454,9 +457,11 @@ export interface ToolCallEvent {
   server: boolean;
   source?: "message" | "deltas";
   partial_json?: string;
+  violation?: string;
+  raw?: unknown;
 }
 /**
- * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs.
+ * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type).
  */
 export interface ToolResultEvent {
   v: 1;
@@ -502,15 +507,69 @@ export interface ToolResultEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  tool_use_id: string;
+  tool_use_id: string | null;
   name: string | null;
   is_error: boolean;
   server: boolean;
   content: unknown;
   structured: unknown;
+  violation?: string;
+  raw?: unknown;
 }
 /**
- * Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output).
+ * A tool_use id that was already emitted came again with a different input (the later input; nothing is dropped silently). An identical repeat gives skipped.
+ */
+export interface ToolCallRevisedEvent {
+  v: 1;
+  seq: number;
+  type: "tool.call.revised";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  /**
+   * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
+   */
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  tool_use_id: string;
+  name: string | null;
+  input: unknown;
+  message_id: string | null;
+}
+/**
+ * Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw).
  */
 export interface UserTextEvent {
   v: 1;
@@ -556,8 +615,10 @@ export interface UserTextEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  text: string;
+  text: string | null;
   replay: boolean;
+  violation?: string;
+  raw?: unknown;
 }
 /**
  * An image or document block on a user line.
@@ -822,7 +883,7 @@ export interface MessageDeltaEvent {
   usage: unknown;
 }
 /**
- * Stream lifecycle: message_stop.
+ * Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra).
  */
 export interface MessageStopEvent {
   v: 1;
@@ -869,6 +930,7 @@ export interface MessageStopEvent {
     [k: string]: unknown;
   }[];
   message_id: string | null;
+  abandoned_blocks?: unknown;
 }
 /**
  * Stream lifecycle: content_block_start.
@@ -4033,6 +4095,7 @@ export const EVENT_TYPES = [
   "tool.input.delta",
   "tool.call",
   "tool.result",
+  "tool.call.revised",
   "user.text",
   "user.block",
   "usage",

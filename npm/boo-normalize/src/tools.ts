@@ -3,8 +3,10 @@ import type { EnvelopeEvent, ToolCallEvent, ToolResultEvent } from "./envelope.j
 
 /** One tool use: the call and, once it came, its result. */
 export interface ToolUse {
-  id: string;
-  name: string;
+  /** null when the CLI's tool_use block had no id (call.violation says so): never paired. */
+  id: string | null;
+  /** null when the block had no name. */
+  name: string | null;
   /** The parsed input (null when assembled fragments did not parse: see call.input_error). */
   input: unknown;
   /** Inside a subagent: the Task/Agent call that started it (else null). */
@@ -24,17 +26,21 @@ export async function* tools(
   events: AsyncIterable<EnvelopeEvent> | Iterable<EnvelopeEvent>,
 ): AsyncGenerator<ToolUse> {
   const pending = new Map<string, ToolCallEvent>();
+  // Calls without an id can never be paired: they come out with the unanswered ones.
+  const unpaired: ToolCallEvent[] = [];
   for await (const event of events) {
     if (event.type === "tool.call") {
-      pending.set(event.tool_use_id, event);
+      if (event.tool_use_id === null) unpaired.push(event);
+      else pending.set(event.tool_use_id, event);
     } else if (event.type === "tool.result") {
+      if (event.tool_use_id === null) continue;
       const call = pending.get(event.tool_use_id);
       if (!call) continue;
       pending.delete(event.tool_use_id);
       yield use(call, event);
     }
   }
-  for (const call of pending.values()) yield use(call, null);
+  for (const call of [...pending.values(), ...unpaired]) yield use(call, null);
 }
 
 function use(call: ToolCallEvent, result: ToolResultEvent | null): ToolUse {
