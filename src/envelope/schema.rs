@@ -13,6 +13,15 @@ fn nullable(t: &str) -> Value {
     json!({ "type": [t, "null"] })
 }
 
+/// The schema of a violation's `rule`: one of the guards' rule names (`spawn`, and so its
+/// guards, exist on Unix only).
+fn guard_rule() -> Value {
+    #[cfg(unix)]
+    return json!({ "enum": crate::spawn::guard::RULES });
+    #[cfg(not(unix))]
+    return json!({ "type": "string" });
+}
+
 fn any() -> Value {
     json!({})
 }
@@ -358,9 +367,9 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::POLICY_VIOLATION,
-            "spawn guards: rule is allow_tools, max_tool_calls, max_repeat_calls or max_output_bytes; name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).",
+            "spawn guards: rule names the guard (allow_tools, max_tool_calls, …: the schema lists them); name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).",
             vec![
-                ("rule", s()),
+                ("rule", guard_rule()),
                 ("detail", s()),
                 ("name", ns()),
                 ("tool_use_id", ns()),

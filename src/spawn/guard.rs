@@ -19,6 +19,22 @@ use serde_json::value::RawValue;
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 
+/// `rule` of a violation of `--allow-tools`.
+pub const ALLOW_TOOLS: &str = "allow_tools";
+/// `rule` of a violation of `--max-tool-calls`.
+pub const MAX_TOOL_CALLS: &str = "max_tool_calls";
+/// `rule` of a violation of `--max-repeat-calls`.
+pub const MAX_REPEAT_CALLS: &str = "max_repeat_calls";
+/// `rule` of a violation of `--max-output-bytes`.
+pub const MAX_OUTPUT_BYTES: &str = "max_output_bytes";
+/// Every rule a `policy.violation` can name (the schema's enum of `rule`).
+pub const RULES: &[&str] = &[
+    ALLOW_TOOLS,
+    MAX_TOOL_CALLS,
+    MAX_REPEAT_CALLS,
+    MAX_OUTPUT_BYTES,
+];
+
 /// What to check.
 #[derive(Debug, Clone, Default)]
 pub struct GuardConfig {
@@ -153,7 +169,7 @@ impl Guards {
         };
         if !self.allowed(&c.name) {
             out.push(call(
-                "allow_tools",
+                ALLOW_TOOLS,
                 format!("tool {:?} is not in --allow-tools", c.name),
                 None,
                 None,
@@ -164,7 +180,7 @@ impl Guards {
             && self.calls == max + 1
         {
             out.push(call(
-                "max_tool_calls",
+                MAX_TOOL_CALLS,
                 format!("more than {max} tool calls"),
                 Some(max),
                 Some(self.calls),
@@ -185,7 +201,7 @@ impl Guards {
             && streak >= max
         {
             out.push(call(
-                "max_repeat_calls",
+                MAX_REPEAT_CALLS,
                 format!(
                     "{streak} identical calls of {:?} in a row (limit {max})",
                     c.name
@@ -213,7 +229,7 @@ impl Guards {
     pub fn output_violation(&mut self, ev: &mut Events, ctx: &Ctx<'_>) -> bool {
         let max = self.cfg.max_output_bytes.unwrap_or(0);
         let v = Violation {
-            rule: "max_output_bytes",
+            rule: MAX_OUTPUT_BYTES,
             detail: format!("child stdout exceeded {max} bytes"),
             name: None,
             tool_use_id: None,

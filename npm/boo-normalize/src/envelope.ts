@@ -1635,7 +1635,7 @@ export interface RunEndEvent {
   };
 }
 /**
- * spawn guards: rule is allow_tools, max_tool_calls, max_repeat_calls or max_output_bytes; name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).
+ * spawn guards: rule names the guard (allow_tools, max_tool_calls, …: the schema lists them); name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).
  */
 export interface PolicyViolationEvent {
   v: 1;
@@ -1681,7 +1681,7 @@ export interface PolicyViolationEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  rule: string;
+  rule: "allow_tools" | "max_tool_calls" | "max_repeat_calls" | "max_output_bytes";
   detail: string;
   name: string | null;
   tool_use_id: string | null;
