@@ -1,0 +1,3 @@
+module example.invalid/boo-normalize-go
+
+go 1.19
