@@ -38,7 +38,7 @@ type Text struct {
 	Event
 	MessageID *string `json:"message_id"`
 	Model     *string `json:"model"`
-	Text      string  `json:"text"`
+	Text      *string `json:"text"` // null when the CLI wrote a block without text
 	Synthetic bool    `json:"synthetic,omitempty"`
 }
 
@@ -53,8 +53,8 @@ type Thinking struct {
 // ToolCall is `tool.call`: exactly one per tool use, input parsed.
 type ToolCall struct {
 	Event
-	ToolUseID  string          `json:"tool_use_id"`
-	Name       string          `json:"name"`
+	ToolUseID  *string         `json:"tool_use_id"` // null only when the CLI's block had no id
+	Name       *string         `json:"name"`
 	Input      json.RawMessage `json:"input"`
 	InputError *string         `json:"input_error"`
 	MessageID  *string         `json:"message_id"`
@@ -65,7 +65,7 @@ type ToolCall struct {
 // ToolResult is `tool.result`, naming its call.
 type ToolResult struct {
 	Event
-	ToolUseID  string          `json:"tool_use_id"`
+	ToolUseID  *string         `json:"tool_use_id"`
 	Name       *string         `json:"name"`
 	IsError    bool            `json:"is_error"`
 	Server     bool            `json:"server"`

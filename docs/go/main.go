@@ -58,15 +58,15 @@ func run(files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			switch e := event.(type) {
 			case *ToolCall:
-				calls[e.ToolUseID] = e
+				calls[str(e.ToolUseID)] = e
 			case *ToolResult:
-				if call, ok := calls[e.ToolUseID]; ok {
+				if call, ok := calls[str(e.ToolUseID)]; ok {
 					status := "ok"
 					if e.IsError {
 						status = "error"
 					}
-					fmt.Fprintf(stdout, "tool %s %s %s\n", call.Name, e.ToolUseID, status)
-					delete(calls, e.ToolUseID)
+					fmt.Fprintf(stdout, "tool %s %s %s\n", str(call.Name), str(e.ToolUseID), status)
+					delete(calls, str(e.ToolUseID))
 				}
 			case *Diagnostic:
 				fmt.Fprintf(stdout, "diagnostic line %d: %s\n", deref(e.Line), e.Kind)
@@ -83,7 +83,7 @@ func run(files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	for id, call := range calls {
-		fmt.Fprintf(stdout, "tool %s %s no-result\n", call.Name, id)
+		fmt.Fprintf(stdout, "tool %s %s no-result\n", str(call.Name), id)
 	}
 	if end != nil {
 		fmt.Fprintf(stdout, "run.end cause=%s turns=%d tool_calls=%d output_tokens=%d lines=%d\n",
@@ -100,6 +100,13 @@ func run(files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "(null)"
+	}
+	return *p
 }
 
 func deref(p *int64) int64 {
