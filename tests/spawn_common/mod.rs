@@ -153,23 +153,40 @@ pub fn output_within(mut c: Command, max: Duration) -> Output {
     wait_within(child, max)
 }
 
-/// Wait for a started child with a deadline.
+/// Wait for a started child with a deadline, reading its piped stdout and stderr meanwhile (a
+/// run that writes more than a pipe holds is not held back).
 pub fn wait_within(mut child: Child, max: Duration) -> Output {
+    fn drain<R: std::io::Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
     let until = Instant::now() + max;
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
         }
         if Instant::now() >= until {
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
+            let _ = child.wait();
             panic!(
                 "boo-normalize did not finish within {max:?}; stdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&out.join().unwrap()),
+                String::from_utf8_lossy(&err.join().unwrap())
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
     }
 }
 
