@@ -258,14 +258,18 @@ fn typescript_client_tests_and_example_typecheck() {
         .collect();
     tests.sort();
     assert!(tests.len() >= 2, "node tests: {tests:?}");
-    let out = Command::new("node")
-        .arg("--test")
+    let mut node = Command::new("node");
+    node.arg("--test")
         .args(&tests)
         .env("BOO_REPO", root())
         .env_remove("BOO_NORMALIZE_BINARY")
-        .current_dir(project)
-        .output()
-        .expect("node --test");
+        .current_dir(project);
+    let real_cli = pinned_claude();
+    match &real_cli {
+        Some(cli) => node.env("BOO_CLAUDE_BIN", cli),
+        None => node.env_remove("BOO_CLAUDE_BIN"),
+    };
+    let out = node.output().expect("node --test");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -273,10 +277,36 @@ fn typescript_client_tests_and_example_typecheck() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(report.contains("# fail 0"), "{report}");
+    if real_cli.is_some() {
+        assert!(
+            report.contains("# skipped 0"),
+            "the real-CLI test skipped:\n{report}"
+        );
+    }
     run(
         Command::new(work.join("node_modules/.bin/tsc"))
             .args(["-p", "examples/tsconfig.json"])
             .current_dir(project),
         "tsc --noEmit examples/example.ts",
     );
+}
+
+/// The pinned real claude CLI (installed project-locally by tests/support/install-claude.sh,
+/// as the spawn tests do), or `None` after a note: the real-CLI client test then skips.
+fn pinned_claude() -> Option<PathBuf> {
+    const VERSION: &str = "2.1.45";
+    if !have("python3") {
+        eprintln!("note: python3 missing: the client's real-CLI test skips");
+        return None;
+    }
+    let out = Command::new("bash")
+        .arg(root().join("tests/support/install-claude.sh"))
+        .arg(VERSION)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!("note: claude CLI {VERSION} unavailable: the client's real-CLI test skips");
+        return None;
+    }
+    Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }

@@ -129,7 +129,8 @@ fn completions_into_a_closed_pipe_is_quiet() {
 /// The PyPI wheel (maturin's `bin` bindings, configured in pyproject.toml): built with a
 /// project-local maturin, its platform tag is one this machine's Python accepts (and a
 /// `manylinux`/`musllinux` one on Linux, which PyPI requires), and a fresh venv holding only
-/// that wheel runs `boo-normalize` from PATH and `python -m boo_normalize`.
+/// that wheel runs `boo-normalize` from PATH and `python -m boo_normalize`; `uvx --from WHEEL
+/// boo-normalize` runs it too.
 ///
 /// The wheel is built with the dev profile so it reuses this test build; `maturin build
 /// --release` differs only in the cargo profile.
@@ -231,9 +232,28 @@ fn pypi_wheel_installs_into_a_fresh_venv() {
         .expect("python -m boo_normalize --no-such-flag");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--no-such-flag"));
+
+    // `uvx`: the wheel as a tool run in uv's own throwaway environment, offline.
+    let uvx = maturin.with_file_name("uvx");
+    if !have(uvx.to_str().unwrap()) {
+        return skip("uv is not installed next to maturin: the uvx check is skipped");
+    }
+    let via_uvx = Command::new(&uvx)
+        .args(["--offline", "--from"])
+        .arg(&wheel)
+        .arg("boo-normalize")
+        .arg(fixture())
+        .env("UV_CACHE_DIR", work.join("uv-cache"))
+        .env("UV_PYTHON_DOWNLOADS", "never")
+        .env("UV_NO_CONFIG", "1")
+        .output()
+        .expect("uvx");
+    assert_envelope(&via_uvx, "uvx --from <wheel> boo-normalize");
+    assert_eq!(via_uvx.stdout, plain.stdout);
 }
 
-/// maturin in a project-local venv (target/packaging-tools/maturin), or `None` after a SKIP.
+/// maturin (and uv) in a project-local venv (target/packaging-tools/maturin), or `None` after a
+/// SKIP.
 fn maturin() -> Option<PathBuf> {
     if !have("python3") {
         skip("python3 not found: the PyPI wheel test needs it");
@@ -241,7 +261,7 @@ fn maturin() -> Option<PathBuf> {
     }
     let venv = target_dir().join("packaging-tools/maturin");
     let bin = venv.join("bin/maturin");
-    let ok = venv.join(".installed-ok");
+    let ok = venv.join(".installed-ok-with-uv");
     if ok.is_file() {
         return Some(bin);
     }
@@ -252,7 +272,7 @@ fn maturin() -> Option<PathBuf> {
         .is_ok_and(|s| s.success())
         && Command::new(venv.join("bin/python"))
             .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-            .arg("maturin>=1.5,<2")
+            .args(["maturin>=1.5,<2", "uv"])
             .status()
             .is_ok_and(|s| s.success())
         && have(bin.to_str().unwrap());
