@@ -5,7 +5,8 @@
 //! installed package and the real binary.
 //!
 //! After a schema change: `BOO_UPDATE_TYPES=1 cargo test --test npm typescript_types`.
-//! Tooling (typescript, json-schema-to-typescript, @types/node; pinned by npm/package-lock.json)
+//! Tooling (typescript, json-schema-to-typescript, @types/node, and the `ai` package the AI SDK
+//! helpers are read with; pinned by npm/package-lock.json)
 //! is installed into target/npm-work on first use. Without node/npm (or registry access for
 //! that first install) these tests print `SKIP:` and pass; `BOO_REQUIRE_PACKAGERS=1` fails instead.
 
