@@ -33,8 +33,20 @@ fn crate_package_builds_and_installs_a_working_binary() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Packaged"), "{stderr}");
     let version = env!("CARGO_PKG_VERSION");
-    let unpacked = target.join(format!("package/boo-normalize-{version}"));
     let crate_file = target.join(format!("package/boo-normalize-{version}.crate"));
+    // Unpack the .crate itself (what crates.io serves) into a fresh directory.
+    let unpack_root = target.join("packages-test/crate");
+    let _ = std::fs::remove_dir_all(&unpack_root);
+    std::fs::create_dir_all(&unpack_root).expect("unpack dir");
+    run(
+        Command::new("tar")
+            .arg("xzf")
+            .arg(&crate_file)
+            .arg("-C")
+            .arg(&unpack_root),
+        "tar xzf <.crate>",
+    );
+    let unpacked = unpack_root.join(format!("boo-normalize-{version}"));
     let size = size(&crate_file);
     eprintln!("{}: {size} bytes", crate_file.display());
     assert!(
