@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::diff::Change;
+use super::change::Change;
 
 /// A parsed allow list.
 #[derive(Debug, Clone, Default)]

@@ -10,6 +10,7 @@
 #![doc = include_str!("DRIFT.md")]
 
 pub mod allow;
+pub mod change;
 pub mod diff;
 pub mod infer;
 pub mod input;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::diff::{Change, ChangeKind, Severity, TOOLS_AVAILABLE, TOOLS_USED};
+use super::change::{Change, ChangeKind, Severity, TOOLS_AVAILABLE, TOOLS_USED};
 use super::{Profile, UsedTool};
 
 fn jaccard<'a>(

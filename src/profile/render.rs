@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::Profile;
-use super::diff::{Change, ChangeKind, Severity};
+use super::change::{Change, ChangeKind, Severity};
 use crate::error::sanitize;
 
 /// Markdown sections (other than breaking) longer than this are folded in `<details>`.

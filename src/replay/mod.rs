@@ -48,7 +48,7 @@ pub mod play;
 pub mod progress;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -207,24 +207,15 @@ impl Replay {
         if opts.follow.is_some() && files.len() != 1 {
             return Err(Error::msg("--follow", "follows exactly one file"));
         }
+        if opts.follow.is_some() && files.iter().any(|f| f.as_os_str() == "-") {
+            return Err(Error::msg("--follow", "cannot follow stdin"));
+        }
         let mut inputs = Vec::new();
-        for f in files {
-            let (name, path, reader, size): (String, _, Box<dyn Read>, _) = if f.as_os_str() == "-"
-            {
-                if opts.follow.is_some() {
-                    return Err(Error::msg("--follow", "cannot follow stdin"));
-                }
-                ("stdin".into(), None, Box::new(io::stdin()), None)
-            } else {
-                let name = f.display().to_string();
-                let file = File::open(f).map_err(|e| Error::io(&name, e))?;
-                let size = file
-                    .metadata()
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len());
-                (name, Some(f.clone()), Box::new(file), size)
-            };
+        for (f, opened) in files.iter().zip(crate::input::open_all(files)?) {
+            let crate::input::Input {
+                name, reader, size, ..
+            } = opened;
+            let path = (f.as_os_str() != "-").then(|| f.clone());
             let feed = LineFeed::new(Box::new(BufReader::with_capacity(256 * 1024, reader)) as _);
             let probe = path
                 .as_ref()
