@@ -19,7 +19,8 @@ ANTHROPIC_* credentials (API_KEY, AUTH_TOKEN, CUSTOM_HEADERS, any *KEY*/*TOKEN*/
 removed unless --keep-env-key. ANTHROPIC_BASE_URL is not a credential but needs --env.
 
 Stopping (timeouts, SIGINT/SIGTERM/SIGHUP, --enforce): SIGINT to the child's process group,
-SIGTERM after --grace, SIGKILL after another --grace; then every remaining descendant
+SIGTERM after --grace, SIGKILL after another --grace (--stop-signal TERM starts at SIGTERM); a
+tool outside --allow-tools with --enforce: SIGKILL at once. Then every remaining descendant
 (background processes included, found as a child subreaper) is killed unless
 --keep-background.
 
@@ -156,7 +157,8 @@ pub struct GuardArgs {
     /// K/M/G alone are binary, like 5M = 5MiB).
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_output_bytes: Option<u64>,
-    /// Stop the child on the first policy violation (exit 125).
+    /// Stop the child on the first policy violation (exit 125); a tool outside --allow-tools
+    /// SIGKILLs its process group at once, as the call begins.
     #[arg(long)]
     pub enforce: bool,
 }

@@ -367,7 +367,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::POLICY_VIOLATION,
-            "spawn guards: rule names the guard (allow_tools, max_tool_calls, …: the schema lists them); name and tool_use_id identify the offending tool.call (null for max_output_bytes); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).",
+            "spawn guards: rule names the guard (allow_tools, max_tool_calls, …: the schema lists them); name and tool_use_id identify the offending tool call (null for max_output_bytes; an allow_tools one comes as the call begins, at its block.start in partial mode); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).",
             vec![
                 ("rule", guard_rule()),
                 ("detail", s()),

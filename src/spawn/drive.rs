@@ -10,8 +10,8 @@ use crate::pipeline::Pipeline;
 use crate::read::Line;
 use crate::transform::{LineTransform, Transformed};
 
-use super::guard::Guards;
-use super::supervise::Driver;
+use super::guard::{Guards, Verdict};
+use super::supervise::{Driver, Halt};
 
 #[derive(serde::Deserialize)]
 struct TurnView {
@@ -104,11 +104,11 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
 }
 
 impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
-    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
+    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<Halt>> {
         let guards = &mut self.guards;
         let last_ok = &mut self.last_turn_ok;
         let outstanding = &mut self.outstanding;
-        let mut stop = false;
+        let mut verdict = Verdict::Go;
         self.pipeline.push_line_with(line, |ev, first| {
             for m in &ev.metas[first..] {
                 match m.kind {
@@ -135,7 +135,7 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
                     _ => {}
                 }
             }
-            stop |= guards.inspect(ev, first);
+            verdict = verdict.max(guards.inspect(ev, first));
         })?;
         if guards.count_output(line.raw_len) {
             let n = line.number;
@@ -145,10 +145,16 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
                     line: Some(n),
                     ..Default::default()
                 };
-                stop |= guards.output_violation(ev, &ctx);
+                if guards.output_violation(ev, &ctx) {
+                    verdict = verdict.max(Verdict::Stop);
+                }
             })?;
         }
-        Ok(stop.then_some("policy"))
+        Ok(match verdict {
+            Verdict::Go => None,
+            Verdict::Stop => Some(Halt::Stop("policy")),
+            Verdict::Kill => Some(Halt::Kill("policy")),
+        })
     }
 
     fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {

@@ -3,13 +3,17 @@
 //!
 //! | rule | fires when |
 //! |---|---|
-//! | `allow_tools` | a `tool.call` names a tool outside `--allow-tools` (entries ending in `*` are prefixes, e.g. `mcp__github__*`); once per call |
+//! | `allow_tools` | a tool call names a tool outside `--allow-tools` (entries ending in `*` are prefixes, e.g. `mcp__github__*`): at the earliest sign, the `block.start` of its `tool_use` block (partial mode), else its `tool.call`; once per call |
 //! | `max_tool_calls` | the N+1-th `tool.call` of the run (N = `--max-tool-calls`); once |
 //! | `max_repeat_calls` | the N-th identical call in a row (same name and input, within one agent: the main one or one subagent), and every further one of the streak |
 //! | `max_output_bytes` | the child's stdout grows past N bytes; once |
 //!
-//! Guards read the serialized `tool.call` events (one small JSON parse per call), so they see
-//! exactly what consumers see, streamed or not.
+//! Guards read the serialized `tool.call` and tool `block.start` events (one small JSON parse
+//! each), so they see exactly what consumers see, streamed or not.
+//!
+//! With `--enforce` a violation asks to end the run: an `allow_tools` one as a [`Verdict::Kill`]
+//! (SIGKILL of the child's group at once: the disallowed tool must not get to start), the others
+//! as a [`Verdict::Stop`] (the usual stop sequence, which lets claude clean up).
 
 use std::collections::HashMap;
 
@@ -34,6 +38,18 @@ pub const RULES: &[&str] = &[
     MAX_REPEAT_CALLS,
     MAX_OUTPUT_BYTES,
 ];
+
+/// What the guards ask of the run after a batch of events (ordered: a later variant overrides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Verdict {
+    /// Go on.
+    #[default]
+    Go,
+    /// Stop the child with the stop sequence.
+    Stop,
+    /// Kill the child's process group at once.
+    Kill,
+}
 
 /// What to check.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +99,18 @@ struct CallView {
     input: Box<RawValue>,
 }
 
+/// The start of a streamed content block (partial mode): for a tool, its id and name are known
+/// before its input has arrived, and before claude can run it.
+#[derive(Deserialize)]
+struct BlockView {
+    session_id: Option<String>,
+    parent_tool_use_id: Option<String>,
+    line: Option<u64>,
+    block_type: String,
+    tool_use_id: Option<String>,
+    name: Option<String>,
+}
+
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
@@ -107,6 +135,8 @@ pub struct Guards {
     output_bytes: u64,
     output_fired: bool,
     violations: u64,
+    /// Tool calls already reported under `allow_tools` when their block started.
+    flagged_early: std::collections::HashSet<String>,
 }
 
 impl Guards {
@@ -133,28 +163,83 @@ impl Guards {
         })
     }
 
-    /// Check the `tool.call` events in `ev.metas[first..]` and append a `policy.violation` after
-    /// the batch for each rule they break. Returns true when the child should be stopped.
-    pub fn inspect(&mut self, ev: &mut Events, first: usize) -> bool {
-        let calls: Vec<CallView> = ev.metas[first..]
+    /// Check the tool `block.start` and `tool.call` events in `ev.metas[first..]` and append a
+    /// `policy.violation` after the batch for each rule they break. Returns what the run should
+    /// do: with `--enforce`, a tool outside `--allow-tools` kills it, other rules stop it.
+    pub fn inspect(&mut self, ev: &mut Events, first: usize) -> Verdict {
+        enum Seen {
+            Block(BlockView),
+            Call(CallView),
+        }
+        let seen: Vec<Seen> = ev.metas[first..]
             .iter()
-            .filter(|m| m.kind == kind::TOOL_CALL)
-            .filter_map(|m| serde_json::from_slice(ev.bytes(m)).ok())
+            .filter_map(|m| match m.kind {
+                kind::TOOL_CALL => serde_json::from_slice(ev.bytes(m)).ok().map(Seen::Call),
+                kind::BLOCK_START if self.cfg.allow_tools.is_some() => {
+                    serde_json::from_slice(ev.bytes(m)).ok().map(Seen::Block)
+                }
+                _ => None,
+            })
             .collect();
-        let mut stop = false;
-        for c in calls {
-            for v in self.check_call(&c) {
+        let mut verdict = Verdict::Go;
+        for s in seen {
+            let (found, session, parent, line) = match &s {
+                Seen::Block(b) => (
+                    self.check_block(b).into_iter().collect(),
+                    b.session_id.as_deref(),
+                    b.parent_tool_use_id.as_deref(),
+                    b.line,
+                ),
+                Seen::Call(c) => (
+                    self.check_call(c),
+                    c.session_id.as_deref(),
+                    c.parent_tool_use_id.as_deref(),
+                    c.line,
+                ),
+            };
+            for v in found {
                 let ctx = Ctx {
-                    session_id: c.session_id.as_deref(),
-                    parent: c.parent_tool_use_id.as_deref(),
-                    line: c.line,
+                    session_id: session,
+                    parent,
+                    line,
                     uuid: None,
                     ..Default::default()
                 };
-                stop |= self.write(ev, &ctx, &v);
+                if self.write(ev, &ctx, &v) {
+                    verdict = verdict.max(if v.rule == ALLOW_TOOLS {
+                        Verdict::Kill
+                    } else {
+                        Verdict::Stop
+                    });
+                }
             }
         }
-        stop
+        verdict
+    }
+
+    /// A tool block that started (partial mode): a tool outside the list is reported now, before
+    /// its input has streamed and claude can run it (its `tool.call` is not reported again).
+    fn check_block(&mut self, b: &BlockView) -> Option<Violation> {
+        if !matches!(
+            b.block_type.as_str(),
+            "tool_use" | "server_tool_use" | "mcp_tool_use"
+        ) {
+            return None;
+        }
+        let (Some(id), Some(name)) = (&b.tool_use_id, &b.name) else {
+            return None;
+        };
+        if self.allowed(name) || !self.flagged_early.insert(id.clone()) {
+            return None;
+        }
+        Some(Violation {
+            rule: ALLOW_TOOLS,
+            detail: format!("tool {name:?} is not in --allow-tools (seen as its call began)"),
+            name: Some(name.clone()),
+            tool_use_id: Some(id.clone()),
+            limit: None,
+            count: None,
+        })
     }
 
     fn check_call(&mut self, c: &CallView) -> Vec<Violation> {
@@ -167,7 +252,11 @@ impl Guards {
             limit,
             count,
         };
-        if !self.allowed(&c.name) {
+        let early = c
+            .tool_use_id
+            .as_ref()
+            .is_some_and(|id| self.flagged_early.remove(id));
+        if !early && !self.allowed(&c.name) {
             out.push(call(
                 ALLOW_TOOLS,
                 format!("tool {:?} is not in --allow-tools", c.name),
@@ -308,7 +397,7 @@ mod tests {
         call(&mut ev, "Read", "{}", None);
         call(&mut ev, "mcp__gh__issue", "{}", None);
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
-        assert!(!g.inspect(&mut ev, 0), "not enforced");
+        assert_eq!(g.inspect(&mut ev, 0), Verdict::Go, "not enforced");
         let v = violations(&ev);
         assert_eq!(v.len(), 1);
         assert_eq!(v[0]["rule"], "allow_tools");
@@ -316,6 +405,60 @@ mod tests {
         assert_eq!(v[0]["line"], 3);
         assert_eq!(v[0]["session_id"], "s");
         assert_eq!(v[0]["enforced"], false);
+    }
+
+    fn block_start(ev: &mut Events, block_type: &str, name: &str) {
+        let ctx = Ctx {
+            session_id: Some("s"),
+            line: Some(2),
+            ..Default::default()
+        };
+        let o = ev.begin_ephemeral(kind::BLOCK_START, &ctx);
+        o.key("index");
+        o.u64(0);
+        o.key("block_type");
+        o.str(block_type);
+        o.key("tool_use_id");
+        o.str("toolu_1");
+        o.key("name");
+        o.str(name);
+        ev.end();
+    }
+
+    #[test]
+    fn a_disallowed_tool_is_caught_as_its_block_starts() {
+        let mut g = Guards::new(GuardConfig {
+            allow_tools: Some(vec!["Read".into()]),
+            max_tool_calls: Some(0),
+            enforce: true,
+            ..Default::default()
+        });
+        let mut ev = Events::default();
+        block_start(&mut ev, "text", "");
+        block_start(&mut ev, "tool_use", "Read");
+        assert_eq!(g.inspect(&mut ev, 0), Verdict::Go);
+        let n = ev.len();
+        block_start(&mut ev, "tool_use", "Bash");
+        assert_eq!(
+            g.inspect(&mut ev, n),
+            Verdict::Kill,
+            "SIGKILL before it can run"
+        );
+        let v = violations(&ev);
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            (v[0]["rule"].as_str(), v[0]["name"].as_str()),
+            (Some("allow_tools"), Some("Bash"))
+        );
+        assert_eq!(v[0]["tool_use_id"], "toolu_1");
+        assert_eq!(v[0]["line"], 2);
+        // Its tool.call is not reported again under allow_tools (other rules still count it).
+        let n = ev.len();
+        call(&mut ev, "Bash", "{}", None);
+        assert_eq!(g.inspect(&mut ev, n), Verdict::Stop);
+        let v = violations(&ev);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[1]["rule"], "max_tool_calls");
     }
 
     #[test]
@@ -330,10 +473,18 @@ mod tests {
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, Some("sub"));
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
-        assert!(!g.inspect(&mut ev, 0), "two in a row per agent is fine");
+        assert_eq!(
+            g.inspect(&mut ev, 0),
+            Verdict::Go,
+            "two in a row per agent is fine"
+        );
         let n = ev.len();
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
-        assert!(g.inspect(&mut ev, n), "the third identical call in a row");
+        assert_eq!(
+            g.inspect(&mut ev, n),
+            Verdict::Stop,
+            "the third identical call in a row"
+        );
         let v = violations(&ev);
         assert_eq!(v.len(), 1);
         assert_eq!(v[0]["rule"], "max_repeat_calls");
@@ -341,13 +492,17 @@ mod tests {
         assert_eq!(v[0]["limit"], 3);
         let n = ev.len();
         call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
-        assert!(g.inspect(&mut ev, n), "every further repeat is reported");
+        assert_eq!(
+            g.inspect(&mut ev, n),
+            Verdict::Stop,
+            "every further repeat is reported"
+        );
         let v = violations(&ev);
         assert_eq!(v[1]["rule"], "max_repeat_calls");
         assert_eq!(v[1]["count"], 4);
         let n = ev.len();
         call(&mut ev, "Read", "{}", None);
-        assert!(g.inspect(&mut ev, n));
+        assert_eq!(g.inspect(&mut ev, n), Verdict::Stop);
         let v = violations(&ev);
         assert_eq!(v[2]["rule"], "max_tool_calls");
         assert_eq!(v[2]["limit"], 5);

@@ -32,7 +32,7 @@ pub mod tap;
 
 pub use child::Spec;
 pub use outcome::{Cause, Outcome};
-pub use supervise::{Driver, Limits, RunError, StopSignal, supervise};
+pub use supervise::{Driver, Halt, Limits, RunError, StopSignal, supervise};
 
 /// Whether this platform supports `spawn`.
 pub const fn supported() -> bool {

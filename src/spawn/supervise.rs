@@ -11,7 +11,9 @@
 //!    SIGTERM, then SIGKILL after at most `grace`, and is reaped (skipped with
 //!    `keep_background`). The same cleanup runs when the child exits by itself.
 //!
-//! A second interrupt during a stop moves to the next step at once.
+//! A second interrupt during a stop moves to the next step at once. A driver may also ask for a
+//! kill ([`Halt::Kill`]: a guard that saw a disallowed tool call begin): SIGKILL to the group at
+//! once, then step 4.
 
 use std::collections::VecDeque;
 use std::io;
@@ -65,12 +67,21 @@ impl Default for Limits {
     }
 }
 
+/// A driver's request to end the run early; the reason becomes `Cause::Killed(reason)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Halt {
+    /// The stop sequence (`--stop-signal`, `--grace`).
+    Stop(&'static str),
+    /// SIGKILL to the child's process group at once (also in the middle of a stop sequence).
+    Kill(&'static str),
+}
+
 /// What the supervisor feeds. Errors are output errors: the child is then stopped
 /// (`killed`/`output_closed`) and the first error is kept in [`Outcome::output_error`]; the
 /// driver keeps getting lines until the child is gone (its other outputs still want them).
 pub trait Driver {
-    /// One stdout line. `Some(reason)` asks to stop the child (`Cause::Killed(reason)`).
-    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>>;
+    /// One stdout line. `Some(halt)` asks to stop or kill the child.
+    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<Halt>>;
     /// One stderr line (without newline); `truncated` when it was cut.
     fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()>;
     /// Nothing is pending: a good moment to flush.
@@ -349,6 +360,27 @@ impl Sup<'_> {
         self.escalate();
     }
 
+    /// SIGKILL now: a new stop that skips to its last step, or a stop under way that jumps there
+    /// (keeping its cause).
+    fn kill_now(&mut self, cause: Cause) {
+        if self.ended.is_some() {
+            return;
+        }
+        let last = self.limits.stop_signal.steps().len() - 1;
+        match self.stop.as_mut() {
+            Some(st) if st.step > last => return,
+            Some(st) => st.step = last,
+            None => {
+                self.stop = Some(Stop {
+                    cause,
+                    step: last,
+                    next: Instant::now(),
+                })
+            }
+        }
+        self.escalate();
+    }
+
     /// Send the next signal of the escalation (or give up after SIGKILL + grace).
     fn escalate(&mut self) {
         let Some(st) = self.stop.as_mut() else { return };
@@ -456,7 +488,8 @@ impl Sup<'_> {
             for i in 0..batch.len() {
                 self.dirty = true;
                 match self.driver.line(&batch.line(i)) {
-                    Ok(Some(reason)) => self.begin_stop(Cause::Killed(reason)),
+                    Ok(Some(Halt::Stop(reason))) => self.begin_stop(Cause::Killed(reason)),
+                    Ok(Some(Halt::Kill(reason))) => self.kill_now(Cause::Killed(reason)),
                     Ok(None) => {}
                     Err(e) => self.output_failed(e),
                 }

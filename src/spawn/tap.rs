@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::procs::{Ended, signal_name};
-use super::{Driver, Outcome, Spec};
+use super::{Driver, Halt, Outcome, Spec};
 use crate::capture::file::Recording;
 use crate::capture::{End, Header};
 use crate::error::Error;
@@ -56,7 +56,7 @@ impl Tap<'_> {
 }
 
 impl Driver for Tap<'_> {
-    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<&'static str>> {
+    fn line(&mut self, line: &Line<'_>) -> io::Result<Option<Halt>> {
         let recorded = self.record(|r| r.recorder().stdout_framed(line, Instant::now()));
         let stop = self.inner.line(line);
         recorded.and(stop)

@@ -64,19 +64,87 @@ fn allowlist_keeps_a_disallowed_tool_from_running() {
     assert_eq!(tools, ["Glob", "Grep", "Read"]);
 }
 
-/// The second leg with `--enforce`: a call outside the list is flagged (naming the call) and
-/// stops the run (exit 125) before the tool's effect; nothing of the run is left.
+/// The second leg with `--enforce`, alone (CLAUDE_ARGS that pick the tools themselves, here
+/// `--tools default`, keep claude from getting the list): the call is flagged as its block
+/// starts streaming, before claude can run it, and the group is SIGKILLed at once: the file it
+/// would write never appears, nothing of the run is left.
 #[test]
-fn second_leg_flags_and_stops_a_call_outside_the_list() {
+fn second_leg_kills_a_call_outside_the_list_before_it_runs() {
+    need_cli!();
+    // Partial mode: flagged at the block's start. Without it (`--no-partial`) the first sign is
+    // the assistant line, after which claude starts the tool at once: the kill still wins.
+    for partial in [true, false] {
+        let d = Dirs::new();
+        let mark = marker("ro_enforce");
+        let target = d.work.join("written-by-bash.txt");
+        let fake = Fake::start(
+            &d,
+            &json!({"responses": [
+                {"content": [{"type": "tool_use", "name": "Bash", "input": {
+                    "command": format!("touch {}; sleep 30 # {mark}", target.display()),
+                    "description": "write"}}]},
+                {"content": [{"type": "text", "text": "done"}]}
+            ]}),
+        );
+        let mut args = vec![
+            "--prompt",
+            "Write the file.",
+            "--allow-tools",
+            READ_ONLY,
+            "--enforce",
+        ];
+        if !partial {
+            args.push("--no-partial");
+        }
+        let c = claude_cmd(&d, &fake, &mark, &args, &["--tools", "default"]);
+        let (code, ev, _) = finish(c);
+        assert!(
+            !target.exists(),
+            "the disallowed Bash call ran (partial: {partial})"
+        );
+        let v = of_type(&ev, "policy.violation");
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0]["rule"], "allow_tools");
+        assert_eq!(v[0]["name"], "Bash");
+        assert_eq!(v[0]["enforced"], true);
+        if partial {
+            // Before the call was complete: right after its block began.
+            let start = ev
+                .iter()
+                .position(|e| e["type"] == "block.start" && e["name"] == "Bash")
+                .expect("the block start");
+            assert_eq!(ev[start + 1]["type"], "policy.violation");
+            assert_eq!(v[0]["tool_use_id"], ev[start]["tool_use_id"]);
+        }
+        assert!(of_type(&ev, "tool.result").is_empty());
+        let end = run_end(&ev);
+        assert_eq!(end["cause"], "killed");
+        assert_eq!(end["reason"], "policy");
+        assert_eq!(end["signals_sent"], json!(["SIGKILL"]));
+        assert_eq!(code, Some(125));
+        assert_no_procs(&mark, Duration::from_secs(1));
+    }
+}
+
+/// MCP tools cannot be taken off claude's list by `--tools`: for them the stream check is the
+/// guard. A call to a disallowed MCP tool is killed while its input streams, and never reaches
+/// the server (which was connected, and logs every request).
+#[test]
+fn second_leg_keeps_a_disallowed_mcp_call_from_the_server() {
     need_cli!();
     let d = Dirs::new();
-    let mark = marker("ro_enforce");
-    // CLAUDE_ARGS that pick the tools themselves keep the stream check as the only leg.
+    let mark = marker("ro_mcp");
+    let log = d.path().join("mcp.jsonl");
+    let server = root().join("tests/support/mcp_echo.py");
+    let config = json!({"mcpServers": {"echo": {
+        "command": "python3",
+        "args": [server.to_str().unwrap(), "--log", log.to_str().unwrap()]
+    }}});
     let fake = Fake::start(
         &d,
         &json!({"responses": [
-            {"content": [{"type": "tool_use", "name": "Bash", "input": {
-                "command": format!("sleep 30 # {mark}"), "description": "wait"}}]},
+            {"match": {"tool": "mcp__echo__echo"}, "input_delay": 0.05,
+             "content": [{"type": "tool_use", "name": "mcp__echo__echo", "input": {"text": "a fairly long input that streams in pieces"}}]},
             {"content": [{"type": "text", "text": "done"}]}
         ]}),
     );
@@ -84,30 +152,28 @@ fn second_leg_flags_and_stops_a_call_outside_the_list() {
         &d,
         &fake,
         &mark,
-        &[
-            "--prompt",
-            "Wait a bit.",
-            "--allow-tools",
-            READ_ONLY,
-            "--enforce",
-            "--grace",
-            "2s",
-        ],
-        &["--tools", "default"],
+        &["--prompt", "Echo.", "--allow-tools", READ_ONLY, "--enforce"],
+        &["--mcp-config", &config.to_string(), "--strict-mcp-config"],
     );
     let (code, ev, _) = finish(c);
     let v = of_type(&ev, "policy.violation");
     assert_eq!(v.len(), 1, "{v:?}");
-    assert_eq!(v[0]["rule"], "allow_tools");
-    assert_eq!(v[0]["name"], "Bash");
-    assert_eq!(v[0]["enforced"], true);
-    assert_eq!(
-        v[0]["tool_use_id"],
-        of_type(&ev, "tool.call")[0]["tool_use_id"]
+    assert_eq!(v[0]["name"], "mcp__echo__echo");
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        requests.contains("\"initialize\""),
+        "the server was not started: {requests}"
+    );
+    assert!(
+        !requests.contains("\"tools/call\""),
+        "the call reached the server"
     );
     let end = run_end(&ev);
-    assert_eq!(end["cause"], "killed");
-    assert_eq!(end["reason"], "policy");
+    assert_eq!(
+        (end["cause"].as_str(), end["reason"].as_str()),
+        (Some("killed"), Some("policy"))
+    );
+    assert_eq!(end["signals_sent"], json!(["SIGKILL"]));
     assert_eq!(code, Some(125));
     assert_no_procs(&mark, Duration::from_secs(1));
 }

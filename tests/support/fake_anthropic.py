@@ -31,6 +31,8 @@ plus optional keys on any of them:
     "match":  {...}   which requests this entry may answer (see routing)
     "repeat": N       answer N requests with this entry (default 1; -1 = forever)
     "delay":  secs    sleep before answering
+    "input_delay": secs   (streamed answers) sleep before each piece of a tool_use block's
+                      input JSON, as the real API streams a long input over time
     "usage":  {...}   override usage numbers
     "model":  "..."   model reported back (default: the request's model)
     "label":  "..."   free text, copied into the --log line
@@ -423,7 +425,7 @@ class Handler(BaseHTTPRequestHandler):
             "usage": usage,
         }
         if body.get("stream"):
-            self.stream(no, message)
+            self.stream(no, message, float(spec.get("input_delay") or 0))
         else:
             self.send_json(200, message, {"request-id": self.req_id(no)})
 
@@ -452,7 +454,7 @@ class Handler(BaseHTTPRequestHandler):
         return out
 
     # ------------------------------------------------------------- SSE
-    def stream(self, no, message):
+    def stream(self, no, message, input_delay=0.0):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -492,6 +494,8 @@ class Handler(BaseHTTPRequestHandler):
                                                "content_block": {"type": "tool_use", "id": b["id"],
                                                                  "name": b["name"], "input": {}}})
                     for piece in split_json(json.dumps(b["input"])):
+                        if input_delay:
+                            time.sleep(input_delay)
                         ev("content_block_delta", {"type": "content_block_delta", "index": i,
                                                    "delta": {"type": "input_json_delta", "partial_json": piece}})
                 else:
