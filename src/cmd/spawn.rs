@@ -15,7 +15,7 @@ use boo_normalize::redact::Redactor;
 use boo_normalize::sink::named::io_error;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
-use boo_normalize::spawn::env::{EnvPolicy, credentials_in};
+use boo_normalize::spawn::env::{EnvPolicy, Removed, credentials_in};
 use boo_normalize::spawn::guard::{GuardConfig, Guards};
 use boo_normalize::spawn::outbox::{Full, Outbox};
 use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise, tap};
@@ -150,8 +150,10 @@ fn worker(
     );
     let parent_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     let child_env = policy.build(parent_env.iter().cloned());
-    // Removed provider settings never vanish without a word (names only).
-    if let Some(line) = boo_normalize::spawn::env::removed_notice(&parent_env, &child_env) {
+    // Removed provider settings never vanish without a word (names only): a stderr line now,
+    // and run.end's env_removed.
+    let removed = Removed::between(&parent_env, &child_env);
+    if let Some(line) = removed.notice() {
         let _ = writeln!(std_err.clone(), "{line}");
     }
     let spec = Spec {
@@ -175,11 +177,8 @@ fn worker(
                 ResolveError::NotFound(m) => (m, ExitCode::NOT_FOUND),
                 ResolveError::NotExecutable(m) => (m, ExitCode::CANNOT_EXECUTE),
             };
-            return Err(spawn_failed(
-                p,
-                rec,
-                Error::msg("spawn", msg).with_exit(code),
-            ));
+            let err = Error::msg("spawn", msg).with_exit(code);
+            return Err(spawn_failed(p, rec, err, &removed));
         }
     };
     let stderr_mode = if a.stderr_events {
@@ -206,7 +205,7 @@ fn worker(
                 ExitCode::CANNOT_EXECUTE
             };
             let err = Error::io(program.display().to_string(), e).with_exit(code);
-            return Err(spawn_failed(p, rec, err));
+            return Err(spawn_failed(p, rec, err, &removed));
         }
     };
     if guardian::guardian_gone() {
@@ -231,6 +230,7 @@ fn worker(
             !closed_stdout
         });
     let mut end = outcome.end_info();
+    end.extra.push(removed.end_member());
     if let Some(((name, e), _)) = &failure {
         end = end.sink_failed(name, e);
     }
@@ -270,8 +270,14 @@ fn worker(
 
 /// The child could not be started (`err`): every sink and the capture still end with `run.end`
 /// (cause `spawn_failed`, with the error), then the run exits with `err`'s status.
-fn spawn_failed(mut p: Pipeline<'_>, rec: Option<Recording>, err: Error) -> Error {
-    let end = EndInfo::spawn_failed(&err.to_string());
+fn spawn_failed(
+    mut p: Pipeline<'_>,
+    rec: Option<Recording>,
+    err: Error,
+    removed: &Removed,
+) -> Error {
+    let mut end = EndInfo::spawn_failed(&err.to_string());
+    end.extra.push(removed.end_member());
     let at = std::time::Instant::now();
     let _ = p.finish(&end);
     let _ = file::finish(rec, p.normalizer().cli_version(), &end, at);

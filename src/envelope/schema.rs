@@ -327,7 +327,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::RUN_END,
-            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background) and elapsed_ms; stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
+            "Always the last event. cause: eof (normalize) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
             vec![
                 ("cause", s()),
                 ("terminal_seen", b()),
@@ -354,6 +354,10 @@ fn defs() -> Vec<Def> {
                 ("sink", s()),
                 ("error", s()),
                 ("stderr_dropped", json!({"type": "integer"})),
+                (
+                    "env_removed",
+                    json!({"type": "array", "items": {"type": "string"}}),
+                ),
                 (
                     "otlp",
                     json!({"type": "object", "required": ["spans", "exported", "failed"], "properties": {"spans": {"type": "integer"}, "exported": {"type": "integer"}, "failed": {"type": "integer"}}}),
@@ -496,6 +500,7 @@ pub fn schema(strict: bool) -> Value {
                         | "otlp"
                         | "sink"
                         | "stderr_dropped"
+                        | "env_removed"
                 )
             {
                 required.push(Value::from(*f));

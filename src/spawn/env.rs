@@ -69,48 +69,87 @@ const PROVIDER_PREFIX: &[&str] = &[
     "GCLOUD_",
 ];
 
+/// The provider settings of boo-normalize's environment that the child's does not get (names
+/// only, never values): the stderr notice and `run.end`'s `env_removed` are made from it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// API credentials (passed only with `--keep-env-key`), sorted.
+    pub credentials: Vec<String>,
+    /// Other provider settings (passed with `--env NAME` or `--inherit-env`), sorted.
+    pub settings: Vec<String>,
+}
+
+impl Removed {
+    /// The provider variables set in `parent` but absent from `child`.
+    pub fn between(parent: &[(OsString, OsString)], child: &[(OsString, OsString)]) -> Self {
+        let passed = |k: &OsStr| child.iter().any(|(c, _)| c == k);
+        let mut r = Removed::default();
+        for (k, _) in parent {
+            let Some(name) = k.to_str() else { continue };
+            if passed(k) || !PROVIDER_PREFIX.iter().any(|p| name.starts_with(p)) {
+                continue;
+            }
+            if is_credential(name) {
+                r.credentials.push(name.to_owned());
+            } else {
+                r.settings.push(name.to_owned());
+            }
+        }
+        r.credentials.sort_unstable();
+        r.settings.sort_unstable();
+        r
+    }
+
+    /// Every name, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self
+            .credentials
+            .iter()
+            .chain(&self.settings)
+            .map(String::as_str)
+            .collect();
+        all.sort_unstable();
+        all
+    }
+
+    /// `run.end`'s `env_removed` member: the names as a JSON array (`[]` when none).
+    pub fn end_member(&self) -> (String, String) {
+        let names = serde_json::to_string(&self.names()).expect("strings serialize");
+        ("env_removed".into(), names)
+    }
+
+    /// One stderr line naming each variable with the flag that passes it; `None` when none.
+    pub fn notice(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.credentials.is_empty() {
+            parts.push(format!(
+                "{} (credentials: --keep-env-key)",
+                self.credentials.join(", ")
+            ));
+        }
+        if !self.settings.is_empty() {
+            parts.push(format!(
+                "{} (--env NAME, or --inherit-env)",
+                self.settings.join(", ")
+            ));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "boo-normalize: spawn: not passed to claude: {}",
+            parts.join("; ")
+        ))
+    }
+}
+
 /// The provider settings in `parent` that the child's environment `child` does not get, as one
 /// stderr line (names only, never values, each with the flag that passes it); `None` when none.
 pub fn removed_notice(
     parent: &[(OsString, OsString)],
     child: &[(OsString, OsString)],
 ) -> Option<String> {
-    let passed = |k: &OsStr| child.iter().any(|(c, _)| c == k);
-    let mut creds = Vec::new();
-    let mut settings = Vec::new();
-    for (k, _) in parent {
-        let Some(name) = k.to_str() else { continue };
-        if passed(k) || !PROVIDER_PREFIX.iter().any(|p| name.starts_with(p)) {
-            continue;
-        }
-        if is_credential(name) {
-            creds.push(name);
-        } else {
-            settings.push(name);
-        }
-    }
-    if creds.is_empty() && settings.is_empty() {
-        return None;
-    }
-    creds.sort_unstable();
-    settings.sort_unstable();
-    let mut parts = Vec::new();
-    if !creds.is_empty() {
-        parts.push(format!(
-            "{} (credentials: --keep-env-key)",
-            creds.join(", ")
-        ));
-    }
-    if !settings.is_empty() {
-        parts.push(format!(
-            "{} (--env NAME, or --inherit-env)",
-            settings.join(", ")
-        ));
-    }
-    Some(format!(
-        "boo-normalize: spawn: not passed to claude: {}",
-        parts.join("; ")
-    ))
+    Removed::between(parent, child).notice()
 }
 
 /// Whether `name` is on the default allowlist.
@@ -243,6 +282,15 @@ mod tests {
         );
         assert!(!line.contains("sk-secret") && !line.contains("http://x"));
         assert_eq!(removed_notice(&child, &child), None);
+        let r = Removed::between(&parent, &child);
+        assert_eq!(
+            r.end_member(),
+            (
+                "env_removed".to_owned(),
+                r#"["ANTHROPIC_API_KEY","ANTHROPIC_BASE_URL"]"#.to_owned()
+            )
+        );
+        assert_eq!(Removed::between(&child, &child).end_member().1, "[]");
     }
 
     #[test]

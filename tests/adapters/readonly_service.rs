@@ -285,11 +285,13 @@ fn api_key_is_stripped_unless_opted_in() {
         let mark = marker("key");
         let secret = format!("sk-ant-api03-{mark}");
         let extra: &[&str] = if keep { &["--keep-env-key"] } else { &[] };
+        let audit = d.path().join("run.audit.jsonl");
+        let audit_args = ["--audit", audit.to_str().unwrap()];
         let mut c = claude_cmd(
             &d,
             &fake,
             &mark,
-            &[&["--prompt", "Show the env."], extra].concat(),
+            &[&["--prompt", "Show the env."], extra, &audit_args].concat(),
             &[],
         );
         c.env("ANTHROPIC_API_KEY", &secret);
@@ -310,6 +312,21 @@ fn api_key_is_stripped_unless_opted_in() {
             "{err}"
         );
         assert!(!err.contains(&secret));
+        // And on the record: run.end (in the audit log too) lists the names removed.
+        let removed = if keep {
+            json!([])
+        } else {
+            json!(["ANTHROPIC_API_KEY"])
+        };
+        assert_eq!(run_end(&ev)["env_removed"], removed);
+        let log = std::fs::read_to_string(&audit).unwrap();
+        let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+        assert_eq!(last["event"]["env_removed"], removed);
+        assert_eq!(
+            log.contains(&secret),
+            keep,
+            "only the kept key's env output"
+        );
         let init = of_type(&ev, "session.init");
         let source = if keep {
             "ANTHROPIC_API_KEY"
