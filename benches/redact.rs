@@ -67,7 +67,7 @@ fn redact_only(input: &[u8], e: Arc<Engine>) -> usize {
     let mut n = 0;
     while let Some(line) = reader.next_line().expect("in memory") {
         out.clear();
-        r.push(line.bytes, false, &mut out);
+        r.push(&line, &mut out);
         n += out.len();
     }
     n

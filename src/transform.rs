@@ -2,9 +2,11 @@
 //! every sink (envelope, audit raw lines, SSE, records) sees only the rewritten bytes. Redaction
 //! is one ([`crate::redact::Redactor`]).
 //!
-//! A transform turns one input line into one or more lines: usually the rewritten line, preceded
-//! by lines it synthesizes (e.g. delta text it held back and releases before a
-//! `content_block_stop`). Each output line may carry extra common members for the events made
+//! A transform turns each input line into exactly one output line, in input order, but may hold
+//! lines back and release them with a later line (redaction holds a delta line whose fragment
+//! could still be the start of a secret until the next line decides it). So the output for one
+//! input line is zero or more lines: released earlier lines (each with its [`Origin`]), then
+//! usually the line itself. Each output line may carry extra common members for the events made
 //! from it (raw JSON, e.g. `,"redactions":[…]`).
 
 use std::ops::Range;
@@ -13,10 +15,37 @@ use crate::read::Line;
 
 /// A per-line rewrite.
 pub trait LineTransform {
-    /// Rewrite `line`, appending one or more lines to `out` (the rewritten line last).
+    /// Rewrite `line`, appending to `out` the lines it releases: earlier held lines, then
+    /// usually `line` itself (unless it is held).
     fn line(&mut self, line: &Line<'_>, out: &mut Transformed);
     /// End of input: append whatever is still held back (possibly nothing).
     fn finish(&mut self, out: &mut Transformed);
+}
+
+/// The input line an output line stands for, when it is not the line being transformed (it
+/// was held back and is released now).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    /// Its 1-based line number.
+    pub number: u64,
+    /// Its length in the input, terminator included.
+    pub raw_len: u64,
+    /// Whether it ended with `\n`.
+    pub terminated: bool,
+    /// When a length limit cut it: its real length.
+    pub oversized: Option<u64>,
+}
+
+impl Origin {
+    /// The origin of `line`.
+    pub fn of(line: &Line<'_>) -> Self {
+        Origin {
+            number: line.number,
+            raw_len: line.raw_len,
+            terminated: line.terminated,
+            oversized: line.oversized,
+        }
+    }
 }
 
 /// One output line of a transform.
@@ -25,7 +54,8 @@ struct OutLine {
     /// `None`: the input line, unchanged.
     bytes: Option<Range<usize>>,
     members: Range<usize>,
-    synthesized: bool,
+    /// `None`: the input line being transformed.
+    origin: Option<Origin>,
 }
 
 /// The lines a transform produced for one input line. Reused across lines.
@@ -59,13 +89,13 @@ impl Transformed {
         &mut self.members
     }
 
-    /// Close the line written so far. `synthesized`: not an input line (it is not counted as
-    /// one: the normalizer gets it with `raw_len` 0).
-    pub fn end_line(&mut self, synthesized: bool) {
+    /// Close the line written so far: the rewritten input line being transformed, or (with an
+    /// `origin`) an earlier line released now.
+    pub fn end_line(&mut self, origin: Option<Origin>) {
         self.lines.push(OutLine {
             bytes: Some(self.line_start..self.bytes.len()),
             members: self.members_start..self.members.len(),
-            synthesized,
+            origin,
         });
         self.line_start = self.bytes.len();
         self.members_start = self.members.len();
@@ -77,9 +107,14 @@ impl Transformed {
         self.lines.push(OutLine {
             bytes: None,
             members: self.members_start..self.members.len(),
-            synthesized: false,
+            origin: None,
         });
         self.members_start = self.members.len();
+    }
+
+    /// Whether line `i` is the input line, unchanged.
+    pub fn is_kept(&self, i: usize) -> bool {
+        self.lines[i].bytes.is_none()
     }
 
     /// Number of lines.
@@ -92,14 +127,24 @@ impl Transformed {
         self.lines.is_empty()
     }
 
-    /// Line `i` of the output for input line `input`: its bytes, its extra members, and
-    /// whether it was synthesized.
-    pub fn get<'s>(&'s self, i: usize, input: &'s [u8]) -> (&'s [u8], &'s [u8], bool) {
+    /// Line `i` of the output for input line `input`: its bytes, its extra members, and the
+    /// earlier input line it stands for (`None`: `input` itself).
+    pub fn get<'s>(&'s self, i: usize, input: &'s [u8]) -> (&'s [u8], &'s [u8], Option<Origin>) {
         let l = &self.lines[i];
         let bytes = match &l.bytes {
             Some(r) => &self.bytes[r.clone()],
             None => input,
         };
-        (bytes, &self.members[l.members.clone()], l.synthesized)
+        (bytes, &self.members[l.members.clone()], l.origin)
+    }
+
+    /// Append line `i` of `other` (for input line `input`) as a line released from `origin`.
+    pub fn append_from(&mut self, other: &Transformed, i: usize, input: &[u8], origin: Origin) {
+        let (bytes, members, _) = other.get(i, input);
+        self.bytes.truncate(self.line_start);
+        self.bytes.extend_from_slice(bytes);
+        self.members.truncate(self.members_start);
+        self.members.extend_from_slice(members);
+        self.end_line(Some(origin));
     }
 }

@@ -29,9 +29,16 @@ fn redact_lines(e: Arc<Engine>, lines: &[String]) -> Vec<String> {
     let mut r = Redactor::new(e);
     let mut out = Transformed::default();
     let mut all = Vec::new();
-    for l in lines {
+    for (n, l) in lines.iter().enumerate() {
         out.clear();
-        r.push(l.as_bytes(), false, &mut out);
+        let line = boo_normalize::read::Line {
+            bytes: l.as_bytes(),
+            number: n as u64 + 1,
+            raw_len: l.len() as u64 + 1,
+            terminated: true,
+            oversized: None,
+        };
+        r.push(&line, &mut out);
         for i in 0..out.len() {
             all.push(String::from_utf8(out.get(i, l.as_bytes()).0.to_vec()).unwrap());
         }

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use boo_normalize::read::Line;
 use boo_normalize::redact::{Config, DEFAULT_ENTROPY_BITS, Engine, Key, Redactor};
 use boo_normalize::transform::Transformed;
 use libfuzzer_sys::fuzz_target;
@@ -25,26 +26,36 @@ fn engine() -> Arc<Engine> {
 fn run(r: &mut Redactor, lines: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let mut out = Transformed::default();
     let mut all = Vec::new();
-    for l in lines {
-        out.clear();
-        r.push(l, false, &mut out);
+    let is_json = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).is_ok();
+    let mut json_input = Vec::new();
+    let mut check = |out: &Transformed, input: &[u8], number: u64, json_input: &[bool]| {
         for i in 0..out.len() {
-            let (bytes, _, _) = out.get(i, l);
-            all.push(bytes.to_vec());
-        }
-        if serde_json::from_slice::<serde_json::Value>(l).is_ok() {
-            let (last, _, _) = out.get(out.len() - 1, l);
+            let (bytes, _, origin) = out.get(i, input);
+            let n = origin.map_or(number, |o| o.number);
             assert!(
-                serde_json::from_slice::<serde_json::Value>(last).is_ok(),
+                !json_input[n as usize - 1] || is_json(bytes),
                 "a JSON line is no longer JSON"
             );
+            all.push(bytes.to_vec());
         }
+    };
+    for (n, l) in lines.iter().enumerate() {
+        json_input.push(is_json(l));
+        out.clear();
+        let line = Line {
+            bytes: l,
+            number: n as u64 + 1,
+            raw_len: l.len() as u64 + 1,
+            terminated: true,
+            oversized: None,
+        };
+        r.push(&line, &mut out);
+        check(&out, l, n as u64 + 1, &json_input);
     }
     out.clear();
     r.flush(&mut out);
-    for i in 0..out.len() {
-        all.push(out.get(i, b"").0.to_vec());
-    }
+    check(&out, b"", 0, &json_input);
+    assert_eq!(all.len(), lines.len(), "one output line per input line");
     all
 }
 

@@ -20,7 +20,7 @@ use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::read::{Line, LineReader};
 use crate::sink::named::NamedError;
 use crate::sink::{EventCtx, Sink};
-use crate::transform::{LineTransform, Transformed};
+use crate::transform::{LineTransform, Origin, Transformed};
 
 /// Normalizer plus sinks.
 pub struct Pipeline<'a> {
@@ -235,17 +235,18 @@ impl<'a> Pipeline<'a> {
         let out = std::mem::take(&mut self.transformed);
         let mut res = Ok(());
         for i in 0..out.len() {
-            let (bytes, members, synthesized) = out.get(i, orig.bytes);
+            let (bytes, members, origin) = out.get(i, orig.bytes);
+            let from = origin.unwrap_or_else(|| Origin::of(orig));
             let l = Line {
                 bytes,
-                number: orig.number,
-                raw_len: if synthesized { 0 } else { orig.raw_len },
-                terminated: orig.terminated,
-                oversized: if synthesized { None } else { orig.oversized },
+                number: from.number,
+                raw_len: from.raw_len,
+                terminated: from.terminated,
+                oversized: from.oversized,
             };
-            self.events.set_line_members(orig.number, members);
+            self.events.set_line_members(from.number, members);
             res = self.push_one(&l, &mut inspect);
-            self.events.set_line_members(orig.number, b"");
+            self.events.set_line_members(from.number, b"");
             if res.is_err() {
                 break;
             }

@@ -1,12 +1,13 @@
 //! `stream_event` lines: which block a delta belongs to, feeding its fragment to the block's
-//! stream ([`super::stream`]), and releasing what a stream still holds in a synthesized
-//! `content_block_delta` line before the block's `content_block_stop` (or `message_stop`, a
-//! new `message_start`, or the end of input).
+//! stream ([`super::stream`]), and ending the stream at the block's `content_block_stop` (or
+//! `message_stop`, a new `message_start`, or the end of input), which decides every line it
+//! still holds (see [`super::hold`]).
 
-use super::lex::{Lexer, Str, Tok, decode, escape_into};
+use super::engine::KindId;
+use super::lex::{Lexer, Str, Tok, decode};
 use super::line::Redactor;
 use super::stream::{Ctx, JsonStream, TextStream};
-use crate::transform::Transformed;
+use crate::transform::{Origin, Transformed};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Field {
@@ -39,10 +40,14 @@ pub(super) struct Stream {
     parent: Option<Vec<u8>>,
     index: u64,
     field: Field,
-    session_raw: Vec<u8>,
-    parent_raw: Vec<u8>,
+    /// Tells this stream's held lines apart (see [`super::hold`]).
+    pub(super) serial: u64,
     text: TextStream,
     json: JsonStream,
+    /// The redacted text decided since the stream's oldest held line (decoded), and the kinds
+    /// of the placeholders in it.
+    pub(super) group: Vec<u8>,
+    pub(super) group_kinds: Vec<KindId>,
 }
 
 /// What a `stream_event` line says about its stream.
@@ -53,8 +58,6 @@ pub(super) struct Info {
     delta: Option<(usize, usize)>,
     frag: Option<(Field, Str)>,
     parent: Option<(usize, usize)>,
-    parent_raw: Option<(usize, usize)>,
-    session_raw: Option<(usize, usize)>,
 }
 
 impl Redactor {
@@ -71,19 +74,12 @@ impl Redactor {
                 Tok::Str(s) => (s.start, s.end),
                 Tok::Scalar(a, z) => (a, z),
             };
-            let raw = match t {
-                Tok::Str(_) => (st - 1, (en + 1).min(b.len())),
-                Tok::Scalar(..) => (st, en),
-            };
             if lx.at(&[b"type"]) {
                 is_stream = &b[st..en] == b"stream_event";
             } else if lx.at(&[b"parent_tool_use_id"]) {
-                i.parent_raw = Some(raw);
                 if let Tok::Str(_) = t {
                     i.parent = Some((st, en));
                 }
-            } else if lx.at(&[b"session_id"]) {
-                i.session_raw = Some(raw);
             } else if lx.at(&[b"event", b"type"]) {
                 i.event = Some((st, en));
             } else if lx.at(&[b"event", b"index"]) {
@@ -107,39 +103,46 @@ impl Redactor {
             .position(|s| s.parent.as_deref() == parent && index.is_none_or(|i| s.index == i))
     }
 
-    /// Handle a `stream_event` line; false if it is not one (or not JSON).
-    pub(super) fn stream_line(&mut self, b: &[u8], cut: bool, out: &mut Transformed) -> bool {
-        let Some(i) = self.info(b) else { return false };
+    /// Handle a `stream_event` line (`origin` says which); false if it is not one (or not JSON).
+    /// A delta line is queued until its stream decides it; other stream lines are redacted
+    /// into `one` (a line for `b` itself) after releasing the streams they end.
+    pub(super) fn stream_line(
+        &mut self,
+        b: &[u8],
+        cut: bool,
+        origin: Origin,
+        one: &mut Transformed,
+    ) -> Option<bool> {
+        let i = self.info(b)?;
         let parent = i.parent.map(|(s, e)| &b[s..e]);
         let event = i.event.map_or(&b""[..], |(s, e)| &b[s..e]);
         match event {
             b"content_block_delta" => {
                 let delta = i.delta.map(|(s, e)| &b[s..e]);
                 let (Some((field, frag)), Some(index)) = (i.frag, i.index) else {
-                    self.plain(b, cut, None, out);
-                    return true;
+                    self.plain(b, cut, None, one);
+                    return Some(false);
                 };
                 if delta != Some(field.delta_type().as_bytes()) || !frag.terminated {
-                    self.plain(b, cut, None, out);
-                    return true;
+                    self.plain(b, cut, None, one);
+                    return Some(false);
                 }
                 let at = match self.find(parent, Some(index)) {
                     Some(at) if self.streams[at].field == field => at,
                     other => {
                         if let Some(at) = other {
-                            self.release(at, out);
+                            self.release(at);
                         }
-                        let raw = |r: Option<(usize, usize)>| {
-                            r.map_or(b"null".to_vec(), |(s, e)| b[s..e].to_vec())
-                        };
+                        self.next_serial += 1;
                         self.streams.push(Stream {
                             parent: parent.map(<[u8]>::to_vec),
                             index,
                             field,
-                            session_raw: raw(i.session_raw),
-                            parent_raw: raw(i.parent_raw),
+                            serial: self.next_serial,
                             text: TextStream::default(),
                             json: JsonStream::default(),
+                            group: Vec::new(),
+                            group_kinds: Vec::new(),
                         });
                         self.streams.len() - 1
                     }
@@ -154,89 +157,64 @@ impl Redactor {
                 }
                 self.feed(at, &piece, false);
                 self.frag = piece;
-                self.path.clear();
-                self.path.push_str("/event/delta/");
-                self.path.push_str(field.name());
-                let kinds = std::mem::take(&mut self.kinds);
-                for k in &kinds {
-                    self.mark(*k);
+                // The line is JSON: it ends a private key block, as every JSON line does.
+                self.pem_open = false;
+                let serial = self.streams[at].serial;
+                self.hold_delta(b, cut, origin, serial, (frag.start, frag.end));
+                let st = &self.streams[at];
+                if st.json.held() + st.text.held() == 0 {
+                    self.decide(at);
                 }
-                self.kinds = kinds;
-                self.kinds.clear();
-                self.plain(b, cut, Some(frag.start), out);
+                Some(true)
             }
             b"content_block_stop" => {
                 if let Some(at) = self.find(parent, i.index) {
-                    self.release(at, out);
+                    self.release(at);
                 }
-                self.plain(b, cut, None, out);
+                self.plain(b, cut, None, one);
+                Some(false)
             }
             b"message_start" | b"message_stop" => {
                 while let Some(at) = self.find(parent, None) {
-                    self.release(at, out);
+                    self.release(at);
                 }
-                self.plain(b, cut, None, out);
+                self.plain(b, cut, None, one);
+                Some(false)
             }
-            _ => self.plain(b, cut, None, out),
+            _ => {
+                self.plain(b, cut, None, one);
+                Some(false)
+            }
         }
-        true
     }
 
-    /// Feed decoded `piece` to stream `at`; leaves the new JSON string literal in `self.lit`
-    /// and the placeholder kinds in `self.kinds`.
+    /// Feed decoded `piece` to stream `at`: what is now decided joins the stream's group
+    /// (placeholders included, their kinds in `group_kinds`).
     fn feed(&mut self, at: usize, piece: &[u8], eof: bool) {
         let st = &mut self.streams[at];
         let mut cx = Ctx {
             engine: &self.engine,
             sc: &mut self.sc,
             hits: &mut self.hits,
-            kinds: &mut self.kinds,
+            kinds: &mut st.group_kinds,
         };
-        self.lit.clear();
-        self.lit.push(b'"');
-        self.dec.clear();
         match st.field {
-            Field::Json => st.json.push(&mut cx, piece, eof, &mut self.dec),
-            _ => st.text.push(&mut cx, piece, eof, &mut self.dec),
+            Field::Json => st.json.push(&mut cx, piece, eof, &mut st.group),
+            _ => st.text.push(&mut cx, piece, eof, &mut st.group),
         }
-        escape_into(&mut self.lit, &self.dec);
-        self.lit.push(b'"');
         let held = st.json.held() + st.text.held();
         self.held_max = self.held_max.max(held);
     }
 
-    /// Release stream `at`: a synthesized delta line with what it still holds.
-    pub(super) fn release(&mut self, at: usize, out: &mut Transformed) {
+    /// Release stream `at` (its block ended): everything it holds is decided now.
+    pub(super) fn release(&mut self, at: usize) {
         self.feed(at, b"", true);
-        let st = self.streams.remove(at);
-        if self.lit.len() <= 2 && self.kinds.is_empty() {
-            return;
-        }
-        let o = out.buf();
-        o.extend_from_slice(
-            br#"{"type":"stream_event","event":{"type":"content_block_delta","index":"#,
-        );
-        o.extend_from_slice(itoa::Buffer::new().format(st.index).as_bytes());
-        o.extend_from_slice(br#","delta":{"type":""#);
-        o.extend_from_slice(st.field.delta_type().as_bytes());
-        o.extend_from_slice(br#"",""#);
-        o.extend_from_slice(st.field.name().as_bytes());
-        o.extend_from_slice(b"\":");
-        o.extend_from_slice(&self.lit);
-        o.extend_from_slice(br#"}},"session_id":"#);
-        o.extend_from_slice(&st.session_raw);
-        o.extend_from_slice(br#","parent_tool_use_id":"#);
-        o.extend_from_slice(&st.parent_raw);
-        o.push(b'}');
-        self.path.clear();
-        self.path.push_str("/event/delta/");
-        self.path.push_str(st.field.name());
-        let kinds = std::mem::take(&mut self.kinds);
-        for k in &kinds {
-            self.mark(*k);
-        }
-        self.kinds = kinds;
-        self.kinds.clear();
-        self.end_line(out, true);
+        self.decide(at);
+        self.streams.remove(at);
+    }
+
+    /// The delta field a stream's lines carry, for their `redactions` path.
+    pub(super) fn field_name(&self, at: usize) -> &'static str {
+        self.streams[at].field.name()
     }
 }

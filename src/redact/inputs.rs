@@ -109,7 +109,7 @@ impl Ahead {
                     a.out.push(b'\n');
                 }
                 t.clear();
-                a.red.push(line.bytes, false, &mut t);
+                a.red.push(&line, &mut t);
                 write_lines(&mut a.out, &t, line.bytes, line.terminated)
                     .expect("writing to memory cannot fail");
                 a.lines = true;
@@ -159,7 +159,7 @@ impl<W: Write> InTurn<W> {
                 self.w.write_all(b"\n").map_err(out_err)?;
             }
             self.out.clear();
-            self.red.push(line.bytes, false, &mut self.out);
+            self.red.push(&line, &mut self.out);
             write_lines(&mut self.w, &self.out, line.bytes, line.terminated).map_err(out_err)?;
             self.last_unterminated = !line.terminated;
             if self.line_buffered {
@@ -209,9 +209,10 @@ fn write_lines(
     terminated: bool,
 ) -> io::Result<()> {
     for i in 0..out.len() {
-        let (bytes, _, _) = out.get(i, input);
+        // A line released late says whether it had its newline; the others are `input`.
+        let (bytes, _, origin) = out.get(i, input);
         w.write_all(bytes)?;
-        if terminated || i + 1 < out.len() {
+        if origin.map_or(terminated, |o| o.terminated) || i + 1 < out.len() {
             w.write_all(b"\n")?;
         }
     }

@@ -4,9 +4,8 @@
 //! JSON lines are redacted string by string on decoded values (member names included) and the
 //! placeholders are spliced into the raw bytes. Lines that are not JSON are redacted as text
 //! (with a private key block followed across lines). `stream_event` delta lines feed per-block
-//! streams ([`super::stream`]), which may hold text back and release it in a synthesized delta
-//! line before the block's `content_block_stop` (or `message_stop`, `message_start`, or the end
-//! of input).
+//! streams ([`super::stream`]); a delta line whose text is not decided yet is held whole until
+//! its stream decides it ([`super::hold`]).
 
 use std::sync::Arc;
 
@@ -39,7 +38,6 @@ pub struct Redactor {
     pub(super) engine: Arc<Engine>,
     pub(super) sc: Scratch,
     pub(super) hits: Vec<Hit>,
-    pub(super) kinds: Vec<KindId>,
     pub(super) stack: Vec<Frame>,
     pub(super) dec: Vec<u8>,
     pub(super) map: Vec<u32>,
@@ -55,6 +53,11 @@ pub struct Redactor {
     pub(super) anchors: Vec<(usize, usize)>,
     pub(super) line_anchors: Vec<(usize, usize)>,
     pub(super) seen: Seen,
+    /// Lines held back, oldest first (see [`super::hold`]).
+    pub(super) queue: super::hold::Queue,
+    pub(super) next_serial: u64,
+    /// The output for the line being pushed.
+    pub(super) one: Transformed,
 }
 
 impl Redactor {
@@ -64,7 +67,6 @@ impl Redactor {
             sc: engine.scratch(),
             engine,
             hits: Vec::new(),
-            kinds: Vec::new(),
             stack: Vec::new(),
             dec: Vec::new(),
             map: Vec::new(),
@@ -80,6 +82,9 @@ impl Redactor {
             anchors: Vec::new(),
             line_anchors: Vec::new(),
             seen: Seen::default(),
+            queue: Default::default(),
+            next_serial: 0,
+            one: Transformed::default(),
         }
     }
 
@@ -101,26 +106,7 @@ impl Redactor {
     /// True when nothing carries over to the next line (no delta stream open, no private-key
     /// block open): a fresh redactor would redact what follows the same way.
     pub fn is_idle(&self) -> bool {
-        self.streams.is_empty() && !self.pem_open
-    }
-
-    /// Redact one line (`cut`: the line was cut by a length limit). Appends the output
-    /// line(s) to `out`: released delta text first, if any, then the line itself.
-    pub fn push(&mut self, bytes: &[u8], cut: bool, out: &mut Transformed) {
-        let mut anchors = std::mem::take(&mut self.line_anchors);
-        self.seen = self.engine.find_anchors(bytes, &mut anchors);
-        self.line_anchors = anchors;
-        if self.seen.stream_event && self.stream_line(bytes, cut, out) {
-            return;
-        }
-        self.plain(bytes, cut, None, out);
-    }
-
-    /// End of input: release every stream.
-    pub fn flush(&mut self, out: &mut Transformed) {
-        while !self.streams.is_empty() {
-            self.release(0, out);
-        }
+        self.streams.is_empty() && !self.pem_open && self.queue.is_empty()
     }
 
     pub(super) fn mark(&mut self, kind: KindId) {
@@ -140,7 +126,7 @@ impl Redactor {
         self.totals[k] += 1;
     }
 
-    pub(super) fn end_line(&mut self, out: &mut Transformed, synthesized: bool) {
+    pub(super) fn end_line(&mut self, out: &mut Transformed) {
         if !self.marks.is_empty() {
             let m = out.members();
             m.extend_from_slice(b",\"redactions\":[");
@@ -159,7 +145,7 @@ impl Redactor {
             m.push(b']');
             self.marks.clear();
         }
-        out.end_line(synthesized);
+        out.end_line(None);
     }
 
     /// A line that is not a delta (or a delta whose fragment was already replaced by
@@ -217,7 +203,7 @@ impl Redactor {
             self.text(b, cut, known, out.buf());
         }
         self.line_anchors = anchors;
-        self.end_line(out, false);
+        self.end_line(out);
     }
 
     fn json(&mut self, b: &[u8], how: &How<'_>, out: &mut Vec<u8>) -> Result<bool, NotJson> {
@@ -514,7 +500,7 @@ fn contains(h: &[u8], n: &[u8]) -> bool {
 
 impl LineTransform for Redactor {
     fn line(&mut self, line: &Line<'_>, out: &mut Transformed) {
-        self.push(line.bytes, line.oversized.is_some(), out);
+        self.push(line, out);
     }
 
     fn finish(&mut self, out: &mut Transformed) {

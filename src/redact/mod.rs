@@ -47,16 +47,18 @@
 //! # Delta streams and latency
 //!
 //! `text_delta`, `thinking_delta` and `input_json_delta` fragments of one block (same
-//! `parent_tool_use_id` and `index`) are scanned as one text. Each fragment line releases the
-//! text that is decided and holds back the shortest suffix that could still become a secret:
-//! for prose that is nothing, or a trailing word that is a prefix of a detector keyword
-//! (`pass`, `tok`, `sk-`, `eyJ`…), i.e. a few bytes, released with the next fragment; for a
-//! secret being streamed it is the secret so far (at most its length: ~40–200 bytes for
-//! tokens, ~1.7–3.3 KB for a private key block), released as one placeholder once the secret
-//! ends. In lines, a held suffix is late by one delta line (the next one of the same block).
-//! Whatever is still held at `content_block_stop`, `message_stop`, a new `message_start` of the
-//! same stream, or the end of input is released in a synthesized `content_block_delta` line
-//! placed just before. The complete `assistant` line gets the same placeholders.
+//! `parent_tool_use_id` and `index`) are scanned as one text. A fragment is decided when no
+//! detector can still match across its end: for prose that is at once; a trailing word that is
+//! a prefix of a detector keyword (`pass`, `tok`, `sk-`, `eyJ`…) waits for the next fragment; a
+//! secret being streamed waits until it ends (~40–200 bytes for tokens, ~1.7–3.3 KB for a
+//! private key block). A delta line whose fragment is not decided is held back WHOLE, with the
+//! lines after it (the order never changes), until a later line of its block decides it
+//! ([`hold`]); `content_block_stop`, `message_stop`, a new `message_start` of the same stream
+//! or the end of input decide everything. Then the held lines come out: unchanged when they
+//! hold no secret (input without secrets comes out byte for byte, and `--redact` gives the
+//! envelope plain normalization gives); else the placeholder goes into the line where the
+//! undecided text began and the lines the secret spans keep an empty fragment. Exactly one
+//! output line per input line, always. The complete `assistant` line gets the same placeholders.
 //!
 //! # Marks
 //!
@@ -68,6 +70,7 @@
 mod deltas;
 mod detect;
 mod engine;
+mod hold;
 pub mod inputs;
 mod lex;
 mod line;
