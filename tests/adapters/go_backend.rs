@@ -306,6 +306,115 @@ fn a_missing_binary_still_ends_the_stream() {
     );
 }
 
+/// The backend restarts mid-run (its process group goes, boo-normalize with it). The browser
+/// reconnects with the `Last-Event-ID` it had; the new backend serves the audit log from there:
+/// no event lost or repeated, the same ids and data as live, ending with `run.end`. The next
+/// message resumes the claude session in a new run (new run id, ids from 0: a new stream).
+#[test]
+fn a_restarted_backend_resumes_the_browser_stream() {
+    use std::io::BufRead;
+    need_cli!();
+    let d = Dirs::new();
+    let mark = marker("go_restart");
+    let fake = Fake::start(
+        &d,
+        &json!({"responses": [
+            {"content": [{"type": "text", "text": "Working on it."},
+                {"type": "tool_use", "name": "Bash", "input": {
+                "command": format!("sleep 60 # {mark}"), "description": "work"}}]},
+            {"content": [{"type": "text", "text": "Resumed fine."}]}
+        ]}),
+    );
+    let audit = d.path().join("run.audit.jsonl");
+    let mut c = backend(
+        &d,
+        &fake,
+        &mark,
+        &["--prompt", "Work.", "--audit", audit.to_str().unwrap()],
+        &[],
+    );
+    c.stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let _dog = Watchdog::new(child.id(), RUN_MAX);
+    // The browser reads up to the tool call.
+    let mut seen = Vec::new();
+    let mut r = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while r.read_line(&mut line).unwrap() > 0 {
+        let done = line.starts_with("event: tool.call");
+        seen.push(std::mem::take(&mut line));
+        if done {
+            // and the data line of it, and the blank line.
+            for _ in 0..2 {
+                r.read_line(&mut line).unwrap();
+                seen.push(std::mem::take(&mut line));
+            }
+            break;
+        }
+    }
+    let (_, live) = sse(seen.concat().as_bytes());
+    let last_id: u64 = live.last().unwrap().id.as_deref().unwrap().parse().unwrap();
+    wait_for_proc(&mark, "sleep 60", Duration::from_secs(10));
+    send_signal(child.id(), "KILL");
+    let _ = child.wait();
+    assert_no_procs(&mark, Duration::from_secs(3));
+    // The new backend: the audit log from Last-Event-ID on.
+    let out = std::process::Command::new(BIN)
+        .args(["replay", "--format", "sse", "--last-event-id"])
+        .arg(last_id.to_string())
+        .arg(&audit)
+        .output()
+        .unwrap();
+    let (_, rest) = sse(&out.stdout);
+    let ids: Vec<u64> = rest
+        .iter()
+        .map(|e| e.id.as_deref().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ids.first(), Some(&(last_id + 1)), "{ids:?}");
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    let end = &rest.last().unwrap().data;
+    assert_eq!(end["type"], "run.end");
+    assert_eq!(end["reason"], "supervisor_killed");
+    // What the browser saw live is what a full replay says up to there.
+    let full = std::process::Command::new(BIN)
+        .args(["replay", "--format", "sse"])
+        .arg(&audit)
+        .output()
+        .unwrap();
+    let (_, all) = sse(&full.stdout);
+    for (a, b) in live.iter().zip(&all) {
+        assert_eq!((&a.id, &a.data), (&b.id, &b.data));
+    }
+    assert_eq!(all.len(), live.len() + rest.len());
+    // The next message: the session resumes in a new run.
+    let sid = live[0].data["session_id"].as_str().unwrap().to_owned();
+    let c = backend(
+        &d,
+        &fake,
+        &mark,
+        &["--prompt", "Go on.", "--audit", audit.to_str().unwrap()],
+        &["--resume", &sid],
+    );
+    let out = output_within(c, RUN_MAX);
+    assert_eq!(out.status.code(), Some(0));
+    let ev = browser_events(&out.stdout);
+    assert_eq!(ev[0]["session_id"], sid.as_str());
+    assert_eq!(
+        text_of(&of_type(&ev, "turn.end")[0]["result"]),
+        "Resumed fine."
+    );
+    let verify = std::process::Command::new(BIN)
+        .args(["audit", "verify"])
+        .arg(&audit)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}
+
 /// `exec.CommandContext` cancels with SIGKILL of the process it started. Nothing of the run
 /// survives it (the CLI, its tool's background job), and the audit log still ends the run.
 #[test]
