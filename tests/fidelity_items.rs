@@ -305,3 +305,36 @@ fn wrong_typed_values_are_kept_raw() {
     assert_eq!(end["extra"]["total_cost_usd"], "0.25");
     assert_eq!(end["usage"], "n/a");
 }
+
+/// Real CLI 2.1.331 captures (loopback API): a reply cut by the output limit and a refused one.
+/// The CLI writes stop_reason null on every assistant line and then a synthetic user line.
+#[test]
+fn a_truncated_or_refused_reply_is_visible_in_both_modes() {
+    let stop = |name: &str, id: &str| -> Value {
+        let path = root().join("fixtures/captured/2.1.331").join(name);
+        let ev = events(&common::bin().arg(path).output().unwrap().stdout);
+        let synthetic: Vec<&Value> = of_type(&ev, "user.text")
+            .into_iter()
+            .filter(|e| e["is_synthetic"] == true)
+            .collect();
+        assert_eq!(
+            synthetic.len(),
+            1,
+            "{name}: the CLI's own user line says so"
+        );
+        of_type(&ev, "usage")
+            .into_iter()
+            .find(|u| u["message_id"] == id)
+            .unwrap()["stop_reason"]
+            .clone()
+    };
+    let cut = "msg_01itUeGbJmFaYhRGyAAaBUeD";
+    assert_eq!(stop("max_tokens.partial.ndjson", cut), "max_tokens");
+    // Without partial messages the CLI says it only in the synthetic "Output token limit hit"
+    // line: the record does not guess.
+    assert_eq!(stop("max_tokens.ndjson", cut), Value::Null);
+    let refused = "msg_011NNRg2IuGiiG7LkWyVliJO";
+    assert_eq!(stop("refusal.partial.ndjson", refused), "refusal");
+    // The synthetic line's refused_message_id names the message: its record says refusal.
+    assert_eq!(stop("refusal.ndjson", refused), "refusal");
+}

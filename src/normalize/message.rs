@@ -187,6 +187,11 @@ impl State {
         // message is still streaming and its final counts are yet to come (a fast tool's result
         // can arrive before the message_delta).
         let key = ctx.parent.map(str::to_owned);
+        // CLI 2.1.3xx follows a refused message with a synthetic user line naming it: the
+        // message's record says refusal even when no message_delta came (no partial messages).
+        if let Some(id) = get_str(v, "refused_message_id") {
+            self.note_refusal(&key, id);
+        }
         if !self.usage_awaits_delta(&key) {
             self.flush_usage(&key, ev);
         }

@@ -192,6 +192,17 @@ impl State {
         }
     }
 
+    /// A synthetic user line names message `id` as refused (`refused_message_id`): its
+    /// pending record gets `stop_reason` `refusal` unless one came.
+    pub(super) fn note_refusal(&mut self, parent: &Option<String>, id: &str) {
+        if let Some(p) = self.usage.get_mut(parent)
+            && p.message_id == id
+            && p.stop_reason.is_none()
+        {
+            p.stop_reason = Some(b"\"refusal\"".to_vec());
+        }
+    }
+
     /// The turn's result line ends the main thread's last message: when no `stop_reason` came for
     /// it (CLI 2.1.x without partial messages), the result's is that message's.
     pub(super) fn stop_reason_from_result(&mut self, r: Option<Val<'_, '_>>) {

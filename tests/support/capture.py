@@ -129,6 +129,21 @@ SCENARIOS = {
         # --name writes system/session_title_changed.
         "min_version": "2.1.300",
     },
+    "max_tokens": {
+        "script": "max_tokens.json",
+        "prompt": "Run `echo hello` and explain the result at length.",
+        "args": ["--max-turns", "5"],
+        "env": {},
+        # Per-message stop_reason (issue 22): captured for the newest CLI.
+        "min_version": "2.1.300",
+    },
+    "refusal": {
+        "script": "refusal.json",
+        "prompt": "Say hi.",
+        "args": ["--max-turns", "3"],
+        "env": {},
+        "min_version": "2.1.300",
+    },
     "max_turns": {
         "script": "max_turns.json",
         "prompt": "Keep checking until it works.",
