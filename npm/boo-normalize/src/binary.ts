@@ -19,11 +19,17 @@ export const PLATFORM_PACKAGES: Readonly<Record<string, string>> = {
   "linux-x64-musl": "@boo-normalize/linux-x64-musl",
 };
 
+let libc: "gnu" | "musl" | undefined;
+
 /** `gnu` or `musl` on Linux (from the C library node itself runs on), else undefined. */
 export function detectLibc(platform: string = process.platform): "gnu" | "musl" | undefined {
   if (platform !== "linux") return undefined;
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
-  return report?.header?.glibcVersionRuntime ? "gnu" : "musl";
+  if (!libc) {
+    // Node's diagnostic report names the glibc it runs on; musl builds have none.
+    const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+    libc = report?.header?.glibcVersionRuntime ? "gnu" : "musl";
+  }
+  return libc;
 }
 
 /** The key of PLATFORM_PACKAGES for a platform (default: this one). */
