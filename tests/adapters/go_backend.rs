@@ -422,15 +422,7 @@ fn a_context_cancel_sigkill_leaves_nothing_behind() {
     need_cli!();
     let d = Dirs::new();
     let mark = marker("go_cancel");
-    let fake = Fake::start(
-        &d,
-        &json!({"responses": [
-            {"content": [{"type": "tool_use", "name": "Bash", "input": {
-                "command": format!("nohup sh -c 'sleep 300; echo {mark}' >/dev/null 2>&1 & echo started"),
-                "description": "start a background job"}}]},
-            {"hang": true, "repeat": -1}
-        ]}),
-    );
+    let fake = Fake::start(&d, &background_then_hang(&mark));
     let audit = d.path().join("run.audit.jsonl");
     let c = claude_cmd(
         &d,

@@ -5,21 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::*;
 use crate::spawn_common::*;
-
-/// A Bash call that leaves a process in the background (own session via nohup + `&`), then the
-/// API hangs.
-fn background_then_hang(mark: &str) -> Value {
-    json!({"responses": [
-        {"content": [{"type": "tool_use", "name": "Bash", "input": {
-            "command": format!("nohup sh -c 'sleep 300; echo {mark}' >/dev/null 2>&1 & echo started"),
-            "description": "start a background job"}}]},
-        {"hang": true, "repeat": -1}
-    ]})
-}
 
 /// SIGINT to one session's process: that session ends `interrupted` (the CLI got SIGINT first,
 /// its background job is gone); a second session running beside it finishes untouched.

@@ -352,6 +352,29 @@ pub fn sse(bytes: &[u8]) -> (Option<u64>, Vec<SseEvent>) {
     (retry, out)
 }
 
+/// A script: a Bash call that leaves a process in the background (its own session, via nohup
+/// and `&`; its command line carries `mark`), then an API that never answers again.
+pub fn background_then_hang(mark: &str) -> Value {
+    serde_json::json!({"responses": [
+        {"content": [{"type": "tool_use", "name": "Bash", "input": {
+            "command": format!("nohup sh -c 'sleep 300; echo {mark}' >/dev/null 2>&1 & echo started"),
+            "description": "start a background job"}}]},
+        {"hang": true, "repeat": -1}
+    ]})
+}
+
+/// An inline `--mcp-config` JSON for `tests/support/mcp_echo.py` (server `echo`, tool
+/// `mcp__echo__echo`), and the file where the server logs every request it gets.
+pub fn mcp_echo(d: &Dirs) -> (String, PathBuf) {
+    let log = d.path().join("mcp.jsonl");
+    let server = root().join("tests/support/mcp_echo.py");
+    let config = serde_json::json!({"mcpServers": {"echo": {
+        "command": "python3",
+        "args": [server.to_str().unwrap(), "--log", log.to_str().unwrap()]
+    }}});
+    (config.to_string(), log)
+}
+
 /// The types of `ev`, for failure messages.
 pub fn types(ev: &[Value]) -> Vec<&str> {
     ev.iter().filter_map(|e| e["type"].as_str()).collect()

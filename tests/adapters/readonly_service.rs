@@ -134,12 +134,7 @@ fn second_leg_keeps_a_disallowed_mcp_call_from_the_server() {
     need_cli!();
     let d = Dirs::new();
     let mark = marker("ro_mcp");
-    let log = d.path().join("mcp.jsonl");
-    let server = root().join("tests/support/mcp_echo.py");
-    let config = json!({"mcpServers": {"echo": {
-        "command": "python3",
-        "args": [server.to_str().unwrap(), "--log", log.to_str().unwrap()]
-    }}});
+    let (config, log) = mcp_echo(&d);
     let fake = Fake::start(
         &d,
         &json!({"responses": [
@@ -153,7 +148,7 @@ fn second_leg_keeps_a_disallowed_mcp_call_from_the_server() {
         &fake,
         &mark,
         &["--prompt", "Echo.", "--allow-tools", READ_ONLY, "--enforce"],
-        &["--mcp-config", &config.to_string(), "--strict-mcp-config"],
+        &["--mcp-config", &config, "--strict-mcp-config"],
     );
     let (code, ev, _) = finish(c);
     let v = of_type(&ev, "policy.violation");

@@ -86,12 +86,7 @@ fn long_prompt_on_stdin_never_in_argv() {
 fn inline_mcp_config_tool_round_trip() {
     need_cli!();
     let d = Dirs::new();
-    let log = d.path().join("mcp.jsonl");
-    let server = root().join("tests/support/mcp_echo.py");
-    let config = json!({"mcpServers": {"echo": {
-        "command": "python3",
-        "args": [server.to_str().unwrap(), "--log", log.to_str().unwrap()]
-    }}});
+    let (config, log) = mcp_echo(&d);
     let fake = Fake::start(
         &d,
         &json!({"responses": [
@@ -106,7 +101,7 @@ fn inline_mcp_config_tool_round_trip() {
         &fake,
         &mark,
         &["--prompt", "Use the echo tool."],
-        &["--mcp-config", &config.to_string(), "--strict-mcp-config"],
+        &["--mcp-config", &config, "--strict-mcp-config"],
     );
     let (code, ev, err) = finish(c);
     assert_eq!(code, Some(0), "{err}");
@@ -143,15 +138,7 @@ fn watchdog_stops_a_silent_run_and_cleans_up() {
     need_cli!();
     let d = Dirs::new();
     let mark = marker("ts_idle");
-    let fake = Fake::start(
-        &d,
-        &json!({"responses": [
-            {"content": [{"type": "tool_use", "name": "Bash", "input": {
-                "command": format!("nohup sh -c 'sleep 300; echo {mark}' >/dev/null 2>&1 & echo started"),
-                "description": "start a background job"}}]},
-            {"hang": true, "repeat": -1}
-        ]}),
-    );
+    let fake = Fake::start(&d, &background_then_hang(&mark));
     let c = claude_cmd(
         &d,
         &fake,
