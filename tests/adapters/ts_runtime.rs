@@ -147,7 +147,7 @@ fn watchdog_stops_a_silent_run_and_cleans_up() {
             "--prompt",
             "Start the job.",
             "--idle-timeout",
-            "5s",
+            "8s",
             "--grace",
             "2s",
         ],
