@@ -99,8 +99,17 @@ pub fn is_mapped(kind: &str, member: &str, x: Val<'_, '_>) -> bool {
 
 /// Write the named facts of line `src` (see [`NAMED`]) as members (each starting with `,`).
 pub fn write_facts(o: &mut Out, src: Val<'_, '_>) {
-    for (source, key) in NAMED {
-        if let Some(x) = get(src, source) {
+    // One pass over the line's members; written in the order of [`NAMED`], the last of a
+    // repeated member winning (as everywhere else).
+    let Some(obj) = src.as_object() else { return };
+    let mut found: [Option<Val<'_, '_>>; NAMED.len()] = [None; NAMED.len()];
+    for (k, x) in obj.iter() {
+        if let Some(i) = NAMED.iter().position(|(s, _)| *s == k) {
+            found[i] = Some(x);
+        }
+    }
+    for ((_, key), x) in NAMED.iter().zip(found) {
+        if let Some(x) = x {
             o.key(key);
             o.value(x);
         }
