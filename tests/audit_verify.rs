@@ -179,3 +179,45 @@ fn seq_gaps_and_interleaved_runs_are_reported() {
         other => panic!("{other:?}"),
     }
 }
+
+/// `--continue-run`: a second process continues the audit log's last run (same run id, seq and
+/// SSE ids going on, mono_us never going back), and the log still verifies as one run.
+#[test]
+fn a_continued_run_is_one_run_across_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.audit.jsonl");
+    let log_arg = log.to_str().unwrap();
+    let input = std::fs::read(fixture(TOOLS_PARTIAL)).unwrap();
+    let first = run(&["--audit", log_arg, "--run-id", "r1"], &input);
+    assert!(matches!(first.status.code(), Some(0 | 3)), "{first:?}");
+    let last_seq = String::from_utf8(first.stdout).unwrap().lines().count() as u64 - 1;
+    let second = run(
+        &["--format", "sse", "--audit", log_arg, "--continue-run"],
+        &input,
+    );
+    assert!(matches!(second.status.code(), Some(0 | 3)), "{second:?}");
+    let sse = String::from_utf8(second.stdout).unwrap();
+    let first_id = sse.lines().find_map(|l| l.strip_prefix("id: ")).unwrap();
+    assert_eq!(first_id, (last_seq + 1).to_string(), "SSE ids go on");
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(recs.iter().all(|r| r["run_id"] == "r1"), "one run id");
+    for (i, w) in recs.windows(2).enumerate() {
+        assert_eq!(
+            w[1]["seq"].as_u64(),
+            Some(i as u64 + 1),
+            "seq without a gap"
+        );
+        assert!(w[1]["mono_us"].as_u64() >= w[0]["mono_us"].as_u64());
+    }
+    let verify = run(&["audit", "verify", "--require-complete", log_arg], b"");
+    assert!(verify.status.success(), "{verify:?}");
+    let said = String::from_utf8_lossy(&verify.stdout);
+    assert!(said.contains("in 1 run,"), "{said}");
+    // --continue-run without an audit log, or with --run-id, is a usage error.
+    let bad = run(&["--continue-run"], &input);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -100,6 +100,62 @@ pub fn last_hash<F: Read + Seek>(f: &mut F) -> io::Result<[u8; 64]> {
     })
 }
 
+/// Where the last run of an audit file stands, for continuing it in a new process: its id, the
+/// last `seq` and the last `mono_us`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunTail {
+    /// The run id.
+    pub run_id: String,
+    /// The last record's `seq`.
+    pub seq: u64,
+    /// The last record's `mono_us`.
+    pub mono_us: u64,
+}
+
+/// The last run of the audit file at `path` (`None`: the file is missing or empty). Reads the
+/// last record only (backwards from the end, however long it is).
+pub fn last_run(path: &Path) -> io::Result<Option<RunTail>> {
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let len = f.seek(SeekFrom::End(0))?;
+    if len == 0 {
+        return Ok(None);
+    }
+    // Read backwards in chunks until the newline before the last record.
+    let mut tail: Vec<u8> = Vec::new();
+    let mut at = len;
+    let start = loop {
+        let n = at.min(64 * 1024);
+        at -= n;
+        f.seek(SeekFrom::Start(at))?;
+        let mut chunk = vec![0u8; n as usize];
+        f.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&tail);
+        tail = chunk;
+        let body = &tail[..tail.len().saturating_sub(1)];
+        if let Some(i) = memchr::memrchr(b'\n', body) {
+            break i + 1;
+        }
+        if at == 0 {
+            break 0;
+        }
+    };
+    let line = &tail[start..];
+    let line = line.strip_suffix(b"\n").ok_or_else(|| {
+        bad("the last record is torn (no newline at the end); check it with `boo-normalize audit verify`")
+    })?;
+    let rec = read::Record::parse(line)
+        .map_err(|e| bad(&format!("not an audit log: its last line: {e}")))?;
+    Ok(Some(RunTail {
+        run_id: rec.run_id.into_owned(),
+        seq: rec.seq,
+        mono_us: rec.mono_us,
+    }))
+}
+
 /// The hash in a record's tail `,"hash":"<64 lowercase hex>"}\n`, if `bytes` ends with one.
 pub fn parse_tail(bytes: &[u8]) -> Option<[u8; 64]> {
     let t = bytes.get(bytes.len().checked_sub(TAIL_LEN)?..)?;

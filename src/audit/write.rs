@@ -27,6 +27,8 @@ pub struct Audit<W: Write> {
     /// Records in `rec` waiting to be hashed (start, end of prefix), when batching.
     recs: Vec<(usize, usize)>,
     hasher: Option<Hasher>,
+    /// Added to every `mono_us` (a continued run, see [`Audit::continuing_from`]).
+    mono_base: u64,
 }
 
 impl<W: Write> Audit<W> {
@@ -45,7 +47,15 @@ impl<W: Write> Audit<W> {
             b64: vec![0; CHUNK + 4],
             recs: Vec::new(),
             hasher: None,
+            mono_base: 0,
         }
+    }
+
+    /// Continue a run whose last record had `mono_us` = `base`: this process's times count on
+    /// from there, so `mono_us` never decreases within the run.
+    pub fn continuing_from(mut self, base: u64) -> Self {
+        self.mono_base = base;
+        self
     }
 
     /// Call `sync` (e.g. `File::sync_data`) after every record.
@@ -82,7 +92,7 @@ impl<W: Write> Audit<W> {
         o.key("ts");
         o.str(ts);
         o.key("mono_us");
-        o.u64(ctx.stamp.mono_us);
+        o.u64(self.mono_base + ctx.stamp.mono_us);
         o.key("cli_version");
         o.opt_str(ctx.cli_version);
         o.key("event");

@@ -65,6 +65,12 @@ pub struct OutputArgs {
     /// Last-Event-ID); default: $LAST_EVENT_ID when set and not empty.
     #[arg(long, value_name = "SEQ")]
     pub last_event_id: Option<u64>,
+    /// Continue the --audit file's last run instead of starting a new one: the same run id, seq
+    /// going on from its last record (so SSE ids continue too) and mono_us after it; for a
+    /// backend that restarts and resumes the session (`-- --resume ID`). A missing or empty
+    /// file starts a run as usual.
+    #[arg(long, requires = "audit", conflicts_with = "run_id")]
+    pub continue_run: bool,
     /// fdatasync the --audit file after every record.
     #[arg(long, requires = "audit")]
     pub fsync: bool,
@@ -108,6 +114,7 @@ impl OutputArgs {
             format: self.format,
             audit: self.audit.clone(),
             fsync: self.fsync,
+            audit_mono_base: 0,
             sse: self.sse.clone(),
             envelope: self.envelope.clone(),
             otlp: self.otlp.clone(),

@@ -85,6 +85,12 @@ impl<'a> Pipeline<'a> {
         self
     }
 
+    /// Number events from `first` instead of 0 (a run continued by a new process).
+    pub fn first_seq(mut self, first: u64) -> Self {
+        self.events = Events::starting_at(first);
+        self
+    }
+
     /// Flush after every input line.
     pub fn line_buffered(mut self, yes: bool) -> Self {
         self.line_buffered = yes;

@@ -32,6 +32,8 @@ pub struct Setup {
     pub resume: Option<u64>,
     /// The run id of audit records and the trace.
     pub run_id: String,
+    /// The first event's `seq` (0, or where a continued run goes on).
+    pub first_seq: u64,
     /// Redaction of every input line, before anything is written or recorded.
     pub redact: Option<Arc<Engine>>,
 }
@@ -48,6 +50,7 @@ impl Setup {
     ) -> Result<Pipeline<'a>, Error> {
         let sinks = self.outputs.sinks(stdout, &self.run_id)?;
         let mut p = Pipeline::new(Normalizer::new(self.envelope.clone()), sinks)
+            .first_seq(self.first_seq)
             .line_buffered(self.line_buffered)
             .resume_after(hide_until)
             .start_after(self.resume);

@@ -96,6 +96,8 @@ pub struct Outputs {
     pub audit: Option<PathBuf>,
     /// fdatasync the audit file after every record.
     pub fsync: bool,
+    /// Continue the audit file's last run: its `mono_us` goes on from this value.
+    pub audit_mono_base: u64,
     /// Write server-sent events to this file.
     pub sse: Option<PathBuf>,
     /// Write envelope NDJSON to this file.
@@ -168,7 +170,7 @@ impl Outputs {
             let (f, prev) = audit::open_append(p)
                 .and_then(|(f, prev)| Ok((CutBack::new(f)?, prev)))
                 .map_err(|e| Error::io(p.display().to_string(), e))?;
-            let mut a = Audit::new(f, run_id, prev);
+            let mut a = Audit::new(f, run_id, prev).continuing_from(self.audit_mono_base);
             if self.fsync {
                 a = a.with_sync(CutBack::sync_data);
             }
