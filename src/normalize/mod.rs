@@ -6,6 +6,7 @@
 
 mod blob;
 mod calls;
+mod diag;
 mod holes;
 mod message;
 mod result;
@@ -23,7 +24,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use totals::{Tokens, Totals};
 
 use crate::envelope::{Ctx, Events};
-use crate::json::{Engine, HOLLOW_DEFAULT, Out, ParseError, Parser, Val, get, get_str, str_of};
+use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Val, get, get_str, str_of};
 use crate::read::Line;
 
 /// Normalizer options.
@@ -467,73 +468,10 @@ impl State {
         }
     }
 
-    fn diagnostic(
-        &mut self,
-        ev: &mut Events,
-        line: u64,
-        kind: &str,
-        bytes: &[u8],
-        len: u64,
-        detail: Option<&str>,
-    ) {
-        let ctx = Ctx {
-            session_id: self.session.as_deref(),
-            parent: None,
-            line: Some(line),
-            uuid: None,
-            ..Default::default()
-        };
-        let o = ev.begin("diagnostic", &ctx);
-        o.key("kind");
-        o.str(kind);
-        o.key("text");
-        let cut = &bytes[..bytes.len().min(TEXT_CAP)];
-        let text = String::from_utf8_lossy(cut);
-        // Do not end in the middle of a replacement: lossy decoding of a cut multibyte char.
-        o.str(&text);
-        o.key("bytes");
-        o.u64(len);
-        o.key("truncated");
-        o.bool(bytes.len() > TEXT_CAP || (len as usize) > bytes.len());
-        o.key("detail");
-        o.opt_str(detail);
-        ev.end();
-    }
-
-    /// `line.repaired`: line `line` was normalized after `count` unpaired surrogate escapes were
-    /// replaced by U+FFFD (see [`crate::json::repair`]).
-    fn repaired(&mut self, ev: &mut Events, line: u64, count: usize) {
-        let ctx = self.ctx_line(line);
-        let o = ev.begin("line.repaired", &ctx);
-        o.key("kind");
-        o.str("lone_surrogate");
-        o.key("count");
-        o.u64(count as u64);
-        o.key("detail");
-        o.str("unpaired UTF-16 surrogate escapes replaced by \\ufffd (U+FFFD), as JavaScript's JSON.parse followed by a UTF-8 encoder would");
-        ev.end();
-    }
-
     /// A JSON object line: dispatch on `type`.
     fn object_line(&mut self, v: Val<'_, '_>, raw: &[u8], line: u64, ev: &mut Events) {
         let Some(kind) = get(v, "type") else {
-            let ctx = self.ctx_line(line);
-            let o = ev.begin("diagnostic", &ctx);
-            o.key("kind");
-            o.str("missing_type");
-            o.key("text");
-            let mut tmp = Out::default();
-            tmp.value(v);
-            let cut = tmp.buf.len().min(TEXT_CAP);
-            o.str(&String::from_utf8_lossy(&tmp.buf[..cut]));
-            o.key("bytes");
-            o.u64(tmp.buf.len() as u64);
-            o.key("truncated");
-            o.bool(tmp.buf.len() > TEXT_CAP);
-            o.key("detail");
-            o.str("a JSON object without a \"type\" member");
-            ev.end();
-            return;
+            return self.missing_type(v, line, ev);
         };
         let kind = str_of(kind).unwrap_or("");
         // Claude Code session transcripts (~/.claude/projects/*.jsonl) share type names with
