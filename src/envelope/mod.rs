@@ -117,6 +117,7 @@ pub struct Events {
     /// One entry per event, in order.
     pub metas: Vec<EventMeta>,
     next_seq: u64,
+    first_seq: u64,
     open: Option<(usize, &'static str, Option<u64>, bool)>,
     /// Extra common members (raw JSON, each starting with `,`) for events of one input line.
     line_members: (u64, Vec<u8>),
@@ -129,6 +130,7 @@ impl Events {
     pub fn starting_at(first_seq: u64) -> Self {
         Events {
             next_seq: first_seq,
+            first_seq,
             ..Default::default()
         }
     }
@@ -152,6 +154,11 @@ impl Events {
     /// The sequence number the next event gets.
     pub fn next_seq(&self) -> u64 {
         self.next_seq
+    }
+
+    /// How many events this buffer has numbered (a continued run starts above 0).
+    pub fn numbered(&self) -> u64 {
+        self.next_seq - self.first_seq
     }
 
     /// Start an event: writes the common keys. Fields follow with `out().key(..)` + a value.

@@ -2,6 +2,7 @@
 //! is not usable (not JSON, no `type`, …) and `line.repaired` for one that was repaired first.
 
 use super::{State, TEXT_CAP};
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 use crate::json::{Out, Val};
 
@@ -22,7 +23,7 @@ impl State {
             uuid: None,
             ..Default::default()
         };
-        let o = ev.begin("diagnostic", &ctx);
+        let o = ev.begin(kind::DIAGNOSTIC, &ctx);
         o.key("kind");
         o.str(kind);
         o.key("text");
@@ -43,7 +44,7 @@ impl State {
     /// replaced by U+FFFD (see [`crate::json::repair`]).
     pub(super) fn repaired(&mut self, ev: &mut Events, line: u64, count: usize) {
         let ctx = self.ctx_line(line);
-        let o = ev.begin("line.repaired", &ctx);
+        let o = ev.begin(kind::LINE_REPAIRED, &ctx);
         o.key("kind");
         o.str("lone_surrogate");
         o.key("count");
@@ -56,7 +57,7 @@ impl State {
     /// `diagnostic` `missing_type`: a JSON object without a `type` member.
     pub(super) fn missing_type(&mut self, v: Val<'_, '_>, line: u64, ev: &mut Events) {
         let ctx = self.ctx_line(line);
-        let o = ev.begin("diagnostic", &ctx);
+        let o = ev.begin(kind::DIAGNOSTIC, &ctx);
         o.key("kind");
         o.str("missing_type");
         o.key("text");

@@ -92,7 +92,7 @@ impl State {
                         self.skip_reason = Some(FROM_DELTAS);
                     } else {
                         let redacted = get_str(b, "type") == Some("redacted_thinking");
-                        let o = ev.begin("thinking", ctx);
+                        let o = ev.begin(kind::THINKING, ctx);
                         o.key("message_id");
                         o.opt_str(message_id);
                         o.key("thinking");
@@ -163,7 +163,7 @@ impl State {
         synthetic: bool,
         error: Option<&str>,
     ) -> &'e mut crate::json::Out {
-        let o = ev.begin("text", ctx);
+        let o = ev.begin(kind::TEXT, ctx);
         o.key("message_id");
         o.opt_str(message_id);
         o.key("model");
@@ -228,7 +228,7 @@ impl State {
                     ev.end();
                 }
                 "image" | "document" => {
-                    let o = ev.begin("user.block", ctx);
+                    let o = ev.begin(kind::USER_BLOCK, ctx);
                     o.key("block");
                     self.write_blobbed(b, o_buf(ev));
                     ev.end();
@@ -249,7 +249,7 @@ impl State {
         text: Option<&str>,
         replay: bool,
     ) -> &'e mut crate::json::Out {
-        let o = ev.begin("user.text", ctx);
+        let o = ev.begin(kind::USER_TEXT, ctx);
         o.key("text");
         o.opt_str(text);
         o.key("replay");
@@ -286,7 +286,7 @@ impl State {
         let is_error = get(b, "is_error")
             .and_then(|x| x.as_bool())
             .unwrap_or(false);
-        let o = ev.begin("tool.result", ctx);
+        let o = ev.begin(kind::TOOL_RESULT, ctx);
         o.key("tool_use_id");
         o.opt_str(id);
         o.key("name");

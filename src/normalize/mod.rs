@@ -7,6 +7,7 @@
 mod blob;
 mod calls;
 mod diag;
+mod end;
 mod holes;
 mod message;
 mod result;
@@ -14,6 +15,8 @@ mod stream;
 mod system;
 mod totals;
 mod usage;
+
+pub use end::{EndInfo, Stats};
 
 pub use blob::{MIN_BLOB, write_elided};
 pub use result::outcome;
@@ -23,6 +26,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use totals::{Tokens, Totals};
 
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Val, get, get_str, str_of};
 use crate::read::Line;
@@ -39,74 +43,6 @@ pub struct Options {
     pub hollow: Option<(usize, usize)>,
     /// Do not treat a stream without `result` as an error: no `run.error` before `run.end`.
     pub allow_no_result: bool,
-}
-
-/// How the input ended, for `run.end`.
-#[derive(Debug, Clone, Default)]
-pub struct EndInfo {
-    /// `eof`, `exit`, `timeout`, `idle_timeout`, `interrupted`, `killed`, `signal`, …
-    pub cause: String,
-    /// Extra members written into `run.end` (each value is raw JSON), e.g. `exit_code`.
-    pub extra: Vec<(String, String)>,
-}
-
-impl EndInfo {
-    /// Plain end of input.
-    pub fn eof() -> Self {
-        EndInfo {
-            cause: "eof".into(),
-            extra: Vec::new(),
-        }
-    }
-
-    /// The run stopped because writing the file `sink` failed with `error`: cause `sink_failed`,
-    /// with `sink` and `error` members (the other members of `self` are kept).
-    pub fn sink_failed(mut self, sink: &str, error: &std::io::Error) -> Self {
-        self.cause = "sink_failed".into();
-        self.extra.retain(|(k, _)| k != "reason");
-        self.extra.push(("sink".into(), json_string(sink)));
-        self.extra
-            .push(("error".into(), json_string(&error.to_string())));
-        self
-    }
-
-    /// The run could not start: cause `spawn_failed`, with the `error`.
-    pub fn spawn_failed(error: &str) -> Self {
-        EndInfo {
-            cause: "spawn_failed".into(),
-            extra: vec![("error".into(), json_string(error))],
-        }
-    }
-}
-
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
-}
-
-/// Counters reported in `run.end.stats`.
-#[derive(Debug, Clone, Default)]
-pub struct Stats {
-    /// Input lines (an unterminated last line counts).
-    pub lines: u64,
-    /// Input bytes, terminators included.
-    pub bytes: u64,
-    /// Lines that parsed as JSON (objects or not).
-    pub json_lines: u64,
-    /// Events written before `run.end`.
-    pub events: u64,
-    /// `unknown` events.
-    pub unknown: u64,
-    /// `diagnostic` events.
-    pub diagnostics: u64,
-    /// Lines the serde_json reference parser handled in simd mode (simd-json rejected them, or
-    /// they hold floats with 15+ significant digits). Not in `run.end`: the envelope does not
-    /// depend on the parser.
-    pub reference_fallbacks: u64,
-    /// Lines that strict JSON parsers refuse but that were repaired and normalized (each is
-    /// followed by a `line.repaired` event).
-    pub repaired: u64,
-    /// Events per type.
-    pub by_type: BTreeMap<&'static str, u64>,
 }
 
 /// A tool call whose input is being assembled from `input_json_delta` fragments.
@@ -334,7 +270,7 @@ impl Normalizer {
             // Consumed without a visible effect (e.g. a tool_use already emitted): say so, so
             // that every line is accounted for.
             let ctx = st.ctx_line(n);
-            ev.begin("skipped", &ctx);
+            ev.begin(kind::SKIPPED, &ctx);
             ev.out().key("reason");
             ev.out().str("consumed without an event of its own");
             ev.end();
@@ -382,65 +318,6 @@ impl Normalizer {
         self.st
             .flush_all(ev, "input ended before the tool input was complete");
     }
-
-    /// Flush pending state and append `run.end` (always the last event).
-    pub fn finish(&mut self, end: &EndInfo, ev: &mut Events) {
-        let first = ev.len();
-        let st = &mut self.st;
-        st.flush_all(ev, "input ended before the tool input was complete");
-        st.count(ev, first);
-        let session = st.session.clone();
-        let ctx = Ctx {
-            session_id: session.as_deref(),
-            ..Default::default()
-        };
-        if !st.terminal_seen && !st.opts.allow_no_result {
-            st.run_error(end, &ctx, ev);
-        }
-        st.stats.events = ev.next_seq();
-        let s = &st.stats;
-        let o = ev.begin("run.end", &ctx);
-        o.key("cause");
-        o.str(&end.cause);
-        o.key("terminal_seen");
-        o.bool(st.terminal_seen);
-        o.key("turns");
-        o.u64(st.turns);
-        o.key("cli_version");
-        o.opt_str(st.cli_version.as_deref());
-        st.totals.write(o, s);
-        for (k, raw) in &end.extra {
-            o.key(k);
-            o.raw(raw.as_bytes());
-        }
-        o.key("stats");
-        o.raw(b"{\"lines\":");
-        o.u64(s.lines);
-        o.key("bytes");
-        o.u64(s.bytes);
-        o.key("json_lines");
-        o.u64(s.json_lines);
-        o.key("events");
-        o.u64(s.events);
-        o.key("unknown");
-        o.u64(s.unknown);
-        o.key("diagnostics");
-        o.u64(s.diagnostics);
-        o.key("repaired");
-        o.u64(s.repaired);
-        o.key("by_type");
-        o.raw(b"{");
-        for (i, (k, n)) in s.by_type.iter().enumerate() {
-            if i > 0 {
-                o.raw(b",");
-            }
-            o.str(k);
-            o.raw(b":");
-            o.u64(*n);
-        }
-        o.raw(b"}}");
-        ev.end();
-    }
 }
 
 impl State {
@@ -451,8 +328,8 @@ impl State {
         for m in &ev.metas[first..] {
             *self.stats.by_type.entry(m.kind).or_insert(0) += 1;
             match m.kind {
-                "unknown" => self.stats.unknown += 1,
-                "diagnostic" => self.stats.diagnostics += 1,
+                kind::UNKNOWN => self.stats.unknown += 1,
+                kind::DIAGNOSTIC => self.stats.diagnostics += 1,
                 _ => {}
             }
         }
@@ -483,7 +360,7 @@ impl State {
                 line: Some(line),
                 ..Default::default()
             };
-            let o = ev.begin("unknown", &ctx);
+            let o = ev.begin(kind::UNKNOWN, &ctx);
             o.key("kind");
             o.str("lookalike");
             o.key("name");
@@ -532,7 +409,7 @@ impl State {
                 .skip_reason
                 .take()
                 .unwrap_or("the line carried nothing new");
-            let o = ev.begin("skipped", &ctx);
+            let o = ev.begin(kind::SKIPPED, &ctx);
             o.key("reason");
             o.str(reason);
             ev.end();
@@ -554,7 +431,7 @@ impl State {
 
     /// `unknown`: a type, subtype or block this version does not map. The raw object is kept.
     fn unknown(&mut self, v: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events, kind: &str, name: &str) {
-        let o = ev.begin("unknown", ctx);
+        let o = ev.begin(kind::UNKNOWN, ctx);
         o.key("kind");
         o.str(kind);
         o.key("name");

@@ -3,6 +3,7 @@
 
 use super::State;
 use super::system::write_extra;
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 use crate::json::{Val, get, get_some, get_str};
 use simd_json::prelude::*;
@@ -60,7 +61,7 @@ impl State {
         let cost = COST_KEYS
             .iter()
             .find_map(|k| get(v, k).filter(|x| is_number(*x)));
-        let o = ev.begin("turn.end", ctx);
+        let o = ev.begin(kind::TURN_END, ctx);
         o.key("outcome");
         o.str(outcome(subtype, is_error));
         o.key("subtype");

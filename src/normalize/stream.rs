@@ -10,6 +10,7 @@
 
 use super::calls::{input_digest, is_subagent_tool};
 use super::{PendingCall, State, StreamBlock, ToolInfo};
+use crate::envelope::kind as ek;
 use crate::envelope::{Ctx, Events};
 use crate::json::{Out, Parser, Val, get, get_some, get_str};
 use simd_json::prelude::*;
@@ -39,7 +40,7 @@ impl State {
                     self.note_usage(ev, ctx, id, model, u, false);
                     self.note_message(ev, ctx, id, m.expect("usage came from it"));
                 }
-                let o = ev.begin_ephemeral("message.start", ctx);
+                let o = ev.begin_ephemeral(ek::MESSAGE_START, ctx);
                 o.key("message_id");
                 o.opt_str(id);
                 o.key("model");
@@ -74,7 +75,7 @@ impl State {
                 if let Some(i) = index {
                     s.blocks.insert(i, block);
                 }
-                let o = ev.begin_ephemeral("block.start", ctx);
+                let o = ev.begin_ephemeral(ek::BLOCK_START, ctx);
                 o.key("index");
                 opt_u64(o, index);
                 o.key("block_type");
@@ -92,7 +93,7 @@ impl State {
                 {
                     c.complete = true;
                 }
-                let o = ev.begin_ephemeral("block.stop", ctx);
+                let o = ev.begin_ephemeral(ek::BLOCK_STOP, ctx);
                 o.key("index");
                 opt_u64(o, index);
                 ev.end();
@@ -117,7 +118,7 @@ impl State {
                 {
                     self.note_stop_reason(r);
                 }
-                let o = ev.begin_ephemeral("message.delta", ctx);
+                let o = ev.begin_ephemeral(ek::MESSAGE_DELTA, ctx);
                 o.key("message_id");
                 o.opt_str(id.as_deref());
                 o.key("stop_reason");
@@ -133,7 +134,7 @@ impl State {
                 if let Some(id) = id.as_deref() {
                     self.note_message(ev, ctx, id, e);
                 }
-                let o = ev.begin_ephemeral("message.stop", ctx);
+                let o = ev.begin_ephemeral(ek::MESSAGE_STOP, ctx);
                 o.key("message_id");
                 o.opt_str(id.as_deref());
                 if let Some(a) = get(e, "abandoned_blocks") {
@@ -145,11 +146,11 @@ impl State {
                 self.flush_usage(&key, ev);
             }
             "ping" => {
-                ev.begin_ephemeral("stream.ping", ctx);
+                ev.begin_ephemeral(ek::STREAM_PING, ctx);
                 ev.end();
             }
             "error" => {
-                let o = ev.begin("stream.error", ctx);
+                let o = ev.begin(ek::STREAM_ERROR, ctx);
                 o.key("error");
                 o.opt_value(get(e, "error"));
                 ev.end();
@@ -180,7 +181,7 @@ impl State {
                 if let Some(StreamBlock::Text(acc)) = b {
                     acc.push_str(text);
                 }
-                let o = ev.begin_ephemeral("text.delta", ctx);
+                let o = ev.begin_ephemeral(ek::TEXT_DELTA, ctx);
                 o.key("message_id");
                 o.opt_str(message_id);
                 o.key("index");
@@ -194,7 +195,7 @@ impl State {
                 if let Some(StreamBlock::Thinking(acc)) = b {
                     acc.push_str(text);
                 }
-                let o = ev.begin_ephemeral("thinking.delta", ctx);
+                let o = ev.begin_ephemeral(ek::THINKING_DELTA, ctx);
                 o.key("message_id");
                 o.opt_str(message_id);
                 o.key("index");
@@ -212,7 +213,7 @@ impl State {
                     }
                     _ => (None, None),
                 };
-                let o = ev.begin_ephemeral("tool.input.delta", ctx);
+                let o = ev.begin_ephemeral(ek::TOOL_INPUT_DELTA, ctx);
                 o.key("tool_use_id");
                 o.opt_str(id);
                 o.key("name");
@@ -224,7 +225,7 @@ impl State {
                 ev.end();
             }
             _ => {
-                let o = ev.begin_ephemeral("block.delta", ctx);
+                let o = ev.begin_ephemeral(ek::BLOCK_DELTA, ctx);
                 o.key("index");
                 opt_u64(o, index);
                 o.key("delta");
@@ -282,8 +283,8 @@ impl State {
                     self.emit_assembled(c, ev, why);
                     continue;
                 }
-                StreamBlock::Text(t) => ("text", "text", t),
-                StreamBlock::Thinking(t) => ("thinking", "thinking", t),
+                StreamBlock::Text(t) => (ek::TEXT, "text", t),
+                StreamBlock::Thinking(t) => (ek::THINKING, "thinking", t),
                 StreamBlock::Other => continue,
             };
             if !from_deltas || text.is_empty() {
@@ -302,13 +303,13 @@ impl State {
             let o = ev.begin(kind, &ctx);
             o.key("message_id");
             o.opt_str(message_id.as_deref());
-            if kind == "text" {
+            if kind == ek::TEXT {
                 o.key("model");
                 o.opt_str(model.as_deref());
             }
             o.key(field);
             o.str(&text);
-            if kind == "thinking" {
+            if kind == ek::THINKING {
                 o.key("redacted");
                 o.bool(false);
             }
@@ -352,7 +353,7 @@ impl State {
             parent: c.parent.as_deref(),
             ..Default::default()
         };
-        let o = ev.begin("tool.call", &ctx);
+        let o = ev.begin(ek::TOOL_CALL, &ctx);
         o.key("tool_use_id");
         o.opt_str(c.id.as_deref());
         o.key("name");

@@ -2,6 +2,7 @@
 //! the `unknown` fallback for everything else.
 
 use super::State;
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 use crate::json::{Out, Val, get, get_str};
 
@@ -175,7 +176,7 @@ impl State {
         if let Some(ver) = get_str(v, "claude_code_version") {
             self.cli_version = Some(ver.to_owned());
         }
-        let o = ev.begin("session.init", ctx);
+        let o = ev.begin(kind::SESSION_INIT, ctx);
         o.key("model");
         o.opt_value(get(v, "model"));
         o.key("cwd");

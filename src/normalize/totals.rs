@@ -2,6 +2,7 @@
 //! replacing their messages', cost, counts) and the `run.error` of a run without a result.
 
 use super::{EndInfo, State, Stats};
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 use crate::json::Out;
 
@@ -105,7 +106,7 @@ impl Totals {
 impl State {
     /// `run.error` (cause `no_result`): the stream ended without a result after its last init.
     pub(super) fn run_error(&mut self, end: &EndInfo, ctx: &Ctx<'_>, ev: &mut Events) {
-        let o = ev.begin("run.error", ctx);
+        let o = ev.begin(kind::RUN_ERROR, ctx);
         o.key("cause");
         o.str("no_result");
         o.key("detail");

@@ -3,6 +3,7 @@
 //! totals; the main thread's last `stop_reason` for `turn.end`.
 
 use super::{PendingUsage, State, Tokens};
+use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
 use crate::json::{Out, Val, get};
 use simd_json::prelude::*;
@@ -32,7 +33,7 @@ impl State {
             uuid: None,
             ..Default::default()
         };
-        let o = ev.begin("usage", &ctx);
+        let o = ev.begin(kind::USAGE, &ctx);
         o.key("message_id");
         o.str(&u.message_id);
         o.key("model");
