@@ -199,6 +199,15 @@ fn a_continued_run_is_one_run_across_processes() {
     let sse = String::from_utf8(second.stdout).unwrap();
     let first_id = sse.lines().find_map(|l| l.strip_prefix("id: ")).unwrap();
     assert_eq!(first_id, (last_seq + 1).to_string(), "SSE ids go on");
+    let ids = sse.lines().filter(|l| l.starts_with("id: ")).count() as u64;
+    let end: serde_json::Value = sse
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .last()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .unwrap();
+    assert_eq!(end["type"], "run.end");
+    assert_eq!(end["stats"]["events"], ids - 1, "this process's events");
     let recs: Vec<serde_json::Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
