@@ -7,11 +7,9 @@ mod spawn_common;
 
 use std::fs;
 use std::io::BufReader;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use spawn_common::fake::*;
 use spawn_common::*;
 
@@ -62,11 +60,6 @@ fn start_scatter(
     (child, r)
 }
 
-fn last_record(p: &Path) -> Value {
-    let text = fs::read_to_string(p).unwrap();
-    serde_json::from_str(text.lines().last().unwrap()).unwrap()
-}
-
 #[test]
 fn kill_9_of_boo_normalize_leaves_no_process() {
     let d = Dirs::new();
@@ -78,11 +71,7 @@ fn kill_9_of_boo_normalize_leaves_no_process() {
     assert_no_procs(&mark, Duration::from_secs(2));
     // The worker still ended the audit log and the capture.
     let audit = d.path().join("a.jsonl");
-    let v = Command::new(BIN)
-        .args(["audit", "verify"])
-        .arg(&audit)
-        .output()
-        .unwrap();
+    let v = audit_verify(&audit, &[]);
     assert!(v.status.success());
     assert!(
         v.stderr.is_empty(),
@@ -155,11 +144,7 @@ fn follow_of_a_killed_writer_ends() {
     assert_eq!(run_end(&events(&out.stdout))["cause"], "recording_cut");
     // And audit verify calls the run incomplete.
     let audit = d.path().join("a.jsonl");
-    let v = Command::new(BIN)
-        .args(["audit", "verify"])
-        .arg(&audit)
-        .output()
-        .unwrap();
+    let v = audit_verify(&audit, &[]);
     assert!(v.status.success());
     let run_id = last_record(&audit)["run_id"].as_str().unwrap().to_owned();
     assert_eq!(
@@ -169,11 +154,7 @@ fn follow_of_a_killed_writer_ends() {
             audit.display()
         )
     );
-    let v = Command::new(BIN)
-        .args(["audit", "verify", "--require-complete"])
-        .arg(&audit)
-        .output()
-        .unwrap();
+    let v = audit_verify(&audit, &["--require-complete"]);
     assert_eq!(v.status.code(), Some(1));
     assert_no_procs(&mark, Duration::from_secs(2));
 }

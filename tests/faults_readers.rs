@@ -42,9 +42,7 @@ fn hwm_kib(pid: u32) -> u64 {
 }
 
 fn last_audit_event(p: &std::path::Path) -> Value {
-    let text = fs::read_to_string(p).unwrap();
-    let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    v["event"].clone()
+    last_record(p)["event"].clone()
 }
 
 /// Nobody reads stdout (the pipe stays open): `--timeout` still stops the run, boo-normalize
@@ -81,11 +79,7 @@ fn timeout_wins_over_a_reader_that_never_reads_stdout() {
     let end = last_audit_event(&audit);
     assert_eq!(end["type"], "run.end");
     assert_eq!(end["cause"], "timeout");
-    let v = std::process::Command::new(BIN)
-        .args(["audit", "verify", "--require-complete"])
-        .arg(&audit)
-        .output()
-        .unwrap();
+    let v = audit_verify(&audit, &["--require-complete"]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
     assert_no_procs(&mark, Duration::from_secs(2));
 }

@@ -73,11 +73,7 @@ fn last(out: &Output) -> Value {
 }
 
 fn verify(p: &Path) -> Output {
-    Command::new(BIN)
-        .args(["audit", "verify"])
-        .arg(p)
-        .output()
-        .unwrap()
+    audit_verify(p, &[])
 }
 
 #[test]
@@ -128,15 +124,10 @@ fn missing_or_non_executable_claude_still_ends_every_sink() {
     }
 }
 
-/// The audit log hits a file size limit mid-run (SIGXFSZ ignored, so writes fail with EFBIG):
-/// the error names the file, stdout and the other sinks end with `run.end` naming it, exit 74,
-/// and the log is cut back to whole records so the next run appends.
-#[test]
-fn audit_log_filling_up_ends_the_run_cleanly() {
-    let d = Dirs::new();
-    let mark = marker("fsize");
-    let bin = chatty(&d, 3000);
-    let audit = d.path().join("audit.jsonl");
+/// A chatty spawn run whose `flag FILE` output hits a file size limit mid-run (SIGXFSZ ignored,
+/// so writes fail with EFBIG): it must exit 74.
+fn spawn_filling_up(d: &Dirs, mark: &str, flag: &str, file: &Path) -> Output {
+    let bin = chatty(d, 3000);
     let args = [
         "spawn",
         "--claude-bin",
@@ -147,14 +138,31 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
         "1s",
         "--prompt",
         "hi",
-        "--audit",
-        audit.to_str().unwrap(),
+        flag,
+        file.to_str().unwrap(),
     ];
     // 400 blocks: 200 KiB or 400 KiB depending on the shell's unit; either is mid-run.
-    let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
+    let c = via_sh(d, mark, "trap '' XFSZ; ulimit -f 400", &args);
     let out = drained(c, Duration::from_secs(30));
+    assert_eq!(
+        out.status.code(),
+        Some(74),
+        "{flag}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The audit log hits a file size limit mid-run (SIGXFSZ ignored, so writes fail with EFBIG):
+/// the error names the file, stdout and the other sinks end with `run.end` naming it, exit 74,
+/// and the log is cut back to whole records so the next run appends.
+#[test]
+fn audit_log_filling_up_ends_the_run_cleanly() {
+    let d = Dirs::new();
+    let mark = marker("fsize");
+    let audit = d.path().join("audit.jsonl");
+    let out = spawn_filling_up(&d, &mark, "--audit", &audit);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(74), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "boo-normalize: {}: File too large",
@@ -238,24 +246,8 @@ fn record_to_a_full_device() {
 fn capture_filling_up_mid_run() {
     let d = Dirs::new();
     let mark = marker("recfsize");
-    let bin = chatty(&d, 3000);
     let rec = d.path().join("cap.jsonl");
-    let args = [
-        "spawn",
-        "--claude-bin",
-        bin.to_str().unwrap(),
-        "--env",
-        "BOO_TEST_MARK",
-        "--grace",
-        "1s",
-        "--prompt",
-        "hi",
-        "--record",
-        rec.to_str().unwrap(),
-    ];
-    let c = via_sh(&d, &mark, "trap '' XFSZ; ulimit -f 400", &args);
-    let out = drained(c, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(74));
+    let out = spawn_filling_up(&d, &mark, "--record", &rec);
     let end = last(&out);
     assert_eq!(end["cause"], "sink_failed");
     assert_eq!(end["sink"], rec.to_str().unwrap());

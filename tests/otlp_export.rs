@@ -309,9 +309,8 @@ fn bad_settings_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("OTEL_EXPORTER_OTLP_PROTOCOL"));
 }
 
-#[test]
-fn a_run_cut_short_by_a_closed_stdout_still_delivers_its_finished_spans() {
-    let rx = Receiver::start(Answer::Status(200));
+/// The binary exporting to `rx`, started, with its stdin taken and every fixture to write there.
+fn every_fixture_to(rx: &Receiver) -> (std::process::Child, std::process::ChildStdin, Vec<u8>) {
     let mut input = Vec::new();
     for f in common::fixtures() {
         input.extend(std::fs::read(f).unwrap());
@@ -323,7 +322,14 @@ fn a_run_cut_short_by_a_closed_stdout_still_delivers_its_finished_spans() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin, input)
+}
+
+#[test]
+fn a_run_cut_short_by_a_closed_stdout_still_delivers_its_finished_spans() {
+    let rx = Receiver::start(Answer::Status(200));
+    let (mut child, mut stdin, input) = every_fixture_to(&rx);
     let feeder = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
@@ -351,18 +357,7 @@ fn a_run_cut_short_by_a_closed_stdout_still_delivers_its_finished_spans() {
 #[test]
 fn an_outage_is_one_stderr_line_not_one_per_batch() {
     let rx = Receiver::start(Answer::Status(503));
-    let mut input = Vec::new();
-    for f in common::fixtures() {
-        input.extend(std::fs::read(f).unwrap());
-    }
-    let mut child = bin()
-        .args(["--otlp-endpoint", &rx.url()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (child, mut stdin, input) = every_fixture_to(&rx);
     let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
     let out = child.wait_with_output().unwrap();
     feeder.join().unwrap();

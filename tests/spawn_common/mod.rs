@@ -71,6 +71,22 @@ pub fn events(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// `boo-normalize audit verify ARGS… FILE`.
+pub fn audit_verify(file: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["audit", "verify"])
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+/// The last line of a JSONL file, parsed.
+pub fn last_record(p: &Path) -> Value {
+    let text = fs::read_to_string(p).unwrap();
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
 /// The last event, which must be `run.end`.
 pub fn run_end(ev: &[Value]) -> &Value {
     let last = ev.last().expect("no events");
