@@ -203,7 +203,7 @@ fn a_continued_run_is_one_run_across_processes() {
     let end: serde_json::Value = sse
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .next_back()
         .map(|d| serde_json::from_str(d).unwrap())
         .unwrap();
     assert_eq!(end["type"], "run.end");
