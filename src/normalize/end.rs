@@ -108,18 +108,17 @@ impl Normalizer {
         o.key("stats");
         o.raw(b"{\"lines\":");
         o.u64(s.lines);
-        o.key("bytes");
-        o.u64(s.bytes);
-        o.key("json_lines");
-        o.u64(s.json_lines);
-        o.key("events");
-        o.u64(s.events);
-        o.key("unknown");
-        o.u64(s.unknown);
-        o.key("diagnostics");
-        o.u64(s.diagnostics);
-        o.key("repaired");
-        o.u64(s.repaired);
+        for (k, n) in [
+            ("bytes", s.bytes),
+            ("json_lines", s.json_lines),
+            ("events", s.events),
+            ("unknown", s.unknown),
+            ("diagnostics", s.diagnostics),
+            ("repaired", s.repaired),
+        ] {
+            o.key(k);
+            o.u64(n);
+        }
         o.key("by_type");
         o.raw(b"{");
         for (i, (k, n)) in s.by_type.iter().enumerate() {
