@@ -26,6 +26,10 @@ pub struct Audit<W: Write> {
     b64: Vec<u8>,
     /// Records in `rec` waiting to be hashed (start, end of prefix), when batching.
     recs: Vec<(usize, usize)>,
+    /// Their raw lines in `rec`, as they were read (see [`Batch::raws`]).
+    raws: Vec<Option<(usize, usize)>>,
+    /// A buffer for the hashing thread to finish the next batch into.
+    spare: Vec<u8>,
     hasher: Option<Hasher>,
     /// Added to every `mono_us` (a continued run, see [`Audit::continuing_from`]).
     mono_base: u64,
@@ -46,6 +50,8 @@ impl<W: Write> Audit<W> {
             stream_at: STREAM_RECORD,
             b64: vec![0; CHUNK + 4],
             recs: Vec::new(),
+            raws: Vec::new(),
+            spare: Vec::new(),
             hasher: None,
             mono_base: 0,
         }
@@ -145,35 +151,44 @@ impl<W: Write> Audit<W> {
     }
 
     /// `,"raw":…` (or `raw_b64`) and its extras, appended to `rec`, when this is the first
-    /// record of its input line.
-    fn raw_member(&mut self, meta: &EventMeta, ctx: &EventCtx<'_>) {
-        if let Some(raw) = self.raw_of(meta, ctx) {
-            let o = &mut self.rec;
-            match std::str::from_utf8(raw) {
-                Ok(s) => {
-                    o.key("raw");
-                    o.str(s);
-                }
-                Err(_) => {
-                    o.key("raw_b64");
-                    o.str(&base64::engine::general_purpose::STANDARD.encode(raw));
-                }
-            }
-            self.raw_extras(ctx);
+    /// record of its input line. `defer`: the line's bytes go into `rec` as they are, for the
+    /// hashing thread to make the member of; their place is returned.
+    fn raw_and_extras(
+        &mut self,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+        defer: bool,
+    ) -> Option<(usize, usize)> {
+        let raw = self.raw_of(meta, ctx)?;
+        let at = self.rec.buf.len();
+        if defer {
+            self.rec.raw(raw);
+        } else {
+            raw_member(&mut self.rec, raw);
         }
+        let placed = (at, self.rec.buf.len());
+        self.raw_extras(ctx);
+        defer.then_some(placed)
     }
 
-    /// The record up to its `prev` member, appended to `rec`.
-    fn body(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
+    /// The record up to its `prev` member, appended to `rec` (with `defer`, its raw line as it
+    /// is; see [`Audit::raw_and_extras`]).
+    fn body(
+        &mut self,
+        events: &Events,
+        meta: &EventMeta,
+        ctx: &EventCtx<'_>,
+        defer: bool,
+    ) -> Option<(usize, usize)> {
         self.begin_record(meta, ctx);
         self.rec.raw(events.bytes(meta));
-        self.raw_member(meta, ctx);
+        self.raw_and_extras(meta, ctx, defer)
     }
 
     /// The whole record, built in `rec` (cleared first) and hashed.
     fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
         self.rec.buf.clear();
-        self.body(events, meta, ctx);
+        self.body(events, meta, ctx, false);
         self.prev_member();
         let digest = Sha256::digest(&self.rec.buf);
         let tail = self.tail(&digest);
@@ -190,10 +205,11 @@ impl<W: Write> Audit<W> {
     ) -> io::Result<()> {
         debug_assert!(!self.recs.is_empty() || self.rec.buf.is_empty());
         let start = self.rec.buf.len();
-        self.body(events, meta, ctx);
+        let raw = self.body(events, meta, ctx, true);
         let end = self.rec.buf.len();
         self.rec.buf.resize(end + END_LEN, 0);
         self.recs.push((start, end));
+        self.raws.push(raw);
         if self.rec.buf.len() >= BATCH_BYTES {
             self.ship()?;
         }
@@ -217,7 +233,9 @@ impl<W: Write> Audit<W> {
             hasher.send(Batch {
                 buf: std::mem::replace(&mut self.rec.buf, spare),
                 recs: std::mem::take(&mut self.recs),
+                raws: std::mem::take(&mut self.raws),
                 states: Vec::new(),
+                spare: std::mem::take(&mut self.spare),
             })
         });
         self.hasher = Some(hasher);
@@ -231,7 +249,10 @@ impl<W: Write> Audit<W> {
             mut buf,
             recs,
             states,
+            spare,
+            ..
         } = b;
+        self.spare = spare;
         for (&(_, end), mut h) in recs.iter().zip(states) {
             let e = &mut buf[end..end + END_LEN];
             e[..9].copy_from_slice(b",\"prev\":\"");
@@ -326,6 +347,20 @@ const CHUNK: usize = 64 * 1024;
 
 /// Default of [`Audit::stream_records_from`]: records from 1 MiB on are streamed.
 pub const STREAM_RECORD: usize = 1 << 20;
+
+/// `,"raw":"…"` with the line escaped, or `,"raw_b64":"…"` when it is not UTF-8.
+pub(super) fn raw_member(o: &mut Out, raw: &[u8]) {
+    match std::str::from_utf8(raw) {
+        Ok(s) => {
+            o.key("raw");
+            o.str(s);
+        }
+        Err(_) => {
+            o.key("raw_b64");
+            o.str(&base64::engine::general_purpose::STANDARD.encode(raw));
+        }
+    }
+}
 
 fn put<W: Write>(w: &mut W, h: &mut Sha256, bytes: &[u8]) -> io::Result<()> {
     h.update(bytes);
