@@ -1,12 +1,24 @@
 #!/usr/bin/env python3
-"""Whole-binary benchmark: boo-normalize against wc -l, jq and a Python json loop.
+"""Whole-binary benchmarks: boo-normalize's formats against wc -l, jq and a Python json loop, batch
+work over a directory of captures on one thread and on every core, and a fresh clone's test suite.
 
-Builds the mix from fixtures/real (every capture concatenated 20 times, about 196 MB), times each
-command (best of N runs, wall clock and CPU time, one process at a time), reports ratios and peak
-RSS, checks the goals of issue #9 (40× jq, 8× wc -l, peak memory on a 50 MB line at most twice
-the line plus 32 MiB), and appends a dated section to benches/RESULTS.md.
+Sections (each optional, --only picks some):
 
-    python3 benches/compare.py [--runs 3] [--no-build] [--no-write]
+- formats: the mix (every fixtures/real capture concatenated 20 times, about 196 MB) through each
+  output format; wall clock and CPU time (user + system, all threads) per format, best of N rounds
+  run interleaved (A B C A B C ...) so that load drifting over time hits every command alike; ratios
+  to the envelope from the same rounds, the audit sink's goal (issue 19: at most 1.3x the envelope's
+  CPU and wall time), peak RSS on the mix and on one 50 MiB line.
+- dir: a directory of >= 200 captures (fixtures and the shared corpus, copied until there are 200)
+  through profile, diff and redact with RAYON_NUM_THREADS=1 and with every core, interleaved; goal:
+  wall time on every core <= 0.6x one thread on an idle machine.
+- fresh: `git clone` of this checkout, then `cargo test` in it (build and run timed apart); goal:
+  <= 6 min on 2 cores. Slow (minutes); only with --only fresh or --fresh.
+
+The load average is printed before and after each section. Results are appended to
+benches/RESULTS.md as a dated section (newest first) unless --no-write.
+
+    python3 benches/compare.py [--runs 5] [--no-build] [--no-write] [--only formats,dir] [--fresh]
 """
 import argparse
 import datetime
@@ -87,90 +99,203 @@ def peak_rss_kb(cmd, stdin_path):
     return int(p.stderr.decode().strip().splitlines()[-1])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--copies", type=int, default=20)
-    ap.add_argument("--no-build", action="store_true")
-    ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--skip-slow", action="store_true", help="skip jq and python")
-    a = ap.parse_args()
-    if not a.no_build:
-        subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
-    tmp = tempfile.mkdtemp(prefix="boo-bench-")
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def interleaved(cmds, stdin_path, rounds):
+    """Best wall and best CPU seconds per command over `rounds` interleaved rounds."""
+    best = {name: [float("inf"), float("inf")] for name, _ in cmds}
+    for _ in range(rounds):
+        for name, cmd in cmds:
+            wall, cpu = run_once(cmd, stdin_path)
+            best[name][0] = min(best[name][0], wall)
+            best[name][1] = min(best[name][1], cpu)
+    return best
+
+
+def formats_section(a, tmp):
     mix = os.path.join(tmp, "mix.ndjson")
     build_mix(mix, a.copies)
     size = os.path.getsize(mix)
     with open(mix, "rb") as f:
         lines = sum(1 for _ in f)
-
-    cmds = [
+    audit_file = os.path.join(tmp, "side.audit.jsonl")
+    fast = [
         ("wc -l", ["wc", "-l"]),
-        ("boo-normalize", [BIN]),
-        ("boo-normalize --format sse", [BIN, "--format", "sse"]),
-        ("boo-normalize --format audit", [BIN, "--format", "audit", "--run-id", "bench"]),
+        ("envelope", [BIN]),
+        ("--format sse", [BIN, "--format", "sse"]),
+        ("--format sse --sse-profile ai-sdk", [BIN, "--format", "sse", "--sse-profile", "ai-sdk"]),
+        ("--format otlp", [BIN, "--format", "otlp"]),
+        ("--format audit", [BIN, "--format", "audit", "--run-id", "bench"]),
+        # /dev/null would not do: the audit file is opened for appending and its tail read.
+        ("--format sse --audit FILE", ["sh", "-c", f'rm -f "{audit_file}"; exec "{BIN}" --format sse --run-id bench --audit "{audit_file}"']),
     ]
+    slow = []
     if not a.skip_slow:
         if shutil.which("jq"):
-            cmds.append(("jq -cR 'fromjson? // {\"_unparsed\":.}'", ["jq", "-cR", 'fromjson? // {"_unparsed":.}']))
-        cmds.append(("python3 json loop", [sys.executable, "-c", PY_LOOP]))
-
-    results = []
-    for name, cmd in cmds:
-        if cmd[0] == BIN and len(cmd) > 1:
-            probe = subprocess.run(cmd + ["--help"], capture_output=True)
-            if probe.returncode != 0:
-                print(f"skip {name}: not supported by this build", file=sys.stderr)
-                continue
-        runs = 1 if name.startswith(("jq", "python")) else a.runs
-        best, cpu = min(run_once(cmd, mix) for _ in range(runs))
-        rss = peak_rss_kb(cmd, mix)
-        results.append((name, best, cpu, rss))
-        print(f"{name:45s} {best:8.3f} s  cpu {cpu:7.3f} s  {size / best / 1e6:8.1f} MB/s  peak RSS {rss / 1024:7.1f} MiB", flush=True)
-
+            slow.append(("jq -cR 'fromjson? // {\"_unparsed\":.}'", ["jq", "-cR", 'fromjson? // {"_unparsed":.}']))
+        slow.append(("python3 json loop", [sys.executable, "-c", PY_LOOP]))
+    before = loadavg()
+    best = interleaved(fast, mix, a.runs)
+    best.update(interleaved(slow, mix, 1))
+    after = loadavg()
+    rss = {}
+    for name, cmd in fast + slow:
+        if cmd[0] == "sh":
+            continue
+        rss[name] = peak_rss_kb(cmd, mix)
     big = os.path.join(tmp, "huge.ndjson")
     big_size = huge_line(big)
     big_limit = 2 * big_size + 32 * (1 << 20)
-    big_rss = []
-    for fmt in ["envelope", "sse", "audit"]:
-        rss = peak_rss_kb([BIN, "--format", fmt], big) * 1024
-        big_rss.append((fmt, rss))
-        print(f"one {big_size / (1 << 20):.1f} MiB line, --format {fmt}: peak RSS {rss / (1 << 20):.1f} MiB (limit {big_limit / (1 << 20):.1f} MiB)", flush=True)
+    big_rss = [(fmt, peak_rss_kb([BIN, "--format", fmt], big) * 1024) for fmt in ["envelope", "sse", "audit"]]
 
-    t = dict((n, s) for n, s, _, _ in results)
-    boo = t["boo-normalize"]
-    lines_out = []
-    lines_out.append(f"## {datetime.date.today().isoformat()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}, {platform.release()})")
-    lines_out.append("")
-    lines_out.append(f"Input: fixtures/real concatenated {a.copies}× = {size / 1e6:.1f} MB, {lines} lines, on stdin from a file, output to /dev/null. Best of {a.runs} runs (jq and Python: 1 run). Wall clock; CPU is user + system time of all threads (the audit sink hashes on a second thread).")
-    lines_out.append("")
-    lines_out.append("| command | seconds | CPU s | MB/s | peak RSS MiB | vs boo-normalize |")
-    lines_out.append("|---|---:|---:|---:|---:|---:|")
-    for n, s, cpu, rss in results:
-        lines_out.append(f"| `{n}` | {s:.3f} | {cpu:.3f} | {size / s / 1e6:.0f} | {rss / 1024:.1f} | {s / boo:.2f}× |")
-    lines_out.append("")
-    lines_out.append(f"One {big_size / (1 << 20):.1f} MiB line (a tool result of file contents): peak RSS " + ", ".join(f"{f} {r / (1 << 20):.0f} MiB" for f, r in big_rss) + f"; limit 2 × line + 32 MiB = {big_limit / (1 << 20):.0f} MiB: " + ("met" if all(r <= big_limit for _, r in big_rss) else "NOT met") + ".")
-    lines_out.append("")
-    if "wc -l" in t:
-        lines_out.append(f"- boo-normalize / wc -l: {boo / t['wc -l']:.1f}× slower")
-    for n in t:
-        if n.startswith("jq"):
-            lines_out.append(f"- jq / boo-normalize: {t[n] / boo:.1f}× faster")
-        if n.startswith("python"):
-            lines_out.append(f"- python / boo-normalize: {t[n] / boo:.1f}× faster")
-    for n in t:
-        if n.startswith("boo-normalize --format") and "jq" in "".join(t):
-            jq = [v for k, v in t.items() if k.startswith("jq")][0]
-            lines_out.append(f"- `{n}`: jq ratio {jq / t[n]:.1f}×, wc -l ratio {t[n] / t['wc -l']:.1f}×")
-    jqs = [v for k, v in t.items() if k.startswith("jq")]
-    if jqs and "wc -l" in t:
-        for n in [k for k in t if k.startswith("boo-normalize")]:
-            ok_jq = jqs[0] / t[n] >= 40
-            ok_wc = t[n] / t["wc -l"] <= 8
-            lines_out.append(f"- goals for `{n}` (≥ 40× jq, ≤ 8× wc -l): {'met' if ok_jq else 'not met'} / {'met' if ok_wc else 'not met'}")
-    text = "\n".join(lines_out) + "\n"
-    print()
-    print(text)
+    env_wall, env_cpu = best["envelope"]
+    out = []
+    out.append(f"### Formats on the mix")
+    out.append("")
+    out.append(f"Input: fixtures/real concatenated {a.copies}× = {size / 1e6:.1f} MB, {lines} lines, on stdin from a file, output to /dev/null. Best of {a.runs} interleaved rounds (jq and Python: 1 run). CPU is user + system time of all threads (the audit sink hashes on a second thread). Load average before {before}, after {after}.")
+    out.append("")
+    out.append("| command | wall s | CPU s | MB/s | peak RSS MiB | wall / envelope | CPU / envelope |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
+    for name, _ in fast + slow:
+        w, c = best[name]
+        r = f"{rss[name] / 1024:.1f}" if name in rss else "–"
+        label = name if name in ("wc -l",) or name.startswith(("jq", "python")) else ("boo-normalize" + ("" if name == "envelope" else " " + name))
+        out.append(f"| `{label}` | {w:.3f} | {c:.3f} | {size / w / 1e6:.0f} | {r} | {w / env_wall:.2f}× | {c / env_cpu:.2f}× |")
+    out.append("")
+    out.append(f"One {big_size / (1 << 20):.1f} MiB line (a tool result of file contents): peak RSS " + ", ".join(f"{f} {r / (1 << 20):.0f} MiB" for f, r in big_rss) + f"; limit 2 × line + 32 MiB = {big_limit / (1 << 20):.0f} MiB: " + ("met" if all(r <= big_limit for _, r in big_rss) else "NOT met") + ".")
+    out.append("")
+    for name in ["--format audit", "--format sse --audit FILE"]:
+        w, c = best[name]
+        base = best["--format sse"] if "--audit" in name else best["envelope"]
+        what = "the SSE format alone" if "--audit" in name else "the envelope"
+        wr, cr = w / base[0], c / base[1]
+        ok = wr <= 1.3 and cr <= 1.3
+        out.append(f"- audit goal (issue 19 §1: ≤ 1.3× {what}'s CPU and wall time), `{name}`: CPU {cr:.2f}×, wall {wr:.2f}×: {'met' if ok else 'not met'}")
+    if "wc -l" in best:
+        out.append(f"- envelope / wc -l: {env_wall / best['wc -l'][0]:.1f}× slower")
+    for name in best:
+        if name.startswith("jq"):
+            out.append(f"- jq / envelope: {best[name][0] / env_wall:.1f}× faster")
+        if name.startswith("python"):
+            out.append(f"- python / envelope: {best[name][0] / env_wall:.1f}× faster")
+    return out
+
+
+def captures():
+    """Every capture shipped in fixtures/ and the shared corpus, if present."""
+    found = []
+    for top in [os.path.join(ROOT, "fixtures"), os.path.join(ROOT, "..", "shared", "corpus", "real")]:
+        for d, _, files in os.walk(top):
+            found += [os.path.join(d, f) for f in sorted(files) if f.endswith(".ndjson")]
+    return sorted(found)
+
+
+def dir_section(a, tmp):
+    src = captures()
+    base = os.path.join(tmp, "captures")
+    files = []
+    copy = 0
+    while len(files) < a.dir_files:
+        for f in src:
+            if len(files) >= a.dir_files and copy > 0:
+                break
+            d = os.path.join(base, f"copy{copy}")
+            os.makedirs(d, exist_ok=True)
+            dst = os.path.join(d, f"{len(files):04d}-{os.path.basename(f)}")
+            shutil.copyfile(f, dst)
+            files.append(dst)
+        copy += 1
+    total = sum(os.path.getsize(f) for f in files)
+    half = len(files) // 2
+    old_dir, new_dir = os.path.join(tmp, "old"), os.path.join(tmp, "new")
+    for d, part in [(old_dir, files[:half]), (new_dir, files[half:])]:
+        os.makedirs(d)
+        for f in part:
+            os.link(f, os.path.join(d, os.path.basename(f)))
+    jobs = [
+        ("profile DIR", [BIN, "profile", base]),
+        ("diff OLD NEW", [BIN, "diff", old_dir, new_dir]),
+        ("redact FILE…", [BIN, "redact"] + files),
+    ]
+    cmds = []
+    for name, cmd in jobs:
+        cmds.append((name + " 1", ["env", "RAYON_NUM_THREADS=1"] + cmd))
+        cmds.append((name + " all", ["env", "-u", "RAYON_NUM_THREADS"] + cmd))
+    before = loadavg()
+    best = interleaved(cmds, os.devnull, a.runs)
+    after = loadavg()
+    out = ["### Batch work over a directory of captures", ""]
+    out.append(f"Input: {len(files)} captures ({total / 1e6:.1f} MB; fixtures/ and the shared corpus, copied until there are {a.dir_files}); diff compares the first half with the second. Best of {a.runs} interleaved rounds, output to /dev/null, RAYON_NUM_THREADS=1 against every core ({os.cpu_count()}). Load average before {before}, after {after}.")
+    out.append("")
+    out.append("| command | 1 thread wall s | every core wall s | ratio | 1 thread CPU s | every core CPU s |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    for name, _ in jobs:
+        w1, c1 = best[name + " 1"]
+        wn, cn = best[name + " all"]
+        out.append(f"| `boo-normalize {name}` | {w1:.3f} | {wn:.3f} | {wn / w1:.2f}× | {c1:.3f} | {cn:.3f} |")
+    out.append("")
+    worst = max(best[n + " all"][0] / best[n + " 1"][0] for n, _ in jobs)
+    out.append(f"- batch goal (issue 19 §3: every core ≤ 0.6× one thread's wall time on an idle machine): worst ratio {worst:.2f}×: {'met' if worst <= 0.6 else 'not met'}")
+    return out
+
+
+def fresh_section(a, tmp):
+    clone = os.path.join(tmp, "clone")
+    subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
+    shared = os.path.join(ROOT, "..", "shared")
+    if os.path.isdir(shared) and not os.path.exists(os.path.join(tmp, "shared")):
+        os.symlink(os.path.abspath(shared), os.path.join(tmp, "shared"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CARGO_TARGET")}
+    before = loadavg()
+    t = time.perf_counter()
+    subprocess.run(["cargo", "test", "--no-run", "-q"], cwd=clone, env=env, check=True, stderr=subprocess.DEVNULL)
+    build = time.perf_counter() - t
+    t = time.perf_counter()
+    p = subprocess.run(["cargo", "test", "-q"], cwd=clone, env=env, capture_output=True)
+    run = time.perf_counter() - t
+    after = loadavg()
+    passed = sum(int(w) for line in p.stdout.decode(errors="replace").splitlines() if line.startswith("test result:") for w in [line.split()[3]])
+    total = build + run
+    out = ["### A fresh clone's test suite", ""]
+    out.append(f"`git clone` of this checkout, then `cargo test` (the README's test command) in it: build {build:.0f} s, run {run:.0f} s, total {total / 60:.1f} min; {passed} tests passed, exit status {p.returncode}. Load average before {before}, after {after}.")
+    out.append("")
+    out.append(f"- test-suite goal (issue 19 §4: ≤ 6 min on 2 cores, build included): {'met' if total <= 360 and p.returncode == 0 else 'not met'}")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--copies", type=int, default=20)
+    ap.add_argument("--dir-files", type=int, default=200)
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--skip-slow", action="store_true", help="skip jq and python")
+    ap.add_argument("--only", default="formats,dir", help="comma-separated sections: formats, dir, fresh")
+    ap.add_argument("--fresh", action="store_true", help="also time a fresh clone's cargo test")
+    a = ap.parse_args()
+    sections = set(a.only.split(","))
+    if a.fresh:
+        sections.add("fresh")
+    if not a.no_build and sections & {"formats", "dir"}:
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    tmp = tempfile.mkdtemp(prefix="boo-bench-")
+    out = [f"## {datetime.date.today().isoformat()} — {platform.node()} ({os.cpu_count()} cores, {platform.machine()}, {platform.release()})", ""]
+    try:
+        for name, section in [("formats", formats_section), ("dir", dir_section), ("fresh", fresh_section)]:
+            if name in sections:
+                part = section(a, tmp)
+                print("\n".join(part) + "\n", flush=True)
+                out += part + [""]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = "\n".join(out)
     if not a.no_write:
         path = os.path.join(ROOT, "benches", "RESULTS.md")
         head = "# Whole-binary benchmark results\n\nWritten by `python3 benches/compare.py`; newest first.\n\n"
@@ -181,7 +306,6 @@ def main():
                 old = old[len(head):]
         with open(path, "w") as f:
             f.write(head + text + "\n" + old)
-    shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":

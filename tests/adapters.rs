@@ -6,8 +6,6 @@
 //! package are not available.
 #![cfg(target_os = "linux")]
 
-mod spawn_common;
-
 #[path = "adapters/harness.rs"]
 mod harness;
 

@@ -2,7 +2,7 @@
 //! --format audit` (or a replay of the audit log itself) write the same bytes, because the
 //! live run's clock follows the recorder's times and replay reuses the run id and times.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

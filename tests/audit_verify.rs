@@ -2,7 +2,7 @@
 //! detected on its own line, truncation anywhere inside a record is a torn last record, and
 //! deletion, insertion, reordering, seq gaps and interleaved runs are named with their line.
 
-mod common;
+use crate::common;
 
 use common::{bin, root, run};
 

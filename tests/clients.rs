@@ -8,7 +8,7 @@
 //! `target/node-clients` on first use. When npm or Chromium is missing these tests print `SKIP:`
 //! and pass; set `BOO_REQUIRE_CLIENTS=1` to make that a failure.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! The committed man pages and the README's event list must match what the code generates.
 
-mod common;
+use crate::common;
 
 use common::{bin, root};
 

@@ -3,7 +3,7 @@
 //! through this build's binary. Without a Go toolchain this prints `SKIP:` and passes
 //! (`BOO_REQUIRE_PACKAGERS=1` fails instead). Go's caches live under target/go.
 
-mod packaging;
+use crate::packaging;
 
 use std::process::Command;
 

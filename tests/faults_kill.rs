@@ -3,7 +3,7 @@
 //! files such a run leaves.
 #![cfg(target_os = "linux")]
 
-mod spawn_common;
+use crate::spawn_common;
 
 use std::fs;
 use std::io::BufReader;

@@ -2,7 +2,7 @@
 //! the envelope (under its own name, as a mapped field, or in `extra`), or is on the documented
 //! drop list. Set `BOO_FIDELITY_CORPUS=DIR` to run the same check over more captures.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! `authentication_failed`, `billing_error`, `rate_limit`, `invalid_request`, `server_error`,
 //! `unknown`, and may come with an empty content array).
 
-mod common;
+use crate::common;
 
 use common::{events, root, run};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Golden snapshots (insta) of the envelope for a handful of real captures of different eras.
 //! A change in any byte of the output shows up as a reviewable snapshot diff.
 
-mod common;
+use crate::common;
 
 use common::{bin, root};
 

@@ -1,7 +1,7 @@
 //! Latency with a slow producer: each event must reach stdout as soon as its line arrives (the
 //! pipeline flushes whenever the reader has no complete line buffered), without --line-buffered.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;

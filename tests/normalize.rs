@@ -1,6 +1,6 @@
 //! Integration tests: the real binary over every real capture, checking the envelope contract.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -4,13 +4,13 @@
 //! and the TypeScript client's `node --test` suite and `tsc --noEmit` example pass against the
 //! installed package and the real binary.
 //!
-//! After a schema change: `BOO_UPDATE_TYPES=1 cargo test --test npm typescript_types`.
+//! After a schema change: `BOO_UPDATE_TYPES=1 cargo test --test suite npm::typescript_types`.
 //! Tooling (typescript, json-schema-to-typescript, @types/node, and the `ai` package the AI SDK
 //! helpers are read with; pinned by npm/package-lock.json)
 //! is installed into target/npm-work on first use. Without node/npm (or registry access for
 //! that first install) these tests print `SKIP:` and pass; `BOO_REQUIRE_PACKAGERS=1` fails instead.
 
-mod packaging;
+use crate::packaging;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -147,7 +147,7 @@ fn npm_install(dir: &Path, tarballs: &[PathBuf]) {
     );
 }
 
-/// `BOO_UPDATE_TYPES=1 cargo test --test npm typescript_types` regenerates
+/// `BOO_UPDATE_TYPES=1 cargo test --test suite npm::typescript_types` regenerates
 /// npm/boo-normalize/src/envelope.ts instead of checking it.
 #[test]
 fn typescript_types_match_the_schema() {
@@ -165,7 +165,7 @@ fn typescript_types_match_the_schema() {
         .expect("node");
     assert!(
         out.status.success(),
-        "{}(or: BOO_UPDATE_TYPES=1 cargo test --test npm typescript_types)",
+        "{}(or: BOO_UPDATE_TYPES=1 cargo test --test suite npm::typescript_types)",
         String::from_utf8_lossy(&out.stderr)
     );
     if update {

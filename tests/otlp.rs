@@ -3,7 +3,7 @@
 //! and strict parsing of every line with the official protobuf definitions (Python
 //! `opentelemetry-proto`, installed project-locally; skipped with a message when it cannot be).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

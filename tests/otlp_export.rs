@@ -3,7 +3,7 @@
 //! bounded retries, and a dead, failing or hung receiver never failing or stalling the run
 //! (failures on stderr and in `run.end.otlp`).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -3,7 +3,7 @@
 //! its REST API: the span tree, names, token counts, tool names and error statuses it stored
 //! match the envelope. Skips with a message when the package cannot be installed.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::TcpListener;

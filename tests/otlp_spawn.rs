@@ -4,7 +4,7 @@
 
 #![cfg(unix)]
 
-mod spawn_common;
+use crate::spawn_common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -1,7 +1,7 @@
 //! Packaging: the crates.io package and the PyPI wheel build from what they ship, install
 //! into a clean place, and the installed binary normalizes a fixture.
 
-mod packaging;
+use crate::packaging;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

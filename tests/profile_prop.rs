@@ -2,7 +2,7 @@
 //! separate profiles, in any order), a profile survives its JSON document, and a profile never
 //! differs from itself. Checked on generated stream-json-like streams and on the real captures.
 
-mod common;
+use crate::common;
 
 use boo_normalize::profile::diff::diff;
 use boo_normalize::profile::{Profile, Profiler};

@@ -1,7 +1,7 @@
 //! Property tests: framing independence, line accounting, engine agreement, and robustness of the
 //! normalizer on arbitrary and mutated real input.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 

@@ -4,7 +4,7 @@
 //! `normalize --redact` must never let one through; on the real captures, false positives are
 //! counted; errors never echo a secret.
 
-mod redact_plants;
+use crate::redact_plants;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! gives, and a secret streamed across delta lines is replaced in the line where the undecided
 //! text began, the lines after it keeping an empty fragment.
 
-mod common;
+use crate::common;
 
 use common::{bin, events, fixtures, line_count, run};
 use serde_json::{Value, json};

@@ -4,8 +4,8 @@
 //! - the literal-driven search finds exactly what searching every position finds;
 //! - redacted lines are valid JSON of the same shape.
 
-mod common;
-mod redact_plants;
+use crate::common;
+use crate::redact_plants;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Regression tests for what the fuzzers found, each named after the finding.
 
-mod common;
+use crate::common;
 
 use common::{events, run};
 

@@ -2,7 +2,7 @@
 //! gives the same bytes as the direct normalize (every time), `--raw` gives back the input,
 //! resuming gives the tail, audit logs replay like captures, and bad inputs are clear errors.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! captures it again, line for line, for a replay that gives spawn's envelope byte for byte.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! ids, keep-alive comments, and deterministic output under a manual clock. Tamper detection is
 //! in `audit/verify.rs`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::*;
+use super::harness::*;
 use crate::spawn_common::*;
 
 /// Usage is an object of counts on every `turn.end`, every `usage` event and `run.end`.

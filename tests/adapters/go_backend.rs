@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::*;
+use super::harness::*;
 use crate::spawn_common::*;
 
 /// The SSE events of a finished run, checked the way a browser would take them: a `retry`

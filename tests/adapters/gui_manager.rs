@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness::*;
+use super::harness::*;
 use crate::spawn_common::*;
 
 /// SIGINT to one session's process: that session ends `interrupted` (the CLI got SIGINT first,

@@ -64,7 +64,7 @@ pub fn cli() -> Option<&'static PathBuf> {
 
 macro_rules! need_cli {
     () => {
-        match $crate::harness::cli() {
+        match $crate::adapters::harness::cli() {
             Some(c) => c,
             None => return,
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::*;
+use super::harness::*;
 use crate::spawn_common::*;
 
 /// The service's allowlist.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::*;
+use super::harness::*;
 use crate::spawn_common::*;
 
 /// The done event a runtime maps from `turn.end`: every field it needs is there and typed.

@@ -76,7 +76,7 @@ pub fn line_count(bytes: &[u8]) -> u64 {
 }
 
 /// Property-test settings: `cases` cases unless `PROPTEST_CASES` is set (raise it for a thorough
-/// run, e.g. `PROPTEST_CASES=5000 cargo test --test props`; lower it for a quick one). Every other
+/// run, e.g. `PROPTEST_CASES=5000 cargo test --test suite props::`; lower it for a quick one). Every other
 /// setting keeps proptest's defaults, which read their own `PROPTEST_*` variables.
 pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
     let mut c = proptest::test_runner::Config::default();

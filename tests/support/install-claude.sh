@@ -93,6 +93,14 @@ check_entry() {
   esac
 }
 
+# Test modules run side by side and may ask for the same version at once: one installs, the
+# others wait for it (flock is util-linux; without it, installs are not serialized).
+mkdir -p "$ROOT"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$ROOT/.lock-$VERSION"
+  flock 9
+fi
+
 if [ -f "$DEST/.installed-ok" ]; then
   entry=$(resolve_entry)
   if [ -n "$entry" ] && [ -e "$entry" ]; then

@@ -14,9 +14,15 @@ case $what in
   *) echo "otel-venv.sh: unknown venv $what" >&2; exit 2 ;;
 esac
 py=$dir/bin/python
+mkdir -p "$(dirname "$dir")"
+# Test modules run side by side and may ask for the same venv at once: one installs, the others
+# wait for it (flock is util-linux; without it, installs are not serialized).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$dir.lock"
+  flock 9
+fi
 if [[ -f $dir/.installed-ok ]]; then echo "$py"; exit 0; fi
 log=$dir.log
-mkdir -p "$(dirname "$dir")"
 {
   python3 -m venv "$dir" &&
     "$py" -m pip install --disable-pip-version-check --no-input -q "${pkgs[@]}" &&
