@@ -76,7 +76,7 @@ type ToolResult struct {
 // Usage is `usage`: one API message's token counts, once per message.
 type Usage struct {
 	Event
-	MessageID    string          `json:"message_id"`
+	MessageID    *string         `json:"message_id"`
 	Model        *string         `json:"model"`
 	Usage        map[string]any  `json:"usage"`
 	Provisional  bool            `json:"provisional"`

@@ -47,7 +47,11 @@ pub const MAPPED: &[(&str, &str, &str)] = &[
         "message",
         "user.text, tool.result, user.block events",
     ),
-    ("user", "tool_use_result", "tool.result structured"),
+    (
+        "user",
+        "tool_use_result",
+        "tool.result structured (the line's first tool_result block; a line without one keeps it under extra)",
+    ),
     ("user", "isReplay", "user.text replay"),
     (
         "stream_event",
@@ -116,11 +120,29 @@ pub fn write_facts(o: &mut Out, src: Val<'_, '_>) {
     }
 }
 
+/// Whether member `k` (value `x`) of line `src` is mapped by the line's own events: as
+/// [`is_mapped`], and a user line's `tool_use_result` only when a `tool_result` block of the line
+/// takes it (a string-content line or one of text blocks keeps it under `extra`).
+fn mapped_on(kind: &str, src: Val<'_, '_>, k: &str, x: Val<'_, '_>) -> bool {
+    is_mapped(kind, k, x) && (k != "tool_use_result" || has_tool_result_block(src))
+}
+
+/// Whether the line's message has a `tool_result` block.
+fn has_tool_result_block(src: Val<'_, '_>) -> bool {
+    get(src, "message")
+        .and_then(|m| get(m, "content"))
+        .and_then(|c| c.as_array())
+        .is_some_and(|bs| {
+            bs.iter()
+                .any(|b| get(b, "type").and_then(str_of) == Some("tool_result"))
+        })
+}
+
 /// Whether line `src` of type `kind` has members for `extra`.
 pub fn has_extra(kind: &str, src: Val<'_, '_>) -> bool {
     let members = src
         .as_object()
-        .is_some_and(|obj| obj.iter().any(|(k, x)| !is_mapped(kind, k, x)));
+        .is_some_and(|obj| obj.iter().any(|(k, x)| !mapped_on(kind, src, k, x)));
     members || event_extra(src).is_some() || message_extra(src).is_some()
 }
 
@@ -151,7 +173,7 @@ fn message_extra<'t, 'i>(src: Val<'t, 'i>) -> Option<Val<'t, 'i>> {
 /// `stream_event` the members of its `event` that the stream events do not map (under `event`).
 pub fn write_extra(o: &mut Out, kind: &str, src: Val<'_, '_>) {
     o.key("extra");
-    o.members_where(src, |k, x| !is_mapped(kind, k, x));
+    o.members_where(src, |k, x| !mapped_on(kind, src, k, x));
     if let Some(m) = message_extra(src) {
         nest(o, "message", m, |k, x| !message_member_readable(k, x));
     }

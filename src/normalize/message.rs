@@ -21,7 +21,17 @@ impl State {
         let stop_reason = get_some(msg, "stop_reason");
         // A usage that is not an object is kept raw under the line's extra.message instead.
         let usage = get_some(msg, "usage").filter(|u| u.as_object().is_some());
-        if let (Some(id), Some(u)) = (message_id, usage) {
+        if let Some(u) = usage {
+            // A message without an id (hand-made streams, SDK test data) is a message of its
+            // own: its record is keyed by its line and written with message_id null.
+            let anonymous;
+            let id = match message_id {
+                Some(id) => id,
+                None => {
+                    anonymous = super::usage::anonymous_key(ctx.line);
+                    &anonymous
+                }
+            };
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
             self.note_message(ev, ctx, id, msg);
         }

@@ -8,6 +8,14 @@ use crate::envelope::{Ctx, Events};
 use crate::json::{Out, Val, get};
 use simd_json::prelude::*;
 
+/// The start of the key of a message without an id (a control character no API id has).
+const ANONYMOUS: &str = "\u{1}";
+
+/// The key of the per-message record of a message without an id, on input line `line`.
+pub(super) fn anonymous_key(line: Option<u64>) -> String {
+    format!("{ANONYMOUS}line {}", line.unwrap_or(0))
+}
+
 impl State {
     /// Emit the pending usage of the stream keyed by `parent`, if any.
     pub(super) fn flush_usage(&mut self, parent: &Option<String>, ev: &mut Events) {
@@ -35,7 +43,11 @@ impl State {
         };
         let o = ev.begin(kind::USAGE, &ctx);
         o.key("message_id");
-        o.str(&u.message_id);
+        if u.message_id.starts_with(ANONYMOUS) {
+            o.raw(b"null");
+        } else {
+            o.str(&u.message_id);
+        }
         o.key("model");
         o.opt_str(u.model.as_deref());
         o.key("usage");

@@ -23,11 +23,16 @@
 //! | `tool.input.delta` | `tool-input-start` once, then `tool-input-delta` with `partial_json` |
 //! | `tool.call` | `tool-input-available` (`input`), or `tool-input-error` when its input did not parse |
 //! | `tool.result` | `tool-output-available` (`output` = `content`), or `tool-output-error` when `is_error` |
-//! | `turn.end` | `finish-step`; an `error` chunk when the outcome is not `success` |
+//! | `tool.result` without `tool_use_id` | a [`UNPAIRED`] data chunk (`{isError, output}`) |
+//! | `turn.end` | `finish-step`; an `error` chunk when the outcome is not `success` (its `result`, else its `errors` joined by `; `) |
 //! | `run.end` | `finish-step` if open, `error` if no result line was seen, `finish` (`finishReason`, `messageMetadata: {session_id, outcome, cost_usd, usage}`), then `[DONE]` |
 //!
 //! Tool parts are `dynamic: true` (the client has no schema for Claude Code's tools; they show up
-//! as `dynamic-tool` parts with `toolName`); server tools (web search, …) carry
+//! as `dynamic-tool` parts with `toolName`). The chunks require `toolCallId` and `toolName`
+//! strings; a call whose envelope `tool_use_id` or `name` is null (the CLI's block had none) gets
+//! [`GENERATED_ID`]`<seq>` (never paired with a result) or [`UNNAMED`] and says so in
+//! `providerMetadata: {"boo-normalize": {"generated": [...]}}`; nothing is silently made up, and
+//! a result without id is never attached to another call. Server tools (web search, …) carry
 //! `providerExecuted: true`. Events inside a subagent (`parent_tool_use_id` set) are left out:
 //! the subagent appears as its `Task` tool call and result. Other envelope events (usage,
 //! diagnostics, hooks, …) have no UI message counterpart and are left out; use the default
@@ -53,6 +58,15 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("x-vercel-ai-ui-message-stream", "v1"),
     ("x-accel-buffering", "no"),
 ];
+
+/// The `toolCallId` prefix of a call whose envelope `tool_use_id` is null (the event's seq follows).
+pub const GENERATED_ID: &str = "boo-normalize-seq-";
+
+/// The `toolName` of a call whose envelope `name` is null.
+pub const UNNAMED: &str = "unknown";
+
+/// The data chunk type of a tool result whose envelope `tool_use_id` is null.
+pub const UNPAIRED: &str = "data-unpaired-tool-result";
 
 /// The fields of an envelope event this translation reads.
 #[derive(Deserialize, Default)]
@@ -88,6 +102,8 @@ struct Ev<'a> {
     outcome: Option<Cow<'a, str>>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    errors: Option<&'a RawValue>,
     #[serde(borrow)]
     model: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -309,14 +325,18 @@ impl<W: Write> AiSdk<W> {
                 self.whole_part(part, &id, text.unwrap_or(""));
             }
             kind::TOOL_INPUT_DELTA => {
-                let id = e.tool_use_id.as_deref().unwrap_or("");
+                // Without an id the deltas have no part to stream into; the tool.call that
+                // follows brings the whole input (under a generated id, see tool_call).
+                let Some(id) = e.tool_use_id.as_deref() else {
+                    return;
+                };
                 self.step(None);
                 if self.tools_started.insert(id.to_owned()) {
                     let o = self.chunk("tool-input-start");
                     o.key("toolCallId");
                     o.str(id);
                     o.key("toolName");
-                    o.str(e.name.as_deref().unwrap_or(""));
+                    o.str(e.name.as_deref().unwrap_or(UNNAMED));
                     self.tool_flags(false);
                     self.end_chunk();
                 }
@@ -330,15 +350,24 @@ impl<W: Write> AiSdk<W> {
                     self.end_chunk();
                 }
             }
-            kind::TOOL_CALL => self.tool_call(msg, e),
+            kind::TOOL_CALL => self.tool_call(msg, e, meta.seq),
             kind::TOOL_RESULT => self.tool_result(e),
             kind::TURN_END => {
                 self.finish_step();
                 let outcome = e.outcome.as_deref().unwrap_or("error");
                 if outcome != "success" {
+                    // The result text, else the error result's `errors` (SDK 0.3.x error
+                    // results have no result text), else the outcome.
+                    let errors = e
+                        .errors
+                        .and_then(|r| serde_json::from_str::<Vec<String>>(r.get()).ok())
+                        .filter(|v| !v.is_empty());
                     let text = match e.result.map(|r| serde_json::from_str::<String>(r.get())) {
                         Some(Ok(s)) if !s.is_empty() => s,
-                        _ => format!("the turn ended with outcome {outcome}"),
+                        _ => match errors {
+                            Some(errors) => errors.join("; "),
+                            None => format!("the turn ended with outcome {outcome}"),
+                        },
                     };
                     let o = self.chunk("error");
                     o.key("errorText");
@@ -357,12 +386,25 @@ impl<W: Write> AiSdk<W> {
         }
     }
 
-    fn tool_call(&mut self, msg: Option<&str>, e: &Ev<'_>) {
-        let id = e.tool_use_id.as_deref().unwrap_or("");
-        let name = e.name.as_deref().unwrap_or("");
+    fn tool_call(&mut self, msg: Option<&str>, e: &Ev<'_>, seq: u64) {
+        // A call without id or name still becomes a tool part (the chunk requires both): the
+        // id is made from the event's seq (unique and stable across replays) and never paired
+        // with a result; the name is UNNAMED; providerMetadata says which values were made up.
+        let generated_id = e
+            .tool_use_id
+            .is_none()
+            .then(|| format!("{GENERATED_ID}{seq}"));
+        let id = e
+            .tool_use_id
+            .as_deref()
+            .or(generated_id.as_deref())
+            .unwrap_or_default();
+        let name = e.name.as_deref().unwrap_or(UNNAMED);
         let server = e.server == Some(true);
         self.step(msg);
-        self.tools_known.insert(id.to_owned());
+        if generated_id.is_none() {
+            self.tools_known.insert(id.to_owned());
+        }
         let ty = if e.input_error.is_some() {
             "tool-input-error"
         } else {
@@ -383,12 +425,33 @@ impl<W: Write> AiSdk<W> {
             o.key("errorText");
             o.str(err);
         }
+        let generated = match (generated_id.is_some(), e.name.is_none()) {
+            (false, false) => None,
+            (true, false) => Some(r#"["toolCallId"]"#),
+            (false, true) => Some(r#"["toolName"]"#),
+            (true, true) => Some(r#"["toolCallId","toolName"]"#),
+        };
+        if let Some(list) = generated {
+            o.raw(b",\"providerMetadata\":{\"boo-normalize\":{\"generated\":");
+            o.raw(list.as_bytes());
+            o.raw(b"}}");
+        }
         self.tool_flags(server);
         self.end_chunk();
     }
 
     fn tool_result(&mut self, e: &Ev<'_>) {
-        let id = e.tool_use_id.as_deref().unwrap_or("");
+        // A result without id belongs to no tool part: it is kept as an UNPAIRED data part.
+        let Some(id) = e.tool_use_id.as_deref() else {
+            let o = self.chunk(UNPAIRED);
+            o.raw(b",\"data\":{\"isError\":");
+            o.bool(e.is_error == Some(true));
+            o.raw(b",\"output\":");
+            o.raw(e.content.map_or("null", |c| c.get()).as_bytes());
+            o.raw(b"}");
+            self.end_chunk();
+            return;
+        };
         if !self.tools_known.contains(id) {
             return;
         }

@@ -670,7 +670,7 @@ export interface UserBlockEvent {
   block: unknown;
 }
 /**
- * Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts. It is the per-message record, in both modes: stop_reason (end_turn, tool_use, max_tokens, refusal, pause_turn, …) and stop_sequence come from the message_delta or an assistant line that carries them; CLI 2.1.x without partial messages writes them on no message, so the turn's last main-thread message takes the result line's stop_reason, a message a synthetic user line names in refused_message_id (2.1.3xx) takes refusal, and the others stay null. extra holds the message's other members (stop_details, context_management, container, …), last value winning.
+ * Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts. It is the per-message record, in both modes: stop_reason (end_turn, tool_use, max_tokens, refusal, pause_turn, …) and stop_sequence come from the message_delta or an assistant line that carries them; CLI 2.1.x without partial messages writes them on no message, so the turn's last main-thread message takes the result line's stop_reason, a message a synthetic user line names in refused_message_id (2.1.3xx) takes refusal, and the others stay null. extra holds the message's other members (stop_details, context_management, container, …), last value winning. message_id is null for a message without an id (each such assistant line is a message of its own).
  */
 export interface UsageEvent {
   v: 1;
@@ -713,7 +713,7 @@ export interface UsageEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  message_id: string;
+  message_id: string | null;
   model: string | null;
   usage: {
     [k: string]: unknown;
@@ -3899,7 +3899,8 @@ export interface CommandLifecycleEvent {
     count: number;
     [k: string]: unknown;
   }[];
-  status: unknown;
+  command_uuid: unknown;
+  state: unknown;
 }
 /**
  * From control_request lines.
