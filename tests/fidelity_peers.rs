@@ -27,7 +27,7 @@
 //! input) or item 7 (`abandoned_blocks`); those are covered by `tests/fidelity_items.rs` and
 //! the captures in `fixtures/`.
 
-mod common;
+use crate::common;
 
 #[path = "fidelity_peers/acp_adapter.rs"]
 mod acp_adapter;
