@@ -194,7 +194,8 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
 }
 
 /// `normalize --audit` and `replay --audit` on a full file system (a file size limit) behave the
-/// same.
+/// same. The whole log (about 1 MB) is one batch of records, written only when the input ends:
+/// that last write failing is still named in `run.end` and exits 74.
 #[test]
 fn normalize_audit_filling_up() {
     let d = Dirs::new();

@@ -1,14 +1,12 @@
 //! Finishing audit records on a helper thread: while the pipeline builds the next batch of
-//! records, the previous batch's raw lines are escaped and its records hashed up to their `prev`
-//! member.
+//! records, the previous batch's raw lines are escaped, its records hashed and chained.
 //!
-//! A record's hash covers its bytes through `"prev":"…",`, and only that short end depends on
-//! the record before it. So the long part of each record is made and hashed here, in parallel
-//! with the pipeline: the pipeline copies the raw line into the batch as it is, and this thread
-//! writes the record with the line escaped as a JSON string (the costliest part of a record
-//! after its hash) and feeds the hash in the same pass, while the record is in cache. The sink
-//! then finishes the chain in order: prev member, digest, tail, each a few dozen bytes. The
-//! bytes written are exactly those of a record built and hashed in one go.
+//! The pipeline copies each record's raw line into the batch as it was read; this thread writes
+//! the records again with the line as a JSON string (the costliest part of a record after its
+//! hash), each followed by its `prev` member, and hashes each record in the same pass, while it
+//! is in cache. Batches are finished one at a time and in order, each starting from the chain
+//! head the sink handed over with it, so the chain is the one a record-by-record writer makes:
+//! the bytes written are exactly those of records built and hashed one at a time.
 
 use std::io;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -16,36 +14,35 @@ use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
 
-use super::write::raw_member;
+use super::write::{raw_member, tail};
 use crate::json::Out;
 
-/// Records back to back, each followed by room for its end (see [`END_LEN`]).
-#[derive(Default)]
+/// Records back to back, as the sink built them up to their `prev` member.
 pub struct Batch {
-    /// The records. Handed over: their raw lines unescaped (see `raws`); handed back: finished.
+    /// The records. Handed over: each up to its `prev` member, its raw line unescaped (see
+    /// `raws`); handed back: the finished records, ready to write.
     pub buf: Vec<u8>,
-    /// Per record: its start and the end of its prefix (where `,"prev":"` goes).
+    /// Per record: where it starts and where its `prev` member goes.
     pub recs: Vec<(usize, usize)>,
     /// Per record: where its raw line's bytes are in `buf`, as they were read, if the record
     /// has one; they become its `raw` (or `raw_b64`) member here (see [`raw_member`]).
     pub raws: Vec<Option<(usize, usize)>>,
-    /// Per record, once hashed: SHA-256 fed with the prefix.
-    pub states: Vec<Sha256>,
-    /// Room for the finished records (handed over empty; handed back holding the records as
-    /// they were handed over, for reuse).
+    /// Handed over: the hash the first record chains from; handed back: the last record's.
+    pub prev: [u8; 64],
+    /// Room for the finished records (handed back holding the records as they were handed
+    /// over, emptied, for reuse).
     pub spare: Vec<u8>,
 }
 
 impl Batch {
-    /// Write the records into `spare` with their raw members made, hash each up to its end,
-    /// and swap `spare` and `buf`.
+    /// Write the finished records into `spare` (raw members made, `prev`, `hash`), hashing
+    /// each as it is written, and swap `spare` and `buf`.
     fn finish(&mut self) {
-        self.states.clear();
         let mut out = Out::from_buf(std::mem::take(&mut self.spare));
         out.buf.clear();
-        out.buf.reserve(self.buf.len() + self.buf.len() / 8);
-        for (r, raw) in self.recs.iter_mut().zip(&self.raws) {
-            let (start, end) = *r;
+        out.buf
+            .reserve(self.buf.len() + self.buf.len() / 8 + self.recs.len() * END_LEN);
+        for (&(start, end), raw) in self.recs.iter().zip(&self.raws) {
             let at = out.buf.len();
             match *raw {
                 Some((rs, re)) => {
@@ -55,11 +52,12 @@ impl Batch {
                 }
                 None => out.raw(&self.buf[start..end]),
             }
-            let mut h = Sha256::new();
-            h.update(&out.buf[at..]);
-            self.states.push(h);
-            *r = (at, out.buf.len());
-            out.buf.resize(out.buf.len() + END_LEN, 0);
+            out.raw(b",\"prev\":\"");
+            out.raw(&self.prev);
+            out.raw(b"\",");
+            let (hex, t) = tail(&Sha256::digest(&out.buf[at..]));
+            out.raw(&t);
+            self.prev = hex;
         }
         self.spare = std::mem::replace(&mut self.buf, out.buf);
         self.spare.clear();
@@ -67,7 +65,7 @@ impl Batch {
 }
 
 /// `,"prev":"<64 hex>","hash":"<64 hex>"}\n`: what follows a record's prefix.
-pub const END_LEN: usize = 9 + 64 + 2 + 8 + 64 + 3;
+const END_LEN: usize = 9 + 64 + 2 + 8 + 64 + 3;
 
 /// Batches are handed over once they hold this many bytes (or at a flush).
 pub const BATCH_BYTES: usize = 1 << 20;

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::batch::{BATCH_BYTES, Batch, END_LEN, Hasher};
+use super::batch::{BATCH_BYTES, Batch, Hasher};
 use super::{TAIL_LEN, bad};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
@@ -24,7 +24,7 @@ pub struct Audit<W: Write> {
     ts_of: Option<(i64, String)>,
     stream_at: usize,
     b64: Vec<u8>,
-    /// Records in `rec` waiting to be hashed (start, end of prefix), when batching.
+    /// Records in `rec` waiting to be finished (start, where `prev` goes), when batching.
     recs: Vec<(usize, usize)>,
     /// Their raw lines in `rec`, as they were read (see [`Batch::raws`]).
     raws: Vec<Option<(usize, usize)>>,
@@ -140,13 +140,8 @@ impl<W: Write> Audit<W> {
 
     /// The `"hash":"…"}` tail for `digest`, which becomes the next `prev`.
     fn tail(&mut self, digest: &[u8]) -> [u8; TAIL_LEN - 1] {
-        let mut hex = [0u8; 64];
-        hex::encode_to_slice(digest, &mut hex).expect("64 hex digits");
+        let (hex, t) = tail(digest);
         self.prev = hex;
-        let mut t = [0u8; TAIL_LEN - 1];
-        t[..8].copy_from_slice(b"\"hash\":\"");
-        t[8..72].copy_from_slice(&hex);
-        t[72..].copy_from_slice(b"\"}\n");
         t
     }
 
@@ -195,7 +190,7 @@ impl<W: Write> Audit<W> {
         self.rec.raw(&tail);
     }
 
-    /// Append the record to the batch in `rec`, with room for its end, and hand the batch to
+    /// Append the record up to its `prev` member to the batch in `rec`, and hand the batch to
     /// the hashing thread once it is big enough.
     fn batch_record(
         &mut self,
@@ -206,9 +201,7 @@ impl<W: Write> Audit<W> {
         debug_assert!(!self.recs.is_empty() || self.rec.buf.is_empty());
         let start = self.rec.buf.len();
         let raw = self.body(events, meta, ctx, true);
-        let end = self.rec.buf.len();
-        self.rec.buf.resize(end + END_LEN, 0);
-        self.recs.push((start, end));
+        self.recs.push((start, self.rec.buf.len()));
         self.raws.push(raw);
         if self.rec.buf.len() >= BATCH_BYTES {
             self.ship()?;
@@ -234,7 +227,7 @@ impl<W: Write> Audit<W> {
                 buf: std::mem::replace(&mut self.rec.buf, spare),
                 recs: std::mem::take(&mut self.recs),
                 raws: std::mem::take(&mut self.raws),
-                states: Vec::new(),
+                prev: self.prev,
                 spare: std::mem::take(&mut self.spare),
             })
         });
@@ -242,26 +235,17 @@ impl<W: Write> Audit<W> {
         sent
     }
 
-    /// Finish the chain through a hashed batch (prev members, hashes, tails), write it, and
-    /// return its emptied buffer.
+    /// Write a finished batch, take its last hash as the chain head, and return its emptied
+    /// buffer.
     fn land(&mut self, b: Batch) -> io::Result<Vec<u8>> {
         let Batch {
             mut buf,
-            recs,
-            states,
+            prev,
             spare,
             ..
         } = b;
         self.spare = spare;
-        for (&(_, end), mut h) in recs.iter().zip(states) {
-            let e = &mut buf[end..end + END_LEN];
-            e[..9].copy_from_slice(b",\"prev\":\"");
-            e[9..73].copy_from_slice(&self.prev);
-            e[73..75].copy_from_slice(b"\",");
-            h.update(&e[..75]);
-            let tail = self.tail(&h.finalize());
-            e[75..].copy_from_slice(&tail);
-        }
+        self.prev = prev;
         self.w.write_all(&buf)?;
         buf.clear();
         Ok(buf)
@@ -300,7 +284,7 @@ impl<W: Write> Audit<W> {
         put(&mut self.w, &mut h, events.bytes(meta))?;
         self.rec.buf.clear();
         if let Some(raw) = self.raw_of(meta, ctx) {
-            match std::str::from_utf8(raw) {
+            match simdutf8::basic::from_utf8(raw) {
                 Ok(mut s) => {
                     self.rec.key("raw");
                     self.rec.raw(b"\"");
@@ -350,7 +334,7 @@ pub const STREAM_RECORD: usize = 1 << 20;
 
 /// `,"raw":"…"` with the line escaped, or `,"raw_b64":"…"` when it is not UTF-8.
 pub(super) fn raw_member(o: &mut Out, raw: &[u8]) {
-    match std::str::from_utf8(raw) {
+    match simdutf8::basic::from_utf8(raw) {
         Ok(s) => {
             o.key("raw");
             o.str(s);
@@ -360,6 +344,17 @@ pub(super) fn raw_member(o: &mut Out, raw: &[u8]) {
             o.str(&base64::engine::general_purpose::STANDARD.encode(raw));
         }
     }
+}
+
+/// The hex of `digest` (the next record's `prev`) and the record tail `"hash":"…"}` + newline.
+pub(super) fn tail(digest: &[u8]) -> ([u8; 64], [u8; TAIL_LEN - 1]) {
+    let mut hex = [0u8; 64];
+    hex::encode_to_slice(digest, &mut hex).expect("64 hex digits");
+    let mut t = [0u8; TAIL_LEN - 1];
+    t[..8].copy_from_slice(b"\"hash\":\"");
+    t[8..72].copy_from_slice(&hex);
+    t[72..].copy_from_slice(b"\"}\n");
+    (hex, t)
 }
 
 fn put<W: Write>(w: &mut W, h: &mut Sha256, bytes: &[u8]) -> io::Result<()> {

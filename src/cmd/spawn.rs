@@ -11,8 +11,8 @@ use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
+use boo_normalize::pipeline::setup::finish_error;
 use boo_normalize::redact::Redactor;
-use boo_normalize::sink::named::io_error;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, Removed, credentials_in};
@@ -222,6 +222,8 @@ fn worker(
         .as_deref()
         .and_then(|e| file::failed(&mut rec, e));
     let mut closed_stdout = false;
+    // What the sinks still hold is written before run.end, so its failure is named there.
+    let _ = p.flush();
     let failure = capture_failed
         .map(|f| (f, true))
         .or_else(|| p.take_failure().map(|f| ((f.name, f.error), false)))
@@ -253,7 +255,7 @@ fn worker(
     if let Some((name, e)) = failure {
         return Err(Error::sink(name, e));
     }
-    finished.map_err(|e| io_error(e, "stdout"))?;
+    finished.map_err(|e| finish_error(&mut p, e))?;
     recording?;
     if closed_stdout {
         // `| head -1`: the reader has what it wanted.

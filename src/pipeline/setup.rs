@@ -3,7 +3,7 @@
 //! way for every command (a failed sink named in `run.end` on the others, the `--strict` and
 //! no-result verdicts).
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::sync::Arc;
 
 use super::Pipeline;
@@ -80,13 +80,26 @@ impl Setup {
         code: ExitCode,
         notes: &mut dyn Write,
     ) -> Result<ExitCode, Error> {
+        // What the sinks still hold (the audit log's last batch) is written first, so a
+        // failure to write it is named in `run.end` like one mid-run; an error is kept as the
+        // pipeline's failure.
+        let _ = p.flush();
         if let Some(f) = p.take_failure() {
             *end = end.clone().sink_failed(&f.name, &f.error);
             let _ = p.finish(end);
             return Err(Error::sink(f.name, f.error));
         }
-        p.finish(end).map_err(|e| io_error(e, "stdout"))?;
+        p.finish(end).map_err(|e| finish_error(p, e))?;
         Ok(status(code, p.normalizer(), self.strict, notes))
+    }
+}
+
+/// The error of a failed [`Pipeline::finish`]: the sink that failed, when one did (exit 74 for a
+/// file), else stdout's.
+pub fn finish_error(p: &mut Pipeline<'_>, e: io::Error) -> Error {
+    match p.take_failure() {
+        Some(f) => Error::sink(f.name, f.error),
+        None => io_error(e, "stdout"),
     }
 }
 
