@@ -11,7 +11,7 @@
 //!   @ 6cc25688fd572dc2d7f2ff24e4311fa13365bafb (items 1, 2, 8, 10).
 //! - `ai_sdk_provider`: ben-vargas/ai-sdk-provider-claude-code,
 //!   `src/claude-code-language-model.test.ts` @ 62c53c6bb16f5f27a80388169d2e674922a8a19a
-//!   (items 3, 5, 9, and the AI SDK profile).
+//!   (items 3, 5, 6, 9, and the AI SDK profile).
 //! - `acp_adapter`: agentclientprotocol/claude-agent-acp (formerly zed-industries/claude-code-acp),
 //!   `src/tests/acp-agent.test.ts` @ f422c7c9548f3b6834fabd23031df04de02b1202 (items 1, 2).
 //! - `vercel_harness`: vercel/ai, `packages/harness-claude-code/src/bridge/__fixtures__/`
@@ -21,11 +21,12 @@
 //!   `subagent-task-stream.json` @ 256ad16d94cd85875d6bf2d2bf9934076f248cd3 (items 1, 2, 8).
 //!
 //! Item 12 (`redact` is the identity on clean input) is checked on every stream of this file:
-//! [`normalize`] also runs `redact` and `--redact` on it. No peer's data covers item 4 (usage
-//! of a message whose `message_delta` comes after a fast tool's result: the peers' streams carry
-//! no partial messages with tool results), item 6 (a repeated `tool_use` id with a different
-//! input) or item 7 (`abandoned_blocks`); those are covered by `tests/fidelity_items.rs` and
-//! the captures in `fixtures/`.
+//! [`normalize`] also runs `redact` and `--redact` on it. No peer's data covers item 4 (usage of
+//! a message whose `message_delta` comes after a fast tool's result: the peers' streams carry no
+//! partial messages with tool results) or item 7 (`abandoned_blocks`); `tests/fidelity_items.rs`
+//! and the captures in `fixtures/` cover those. Beyond the items, the peers' data showed block
+//! members lost (a thinking block's `signature`, a `tool_use`'s `caller`): now kept under
+//! `block_extra`.
 
 use crate::common;
 

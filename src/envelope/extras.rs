@@ -5,7 +5,9 @@
 //!
 //! - common keys: `type`, `session_id`, `parent_tool_use_id`, `uuid` ([`COMMON`]);
 //! - members the line's events map ([`MAPPED`]): the message's blocks become `text`, `thinking`,
-//!   `tool.call`, `tool.result`, … events; `error` and its details become an `api.error` event;
+//!   `tool.call`, `tool.result`, … events; `error` and its details become an `api.error` event.
+//!   A content block's own members that its event does not map (a thinking block's `signature`,
+//!   a `tool_use`'s `caller`, …) go under that event's `block_extra`;
 //! - named facts ([`NAMED`]): written on every event of the line, as optional common keys
 //!   (`timestamp`, `agent_id`, `subagent_type`, `is_synthetic`, `supersedes`);
 //! - everything else: under `extra` (an object, members in source order) on the line's first

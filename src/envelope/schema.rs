@@ -53,7 +53,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TEXT,
-            "A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source \"deltas\"). A block without a string text gives text null (never \"\"), violation says how the source broke the schema and raw holds the block when text had another type.",
+            "A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source \"deltas\"). A block without a string text gives text null (never \"\"), violation says how the source broke the schema and raw holds the block when text had another type. block_extra: the block's members no field maps (citations, …), when it has any.",
             vec![
                 ("message_id", ns()),
                 ("model", ns()),
@@ -63,17 +63,19 @@ fn defs() -> Vec<Def> {
                 ("source", s()),
                 ("violation", s()),
                 ("raw", any()),
+                ("block_extra", obj()),
             ],
             false,
         ),
         (
             kind::THINKING,
-            "A complete thinking block; redacted_thinking gives redacted true and thinking null.",
+            "A complete thinking block; redacted_thinking gives redacted true and thinking null. block_extra: the block's signature (and a redacted block's data).",
             vec![
                 ("message_id", ns()),
                 ("thinking", ns()),
                 ("redacted", b()),
                 ("source", s()),
+                ("block_extra", obj()),
             ],
             false,
         ),
@@ -102,7 +104,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TOOL_CALL,
-            "Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never \"\"; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type.",
+            "Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never \"\"; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type. block_extra: the block's members no field maps (caller, …), when it has any.",
             vec![
                 ("tool_use_id", ns()),
                 ("name", ns()),
@@ -115,12 +117,13 @@ fn defs() -> Vec<Def> {
                 ("partial_json", s()),
                 ("violation", s()),
                 ("raw", any()),
+                ("block_extra", obj()),
             ],
             false,
         ),
         (
             kind::TOOL_RESULT,
-            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type).",
+            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.",
             vec![
                 ("tool_use_id", ns()),
                 ("name", ns()),
@@ -130,6 +133,7 @@ fn defs() -> Vec<Def> {
                 ("structured", any()),
                 ("violation", s()),
                 ("raw", any()),
+                ("block_extra", obj()),
             ],
             false,
         ),
@@ -146,12 +150,13 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::USER_TEXT,
-            "Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw).",
+            "Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw). block_extra: the block's members no field maps (cache_control, …), when it has any.",
             vec![
                 ("text", ns()),
                 ("replay", b()),
                 ("violation", s()),
                 ("raw", any()),
+                ("block_extra", obj()),
             ],
             false,
         ),
@@ -485,6 +490,7 @@ pub fn schema(strict: bool) -> Value {
                     *f,
                     "synthetic"
                         | "violation"
+                        | "block_extra"
                         | "abandoned_blocks"
                         | "error"
                         | "extra"

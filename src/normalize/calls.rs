@@ -71,6 +71,26 @@ pub(super) fn write_violation(o: &mut Out, v: &Option<(String, bool)>, b: Val<'_
     }
 }
 
+/// Members of a `tool_use` block that `tool.call` maps.
+pub(super) const CALL_MAPPED: &[&str] = &["type", "id", "name", "input"];
+/// Members of a `tool_result` block that `tool.result` maps.
+pub(super) const RESULT_MAPPED: &[&str] = &["type", "tool_use_id", "content", "is_error"];
+/// Members of a `text` block that `text` and `user.text` map.
+pub(super) const TEXT_MAPPED: &[&str] = &["type", "text"];
+/// Members of a `thinking` block that `thinking` maps.
+pub(super) const THINKING_MAPPED: &[&str] = &["type", "thinking"];
+
+/// Write `block_extra` into the open event: the members of block `b` it does not map (a thinking
+/// block's `signature`, a tool_use's `caller`, a text block's `citations`, …), when there are any.
+pub(super) fn write_block_extra(o: &mut Out, b: Val<'_, '_>, mapped: &[&str]) {
+    let Some(obj) = b.as_object() else { return };
+    if obj.iter().all(|(k, _)| mapped.contains(&k)) {
+        return;
+    }
+    o.key("block_extra");
+    o.members_where(b, |k, _| !mapped.contains(&k));
+}
+
 /// A digest of a tool input, to tell a repeated call from a revised one.
 pub(super) fn input_digest(input: Option<Val<'_, '_>>, holes: &Out, line: &[u8]) -> u64 {
     let mut h = DefaultHasher::new();
@@ -178,6 +198,7 @@ impl State {
         o.key("source");
         o.str("message");
         write_violation(o, &bad, b);
+        write_block_extra(o, b, CALL_MAPPED);
         ev.end();
     }
 }

@@ -2,7 +2,10 @@
 //! `tool.result`, `user.text`, and per-message `usage`.
 
 use super::State;
-use super::calls::{Want, violations, write_violation};
+use super::calls::{
+    RESULT_MAPPED, TEXT_MAPPED, THINKING_MAPPED, Want, violations, write_block_extra,
+    write_violation,
+};
 use crate::envelope::{Ctx, Events, kind};
 use crate::json::{Val, get, get_some, get_str, str_of};
 use simd_json::prelude::*;
@@ -94,6 +97,7 @@ impl State {
                         let text = get_str(b, "text");
                         let o = self.text_event(ev, ctx, message_id, model, text, synthetic, error);
                         write_violation(o, &bad, b);
+                        write_block_extra(o, b, TEXT_MAPPED);
                         ev.end();
                     }
                 }
@@ -109,6 +113,7 @@ impl State {
                         o.opt_str(get_str(b, "thinking"));
                         o.key("redacted");
                         o.bool(redacted);
+                        write_block_extra(o, b, THINKING_MAPPED);
                         ev.end();
                     }
                 }
@@ -235,6 +240,7 @@ impl State {
                     let bad = violations(b, &[("text", Want::Str)]);
                     let o = self.user_text(ev, ctx, get_str(b, "text"), replay);
                     write_violation(o, &bad, b);
+                    write_block_extra(o, b, TEXT_MAPPED);
                     ev.end();
                 }
                 "image" | "document" => {
@@ -317,6 +323,7 @@ impl State {
             None => o_buf(ev).raw(b"null"),
         }
         write_violation(ev.out(), &bad, b);
+        write_block_extra(ev.out(), b, RESULT_MAPPED);
         ev.end();
     }
 }

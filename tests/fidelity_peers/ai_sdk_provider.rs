@@ -137,10 +137,56 @@ fn tool_result_content_is_not_made_up() {
     assert!(r[0]["content"].is_null());
     assert_eq!(r[0]["name"], "Bash");
     assert_eq!(r[1]["content"], "null");
+    // The result block's own `name` (the call's name comes from the pairing) is kept too.
+    assert_eq!(r[0]["block_extra"], json!({"name": "Bash"}));
     // A block type the CLI does not write is kept whole.
     let u = on_line(&ev, 3)[0];
     assert_eq!(u["type"], "unknown");
     assert_eq!(u["raw"]["error"], "File not found: /nonexistent.txt");
+}
+
+/// Item 6: the same tool_use id again with another input (the provider's tool call ends with
+/// the replaced input): the envelope keeps both, and the UI part ends with the replaced input;
+/// once the call's output came, a late revision no longer replaces the part.
+#[test]
+fn a_revised_tool_input_reaches_the_envelope_and_the_ui() {
+    let call = |arg: &str| {
+        json!({"type": "assistant", "message": {"content": [{"type": "tool_use",
+            "id": "toolu_nonprefix", "name": "TestTool", "input": {"arg": arg}}]}})
+    };
+    let done = json!({"type": "user", "message": {"content": [{"type": "tool_result",
+        "tool_use_id": "toolu_nonprefix", "content": "ok"}]}});
+    let end = result(json!({"usage": {"input_tokens": 10, "output_tokens": 2}, "duration_ms": 50}));
+    let lines = [call("initial"), call("replaced"), end.clone()];
+    let ev = normalize(&lines);
+    assert_eq!(
+        of_type(&ev, "tool.call")[0]["input"],
+        json!({"arg": "initial"})
+    );
+    let r = of_type(&ev, "tool.call.revised");
+    assert_eq!(r.len(), 1, "{ev:#?}");
+    assert_eq!(r[0]["input"], json!({"arg": "replaced"}));
+    assert_eq!(r[0]["tool_use_id"], "toolu_nonprefix");
+    let inputs = |chunks: &[Value]| -> Vec<Value> {
+        chunks
+            .iter()
+            .filter(|c| c["type"] == "tool-input-available")
+            .map(|c| json!([c["toolCallId"], c["input"]]))
+            .collect()
+    };
+    let chunks = ai_sdk(&lines);
+    assert_eq!(
+        inputs(&chunks),
+        [
+            json!(["toolu_nonprefix", {"arg": "initial"}]),
+            json!(["toolu_nonprefix", {"arg": "replaced"}])
+        ]
+    );
+    let late = ai_sdk(&[call("initial"), done, call("replaced"), end]);
+    assert_eq!(
+        inputs(&late),
+        [json!(["toolu_nonprefix", {"arg": "initial"}])]
+    );
 }
 
 /// Result subtypes and finish reasons: `error_max_turns` is the max-turns outcome (`length` in

@@ -219,6 +219,20 @@ fn assistant_errors_are_api_error_events() {
     assert!(of_type(&ok, "text")[0].get("error").is_none());
 }
 
+/// A thinking block keeps its `signature` (the SDK exposes it; the API needs it back to go on).
+#[test]
+fn thinking_keeps_its_signature() {
+    let ev = normalize(&[json!({"type": "assistant", "message": {"content": [
+        {"type": "thinking", "thinking": "I'm thinking about the answer...", "signature": "sig-123"},
+        {"type": "text", "text": "Here's my response"}], "model": "claude-opus-4-1-20250805"}})]);
+    let t = of_type(&ev, "thinking")[0];
+    assert_eq!(t["thinking"], "I'm thinking about the answer...");
+    assert_eq!(t["block_extra"], json!({"signature": "sig-123"}));
+    let text = of_type(&ev, "text")[0];
+    assert_eq!(text["text"], "Here's my response");
+    assert!(text.get("block_extra").is_none());
+}
+
 /// Tool results: `is_error`, server tool use and a server tool's result with its raw content.
 #[test]
 fn tool_results_keep_is_error_and_server_blocks() {

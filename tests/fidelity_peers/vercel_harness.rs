@@ -19,7 +19,7 @@ fn tool_result(id: &str, content: &str, is_error: Option<bool>, structured: Valu
 
 /// Items 1 and 9: `tool_use_result` in its shapes (a file read, a task, a string on an error
 /// result, a shell's stdout/stderr) reaches the result it belongs to; results arriving in
-/// another order than their calls are paired by id.
+/// another order than their calls are paired by id; each call's `caller` is kept.
 #[test]
 fn tool_use_results_reach_their_results() {
     let file = json!({"type": "text", "file": {"filePath": "/work/tool-use-result-input.txt",
@@ -89,7 +89,15 @@ fn tool_use_results_reach_their_results() {
     assert_eq!(r[0]["structured"]["file"]["numLines"], 4);
     assert_eq!(r[1]["structured"]["task"]["id"], "1");
     assert_eq!(r[3]["structured"]["stdout"], "hello-stdouthello-stderr");
-    assert_eq!(of_type(&ev, "tool.call").len(), 4);
+    let calls = of_type(&ev, "tool.call");
+    assert_eq!(calls.len(), 4);
+    for c in calls {
+        assert_eq!(
+            c["block_extra"],
+            json!({"caller": {"type": "direct"}}),
+            "{c}"
+        );
+    }
 }
 
 /// Several results in one stream (a second prompt after the first result): each is a

@@ -140,7 +140,7 @@ export interface SessionInitEvent {
   api_key_source: unknown;
 }
 /**
- * A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source "deltas"). A block without a string text gives text null (never ""), violation says how the source broke the schema and raw holds the block when text had another type.
+ * A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source "deltas"). A block without a string text gives text null (never ""), violation says how the source broke the schema and raw holds the block when text had another type. block_extra: the block's members no field maps (citations, …), when it has any.
  */
 export interface TextEvent {
   v: 1;
@@ -194,9 +194,12 @@ export interface TextEvent {
   source?: string;
   violation?: string;
   raw?: unknown;
+  block_extra?: {
+    [k: string]: unknown;
+  };
 }
 /**
- * A complete thinking block; redacted_thinking gives redacted true and thinking null.
+ * A complete thinking block; redacted_thinking gives redacted true and thinking null. block_extra: the block's signature (and a redacted block's data).
  */
 export interface ThinkingEvent {
   v: 1;
@@ -246,6 +249,9 @@ export interface ThinkingEvent {
   thinking: string | null;
   redacted: boolean;
   source?: string;
+  block_extra?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * A text_delta fragment (--include-partial-messages).
@@ -402,7 +408,7 @@ export interface ToolInputDeltaEvent {
   partial_json?: string;
 }
 /**
- * Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never ""; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type.
+ * Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never ""; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type. block_extra: the block's members no field maps (caller, …), when it has any.
  */
 export interface ToolCallEvent {
   v: 1;
@@ -459,9 +465,12 @@ export interface ToolCallEvent {
   partial_json?: string;
   violation?: string;
   raw?: unknown;
+  block_extra?: {
+    [k: string]: unknown;
+  };
 }
 /**
- * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type).
+ * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.
  */
 export interface ToolResultEvent {
   v: 1;
@@ -515,6 +524,9 @@ export interface ToolResultEvent {
   structured: unknown;
   violation?: string;
   raw?: unknown;
+  block_extra?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * A tool_use id that was already emitted came again with a different input (the later input; nothing is dropped silently). An identical repeat gives skipped.
@@ -569,7 +581,7 @@ export interface ToolCallRevisedEvent {
   message_id: string | null;
 }
 /**
- * Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw).
+ * Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw). block_extra: the block's members no field maps (cache_control, …), when it has any.
  */
 export interface UserTextEvent {
   v: 1;
@@ -619,6 +631,9 @@ export interface UserTextEvent {
   replay: boolean;
   violation?: string;
   raw?: unknown;
+  block_extra?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * An image or document block on a user line.

@@ -23,6 +23,7 @@
 //! | `tool.input.delta` | `tool-input-start` once, then `tool-input-delta` with `partial_json` |
 //! | `tool.call` | `tool-input-available` (`input`), or `tool-input-error` when its input did not parse |
 //! | `tool.result` | `tool-output-available` (`output` = `content`), or `tool-output-error` when `is_error` |
+//! | `tool.call.revised` | `tool-input-available` again with the new input, unless the call's output came |
 //! | `tool.result` without `tool_use_id` | a [`UNPAIRED`] data chunk (`{isError, output}`) |
 //! | `turn.end` | `finish-step`; an `error` chunk when the outcome is not `success` (its `result`, else its `errors` joined by `; `) |
 //! | `run.end` | `finish-step` if open, `error` if no result line was seen, `finish` (`finishReason`, `messageMetadata: {session_id, outcome, cost_usd, usage}`), then `[DONE]` |
@@ -50,6 +51,9 @@ use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
 use crate::sink::{EventCtx, Sink};
 
+mod tools;
+pub use tools::{GENERATED_ID, UNNAMED, UNPAIRED};
+
 /// The headers a server must send with this profile, as (name, value).
 pub const HEADERS: &[(&str, &str)] = &[
     ("content-type", "text/event-stream"),
@@ -58,15 +62,6 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("x-vercel-ai-ui-message-stream", "v1"),
     ("x-accel-buffering", "no"),
 ];
-
-/// The `toolCallId` prefix of a call whose envelope `tool_use_id` is null (the event's seq follows).
-pub const GENERATED_ID: &str = "boo-normalize-seq-";
-
-/// The `toolName` of a call whose envelope `name` is null.
-pub const UNNAMED: &str = "unknown";
-
-/// The data chunk type of a tool result whose envelope `tool_use_id` is null.
-pub const UNPAIRED: &str = "data-unpaired-tool-result";
 
 /// The fields of an envelope event this translation reads.
 #[derive(Deserialize, Default)]
@@ -154,6 +149,8 @@ pub struct AiSdk<W: Write> {
     streamed: HashSet<(String, bool)>,
     tools_started: HashSet<String>,
     tools_known: HashSet<String>,
+    /// Calls whose output chunk was written (a revised input no longer replaces theirs).
+    tools_done: HashSet<String>,
     last_turn: Option<LastTurn>,
 }
 
@@ -171,6 +168,7 @@ impl<W: Write> AiSdk<W> {
             streamed: HashSet::new(),
             tools_started: HashSet::new(),
             tools_known: HashSet::new(),
+            tools_done: HashSet::new(),
             last_turn: None,
         }
     }
@@ -324,33 +322,9 @@ impl<W: Write> AiSdk<W> {
                 let id = format!("{}{}", &part.prefix()[..1], meta.seq);
                 self.whole_part(part, &id, text.unwrap_or(""));
             }
-            kind::TOOL_INPUT_DELTA => {
-                // Without an id the deltas have no part to stream into; the tool.call that
-                // follows brings the whole input (under a generated id, see tool_call).
-                let Some(id) = e.tool_use_id.as_deref() else {
-                    return;
-                };
-                self.step(None);
-                if self.tools_started.insert(id.to_owned()) {
-                    let o = self.chunk("tool-input-start");
-                    o.key("toolCallId");
-                    o.str(id);
-                    o.key("toolName");
-                    o.str(e.name.as_deref().unwrap_or(UNNAMED));
-                    self.tool_flags(false);
-                    self.end_chunk();
-                }
-                let delta = e.partial_json.as_deref().unwrap_or("");
-                if !delta.is_empty() {
-                    let o = self.chunk("tool-input-delta");
-                    o.key("toolCallId");
-                    o.str(id);
-                    o.key("inputTextDelta");
-                    o.str(delta);
-                    self.end_chunk();
-                }
-            }
+            kind::TOOL_INPUT_DELTA => self.tool_input_delta(e),
             kind::TOOL_CALL => self.tool_call(msg, e, meta.seq),
+            kind::TOOL_CALL_REVISED => self.tool_revised(e),
             kind::TOOL_RESULT => self.tool_result(e),
             kind::TURN_END => {
                 self.finish_step();
@@ -384,94 +358,6 @@ impl<W: Write> AiSdk<W> {
             kind::RUN_END => self.run_end(e),
             _ => {}
         }
-    }
-
-    fn tool_call(&mut self, msg: Option<&str>, e: &Ev<'_>, seq: u64) {
-        // A call without id or name still becomes a tool part (the chunk requires both): the
-        // id is made from the event's seq (unique and stable across replays) and never paired
-        // with a result; the name is UNNAMED; providerMetadata says which values were made up.
-        let generated_id = e
-            .tool_use_id
-            .is_none()
-            .then(|| format!("{GENERATED_ID}{seq}"));
-        let id = e
-            .tool_use_id
-            .as_deref()
-            .or(generated_id.as_deref())
-            .unwrap_or_default();
-        let name = e.name.as_deref().unwrap_or(UNNAMED);
-        let server = e.server == Some(true);
-        self.step(msg);
-        if generated_id.is_none() {
-            self.tools_known.insert(id.to_owned());
-        }
-        let ty = if e.input_error.is_some() {
-            "tool-input-error"
-        } else {
-            "tool-input-available"
-        };
-        let o = self.chunk(ty);
-        o.key("toolCallId");
-        o.str(id);
-        o.key("toolName");
-        o.str(name);
-        o.key("input");
-        match (&e.input_error, e.input) {
-            (None, Some(input)) => o.raw(input.get().as_bytes()),
-            (None, None) => o.raw(b"{}"),
-            (Some(_), _) => o.opt_str(e.partial_json.as_deref()),
-        }
-        if let Some(err) = &e.input_error {
-            o.key("errorText");
-            o.str(err);
-        }
-        let generated = match (generated_id.is_some(), e.name.is_none()) {
-            (false, false) => None,
-            (true, false) => Some(r#"["toolCallId"]"#),
-            (false, true) => Some(r#"["toolName"]"#),
-            (true, true) => Some(r#"["toolCallId","toolName"]"#),
-        };
-        if let Some(list) = generated {
-            o.raw(b",\"providerMetadata\":{\"boo-normalize\":{\"generated\":");
-            o.raw(list.as_bytes());
-            o.raw(b"}}");
-        }
-        self.tool_flags(server);
-        self.end_chunk();
-    }
-
-    fn tool_result(&mut self, e: &Ev<'_>) {
-        // A result without id belongs to no tool part: it is kept as an UNPAIRED data part.
-        let Some(id) = e.tool_use_id.as_deref() else {
-            let o = self.chunk(UNPAIRED);
-            o.raw(b",\"data\":{\"isError\":");
-            o.bool(e.is_error == Some(true));
-            o.raw(b",\"output\":");
-            o.raw(e.content.map_or("null", |c| c.get()).as_bytes());
-            o.raw(b"}");
-            self.end_chunk();
-            return;
-        };
-        if !self.tools_known.contains(id) {
-            return;
-        }
-        let server = e.server == Some(true);
-        if e.is_error == Some(true) {
-            let text = e.content.map_or_else(String::new, error_text);
-            let o = self.chunk("tool-output-error");
-            o.key("toolCallId");
-            o.str(id);
-            o.key("errorText");
-            o.str(&text);
-        } else {
-            let o = self.chunk("tool-output-available");
-            o.key("toolCallId");
-            o.str(id);
-            o.key("output");
-            o.raw(e.content.map_or("null", |c| c.get()).as_bytes());
-        }
-        self.tool_flags(server);
-        self.end_chunk();
     }
 
     fn run_end(&mut self, e: &Ev<'_>) {
