@@ -18,13 +18,15 @@
 //!   `tool-use-result-stream.json` @ a3fb58afc80d01a2a5b00d15caba3836520e0109,
 //!   `issue-21865-multiple-results.json` @ a3df57eb8fe86c27633e75240c436dd3138112b6,
 //!   `multi-step-usage-stream.json` @ bd8154a1316a01d7ed1afc6845c7cda296f75f09,
-//!   `subagent-task-stream.json` @ 256ad16d94cd85875d6bf2d2bf9934076f248cd3 (items 1, 2, 8).
+//!   `subagent-task-stream.json` @ 256ad16d94cd85875d6bf2d2bf9934076f248cd3,
+//!   `issue-20633-direct-step-usage.json` @ 4d3a2adb211098d0aa4f745c0f15467af58207bc,
+//!   `tool-input-stream.json` @ 0c38aacaa3688520a6c7b65d3ca3943571d767a0 (items 1, 2, 8).
 //!
 //! Item 12 (`redact` is the identity on clean input) is checked on every stream of this file:
-//! [`normalize`] also runs `redact` and `--redact` on it. No peer's data covers item 4 (usage of
-//! a message whose `message_delta` comes after a fast tool's result: the peers' streams carry no
-//! partial messages with tool results) or item 7 (`abandoned_blocks`); `tests/fidelity_items.rs`
-//! and the captures in `fixtures/` cover those. Beyond the items, the peers' data showed block
+//! [`normalize`] also runs `redact` and `--redact` on it. No peer's data covers item 4 as such
+//! (a fast tool's result arriving before the `message_delta` with the final count: Vercel's
+//! recording has the `message_delta` first, which `vercel_harness` checks) or item 7
+//! (`abandoned_blocks`); `tests/fidelity_items.rs` and the captures in `fixtures/` cover those. Beyond the items, the peers' data showed block
 //! members lost (a thinking block's `signature`, a `tool_use`'s `caller`): now kept under
 //! `block_extra`.
 

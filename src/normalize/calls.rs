@@ -91,6 +91,29 @@ pub(super) fn write_block_extra(o: &mut Out, b: Val<'_, '_>, mapped: &[&str]) {
     o.members_where(b, |k, _| !mapped.contains(&k));
 }
 
+/// The members of block `b` that `mapped` does not name, as a JSON object kept beyond the
+/// current line (`None` when there are none): a streamed call's `block_extra`.
+pub(super) fn block_extra_detached(
+    b: Val<'_, '_>,
+    mapped: &[&str],
+    holes: &Out,
+    line: &[u8],
+) -> Option<Vec<u8>> {
+    let obj = b.as_object()?;
+    let mut o = Out::default();
+    o.raw(b"{");
+    for (k, x) in obj.iter().filter(|(k, _)| !mapped.contains(k)) {
+        if o.buf.len() > 1 {
+            o.raw(b",");
+        }
+        o.str(k);
+        o.raw(b":");
+        o.value_detached(x, holes, line);
+    }
+    o.raw(b"}");
+    (o.buf.len() > 2).then_some(o.buf)
+}
+
 /// A digest of a tool input, to tell a repeated call from a revised one.
 pub(super) fn input_digest(input: Option<Val<'_, '_>>, holes: &Out, line: &[u8]) -> u64 {
     let mut h = DefaultHasher::new();

@@ -56,6 +56,10 @@ struct PendingCall {
     parent: Option<String>,
     session: Option<String>,
     message_id: Option<String>,
+    /// A `server_tool_use` or `mcp_tool_use` block.
+    server: bool,
+    /// The `content_block`'s members `tool.call` does not map (`caller`, …), as a JSON object.
+    block_extra: Option<Vec<u8>>,
 }
 
 /// Usage of one API message, emitted once when the message is over.

@@ -8,7 +8,7 @@
 //! `tool_result`, at `result` or at the end of input. Text and thinking streamed for a message
 //! that never got an `assistant` line are emitted from the deltas at `message_stop` too.
 
-use super::calls::{input_digest, is_subagent_tool};
+use super::calls::{CALL_MAPPED, block_extra_detached, input_digest, is_subagent_tool};
 use super::{PendingCall, State, StreamBlock, ToolInfo};
 use crate::envelope::kind as ek;
 use crate::envelope::{Ctx, Events};
@@ -64,6 +64,8 @@ impl State {
                             parent: key.clone(),
                             session: ctx.session_id.map(str::to_owned),
                             message_id: s.message_id.clone(),
+                            server: bt != "tool_use",
+                            block_extra: block_extra_detached(c, CALL_MAPPED, &ev.out, ctx.raw),
                         })
                     }
                     _ => StreamBlock::Other,
@@ -101,17 +103,25 @@ impl State {
             "message_delta" => {
                 let d = get(e, "delta");
                 let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
-                if let (Some(id), Some(u)) = (
-                    id.as_deref(),
+                // Without a message_start (no id on the stream) the delta ends the message whose
+                // record is pending on this stream: an assistant line's without an id.
+                let record = id.clone().or_else(|| {
+                    self.usage
+                        .get(&key)
+                        .map(|p| p.message_id.clone())
+                        .filter(|r| super::usage::is_anonymous(r))
+                });
+                if let (Some(r), Some(u)) = (
+                    record.as_deref(),
                     get_some(e, "usage").filter(|u| u.as_object().is_some()),
                 ) {
-                    self.note_usage(ev, ctx, id, None, u, true);
+                    self.note_usage(ev, ctx, r, None, u, true);
                 }
-                if let Some(id) = id.as_deref() {
+                if let Some(r) = record.as_deref() {
                     if let Some(d) = d {
-                        self.note_message(ev, ctx, id, d);
+                        self.note_message(ev, ctx, r, d);
                     }
-                    self.note_message(ev, ctx, id, e);
+                    self.note_message(ev, ctx, r, e);
                 }
                 if ctx.parent.is_none()
                     && let Some(r) = d.and_then(|d| get_some(d, "stop_reason"))
@@ -379,9 +389,13 @@ impl State {
         o.key("subagent");
         o.bool(c.name.as_deref().is_some_and(is_subagent_tool));
         o.key("server");
-        o.bool(false);
+        o.bool(c.server);
         o.key("source");
         o.str("deltas");
+        if let Some(x) = &c.block_extra {
+            o.key("block_extra");
+            o.raw(x);
+        }
         if parsed.is_err() {
             o.key("partial_json");
             o.str(&c.json);

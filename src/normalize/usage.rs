@@ -16,6 +16,11 @@ pub(super) fn anonymous_key(line: Option<u64>) -> String {
     format!("{ANONYMOUS}line {}", line.unwrap_or(0))
 }
 
+/// Whether `key` is the key of a message without an id (see [`anonymous_key`]).
+pub(super) fn is_anonymous(key: &str) -> bool {
+    key.starts_with(ANONYMOUS)
+}
+
 impl State {
     /// Emit the pending usage of the stream keyed by `parent`, if any.
     pub(super) fn flush_usage(&mut self, parent: &Option<String>, ev: &mut Events) {
@@ -43,7 +48,7 @@ impl State {
         };
         let o = ev.begin(kind::USAGE, &ctx);
         o.key("message_id");
-        if u.message_id.starts_with(ANONYMOUS) {
+        if is_anonymous(&u.message_id) {
             o.raw(b"null");
         } else {
             o.str(&u.message_id);

@@ -1,5 +1,6 @@
 //! Vercel's Claude Code harness: the SDK message recordings its bridge tests replay (tool results
-//! with `tool_use_result`, several results in one stream, per-step usage, a background subagent).
+//! with `tool_use_result`, several results in one stream, per-step usage, a step's final usage in
+//! a `message_delta`, a streamed tool input, a background subagent).
 
 use super::{normalize, of_type, on_line};
 use serde_json::{Value, json};
@@ -276,4 +277,89 @@ fn a_background_subagent_keeps_its_parent_and_task_facts() {
         (&last["name"], &last["tool_use_id"]),
         (&json!("Agent"), &json!(parent))
     );
+}
+
+/// Items 2 and 4: the step's assistant line carries the placeholder count (7 output tokens); the
+/// `message_delta` after it has the final one (115) and the stop reason. The per-message record
+/// keeps the final values, also without a `message_start` (no message id).
+#[test]
+fn a_message_delta_finishes_the_steps_record() {
+    let counts = |out: u64| {
+        json!({"input_tokens": 10, "cache_creation_input_tokens": 7260,
+            "cache_read_input_tokens": 0, "output_tokens": out})
+    };
+    let ev = normalize(&[
+        json!({"type": "assistant", "message": {"content": [{"type": "tool_use",
+            "id": "toolu_01W2CmYa1N9rxWbXuZSuPigh", "name": "Bash",
+            "input": {"command": "printf issue-20633"}}], "usage": counts(7)}}),
+        json!({"type": "stream_event", "event": {"type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": counts(115)}}),
+        tool_result(
+            "toolu_01W2CmYa1N9rxWbXuZSuPigh",
+            "issue-20633",
+            Some(false),
+            json!({"stdout": "issue-20633", "stderr": "", "interrupted": false, "isImage": false,
+                "noOutputExpected": false}),
+        ),
+    ]);
+    let u = of_type(&ev, "usage");
+    assert_eq!(u.len(), 1, "{ev:#?}");
+    assert_eq!(u[0]["usage"], counts(115));
+    assert_eq!(
+        (&u[0]["stop_reason"], &u[0]["provisional"]),
+        (&json!("tool_use"), &json!(false))
+    );
+    let run = of_type(&ev, "run.end")[0];
+    assert_eq!(run["usage"]["output_tokens"], 115);
+    assert_eq!(run["usage"]["provisional"], false);
+    assert_eq!(
+        of_type(&ev, "tool.result")[0]["structured"]["stdout"],
+        "issue-20633"
+    );
+}
+
+/// A tool call streamed as `input_json_delta` fragments (an empty one first) is assembled into
+/// its input, and its `content_block`'s `caller` is kept.
+#[test]
+fn a_streamed_tool_input_is_assembled_and_keeps_its_caller() {
+    let frag = |uuid: &str, json: &str| {
+        json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": json}},
+            "session_id": "c796f522-30ed-49ff-a6e9-e76a7b4fdb77", "parent_tool_use_id": null,
+            "uuid": uuid})
+    };
+    // The fragments carry JSON text: a newline in the content is the two characters `\n`.
+    let content =
+        r"1. The cat slept on the windowsill.\n2. Birds sang cheerfully in the morning.\n";
+    let ev = normalize(&[
+        json!({"type": "stream_event", "event": {"type": "content_block_start", "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_01844wW4nkwSTXm5fD6si35A",
+                "name": "Write", "input": {}, "caller": {"type": "direct"}}},
+            "session_id": "c796f522-30ed-49ff-a6e9-e76a7b4fdb77", "parent_tool_use_id": null,
+            "uuid": "e93fed1c-f43e-4606-b394-7f601f22dcad"}),
+        frag("43c3", ""),
+        frag(
+            "0ec6",
+            "{\"file_path\": \"/work/.tmp-issue-19695/sample.txt",
+        ),
+        frag("f196", &format!("\", \"content\": \"{}", &content[..20])),
+        frag("25e7", &content[20..]),
+        frag("cbde", "\"}"),
+        json!({"type": "stream_event", "event": {"type": "content_block_stop", "index": 1},
+            "session_id": "c796f522-30ed-49ff-a6e9-e76a7b4fdb77", "parent_tool_use_id": null,
+            "uuid": "23f9cf89-878a-4c18-b373-8cc1cf58c60a"}),
+    ]);
+    let deltas = of_type(&ev, "tool.input.delta");
+    assert!(deltas.len() >= 4, "{ev:#?}");
+    assert!(
+        deltas
+            .iter()
+            .all(|d| d["tool_use_id"] == "toolu_01844wW4nkwSTXm5fD6si35A")
+    );
+    let c = of_type(&ev, "tool.call")[0];
+    assert_eq!(c["source"], "deltas");
+    assert_eq!(c["name"], "Write");
+    assert_eq!(c["input"]["file_path"], "/work/.tmp-issue-19695/sample.txt");
+    assert_eq!(c["input"]["content"], content.replace(r"\n", "\n"));
+    assert_eq!(c["block_extra"], json!({"caller": {"type": "direct"}}));
 }
