@@ -6,8 +6,10 @@
 //! - `python_sdk`: anthropics/claude-agent-sdk-python, `tests/test_message_parser.py`
 //!   @ e8bde60164f9ef820068ec36ffe6b7be6bd8fd26 (items 1, 2, 3, 8, 9, 10, 11).
 //! - `claude_codes`: meawoppl/rust-code-agent-sdks, `claude-codes/tests/schemas/
-//!   claude_stream_json_snapshot.txt` (the CLI's wire schema: 42 type/subtype labels with their
-//!   top-level keys) and `claude-codes/test_cases/{tool_use_captures,failed_deserializations}/*.json`
+//!   claude_stream_json_snapshot.txt` (the CLI's wire schema: type/subtype labels with their
+//!   top-level keys; 42 labels @ 6cc25688fd572dc2d7f2ff24e4311fa13365bafb, 43 @
+//!   0ae5c338ebf6ab1c4b29d82abe037cdc1b578d41, merged) and
+//!   `claude-codes/test_cases/{tool_use_captures,failed_deserializations}/*.json`
 //!   @ 6cc25688fd572dc2d7f2ff24e4311fa13365bafb (items 1, 2, 8, 10).
 //! - `ai_sdk_provider`: ben-vargas/ai-sdk-provider-claude-code,
 //!   `src/claude-code-language-model.test.ts` @ 62c53c6bb16f5f27a80388169d2e674922a8a19a

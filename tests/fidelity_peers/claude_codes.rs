@@ -4,11 +4,12 @@
 use super::{contains, normalize, of_type, on_line};
 use serde_json::{Map, Value, json};
 
-/// The wire schema snapshot: `(type[/subtype], its top-level keys)`, 42 labels.
+/// The wire schema snapshots (both versions, merged): `(type[/subtype], its top-level keys)`,
+/// 43 labels.
 const WIRE: &[(&str, &str)] = &[
     (
         "assistant",
-        "aborted, advisor_model, api_error, api_error_status, attribution_agent, attribution_mcp_server, attribution_mcp_tool, attribution_plugin, attribution_skill, error, error_details, is_api_error_message, is_meta, is_virtual, message, parent_tool_use_id, request_id, resumed_from_incomplete_thinking, session_id, subagent_type, supersedes, task_description, timestamp, tool_use_meta, type, uuid",
+        "aborted, advisor_model, api_error, api_error_status, attribution_agent, attribution_mcp_server, attribution_mcp_tool, attribution_plugin, attribution_skill, batch_tool_uses, context_usage, error, error_details, is_api_error_message, is_meta, is_virtual, local_command_source, message, parent_tool_use_id, request_id, resumed_from_incomplete_thinking, session_id, subagent_type, supersedes, task_description, timestamp, tool_use_meta, type, user_message_uuid, uuid, wire_tool_inputs",
     ),
     (
         "auth_status",
@@ -29,15 +30,15 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "result",
-        "duration_api_ms, duration_ms, errors, fast_mode_disabled_reason, fast_mode_state, is_error, modelUsage, num_turns, origin, permission_denials, session_id, stop_reason, subtype, terminal_reason, total_cost_usd, type, usage, uuid",
+        "duration_api_ms, duration_ms, errors, fast_mode_disabled_reason, fast_mode_state, is_error, modelUsage, num_turns, origin, permission_denials, queued_turn_count, session_id, stop_reason, subagent_stats, subtype, terminal_reason, total_cost_usd, type, usage, user_message_uuid, uuid",
     ),
     (
         "result/success",
-        "api_error_status, deferred_tool_use, duration_api_ms, duration_ms, fast_mode_disabled_reason, fast_mode_state, is_error, modelUsage, num_turns, origin, permission_denials, request_sent_wall_ms, result, session_id, stop_reason, structured_output, subtype, terminal_reason, time_origin_ms, time_to_request_from_spawn_ms, time_to_request_ms, total_cost_usd, ttft_ms, ttft_stream_ms, type, usage, user_message_uuid, uuid, warm_spare_claimed",
+        "api_error_status, deferred_tool_use, duration_api_ms, duration_ms, fast_mode_disabled_reason, fast_mode_state, is_error, modelUsage, num_turns, origin, permission_denials, queued_turn_count, request_sent_wall_ms, result, session_id, stop_reason, structured_output, subagent_stats, subtype, terminal_reason, time_origin_ms, time_to_request_from_spawn_ms, time_to_request_ms, total_cost_usd, ttft_ms, ttft_stream_ms, type, usage, user_message_uuid, uuid, warm_spare_claimed",
     ),
     (
         "stream_event",
-        "event, parent_tool_use_id, session_id, ttft_ms, type, uuid",
+        "event, parent_tool_use_id, session_id, ttft_ms, type, user_message_uuid, uuid",
     ),
     (
         "system/api_retry",
@@ -49,7 +50,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "system/code_change_published",
-        "identifier, provider, repo, session_id, subtype, type, url, uuid",
+        "action, identifier, provider, repo, session_id, subtype, type, url, uuid",
     ),
     (
         "system/commands_changed",
@@ -66,6 +67,10 @@ const WIRE: &[(&str, &str)] = &[
     (
         "system/elicitation_complete",
         "elicitation_id, mcp_server_name, session_id, subtype, type, uuid",
+    ),
+    (
+        "system/feedback_draft_queued",
+        "details_preview, draft_id, draft_type, session_id, subtype, title, type, uuid",
     ),
     (
         "system/files_persisted",
@@ -89,7 +94,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "system/init",
-        "agents, analytics_disabled, apiKeySource, betas, capabilities, claude_code_version, cwd, fast_mode_disabled_reason, fast_mode_state, mcp_server_errors, mcp_servers, memory_paths, model, output_style, permissionMode, plugin_errors, plugin_warnings, plugins, product_feedback_disabled, session_id, skills, slash_commands, subtype, tools, type, uuid",
+        "agents, analytics_disabled, apiKeySource, betas, capabilities, claude_code_version, cloud_session, cwd, effort, fast_mode_disabled_reason, fast_mode_state, footer_indicator, mcp_server_errors, mcp_servers, memory_paths, model, output_style, permissionMode, plugin_errors, plugin_warnings, plugins, powershell_path, product_feedback_disabled, session_id, skills, slash_commands, subtype, terminal_slash_commands, tools, type, uuid, worker_epoch",
     ),
     (
         "system/local_command_output",
@@ -105,7 +110,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "system/model_refusal_fallback",
-        "api_refusal_category, api_refusal_explanation, content, direction, fallback_model, original_model, refused_user_message_uuid, request_id, retracted_message_uuids, scope, session_id, subtype, trigger, type, uuid",
+        "api_refusal_category, api_refusal_explanation, content, direction, fallback_model, original_model, refused_user_message_uuid, request_id, retracted_message_uuids, saw_cyber_refusal, scope, session_id, subtype, trigger, type, uuid",
     ),
     (
         "system/model_refusal_no_fallback",
@@ -133,7 +138,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "system/task_notification",
-        "output_file, session_id, skip_transcript, status, subtype, summary, task_id, tool_use_id, type, usage, uuid",
+        "ambient, output_file, resource_links, session_id, skip_transcript, status, subtype, summary, task_id, tool_use_id, type, usage, uuid",
     ),
     (
         "system/task_progress",
@@ -141,7 +146,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "system/task_started",
-        "description, prompt, session_id, skip_transcript, subagent_type, subtype, task_id, task_type, tool_use_id, type, uuid, workflow_name",
+        "ambient, description, is_backgrounded, prompt, session_id, skip_transcript, spawn_depth, subagent_type, subtype, task_id, task_type, tool_use_id, type, uuid, workflow_name",
     ),
     (
         "system/task_updated",
@@ -153,7 +158,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "system/vcs_state_changed",
-        "cwd, kind, session_id, subtype, type, uuid",
+        "branch, cwd, kind, session_id, subtype, type, uuid",
     ),
     (
         "system/worker_shutting_down",
@@ -169,7 +174,7 @@ const WIRE: &[(&str, &str)] = &[
     ),
     (
         "user",
-        "client_platform, image_paste_ids, inbound_origin, interrupted_message_id, isSynthetic, is_compact_summary, is_meta, is_virtual, is_visible_in_transcript_only, mcp_meta, message, origin, parent_tool_use_id, permission_mode, plan_content, priority, shouldQuery, source_tool_assistant_uuid, source_tool_use_id, summarize_metadata, timestamp, tool_result_meta, tool_use_result, type",
+        "client_composed, client_platform, image_paste_ids, inbound_origin, interrupted_message_id, isSynthetic, is_compact_summary, is_meta, is_virtual, is_visible_in_transcript_only, mcp_meta, message, origin, parent_tool_use_id, permission_mode, plan_content, priority, seeded_summon, shouldQuery, source_tool_assistant_uuid, source_tool_use_id, summarize_metadata, timestamp, tool_result_meta, tool_use_result, type",
     ),
 ];
 
@@ -211,7 +216,7 @@ fn wire_line(label: &str, keys: &str) -> (Value, Vec<String>) {
 /// value has a type the envelope does not expect.
 #[test]
 fn every_key_of_every_wire_type_reaches_the_envelope() {
-    assert_eq!(WIRE.len(), 42);
+    assert_eq!(WIRE.len(), 43);
     let (lines, markers): (Vec<Value>, Vec<Vec<String>>) =
         WIRE.iter().map(|(l, k)| wire_line(l, k)).unzip();
     let ev = normalize(&lines);
