@@ -15,7 +15,8 @@
 //!   `src/claude-code-language-model.test.ts` @ 62c53c6bb16f5f27a80388169d2e674922a8a19a
 //!   (items 3, 5, 6, 9, and the AI SDK profile).
 //! - `acp_adapter`: agentclientprotocol/claude-agent-acp (formerly zed-industries/claude-code-acp),
-//!   `src/tests/acp-agent.test.ts` @ f422c7c9548f3b6834fabd23031df04de02b1202 (items 1, 2).
+//!   `src/tests/acp-agent.test.ts` and `src/tests/tools.test.ts`
+//!   @ f422c7c9548f3b6834fabd23031df04de02b1202 (items 1, 2).
 //! - `vercel_harness`: vercel/ai, `packages/harness-claude-code/src/bridge/__fixtures__/`
 //!   `tool-use-result-stream.json` @ a3fb58afc80d01a2a5b00d15caba3836520e0109,
 //!   `issue-21865-multiple-results.json` @ a3df57eb8fe86c27633e75240c436dd3138112b6,

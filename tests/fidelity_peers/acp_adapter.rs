@@ -128,3 +128,79 @@ fn usage_of_messages_without_id_is_kept() {
         1000000
     );
 }
+
+/// The adapter's tool tests (`src/tests/tools.test.ts` at the same commit): server-side results
+/// inside the assistant turn (web search results, an MCP result of text blocks, a code
+/// execution result) keep their raw content and pair with their calls; a Read result of text
+/// blocks and one with an image keep their blocks (a small image's data included).
+#[test]
+fn tool_results_keep_their_raw_output() {
+    let call = |id: &str, name: &str, input: Value| json!({"type": "tool_use", "id": id, "name": name, "input": input});
+    let search = json!([{"type": "web_search_result", "url": "https://example.com",
+        "title": "Example", "encrypted_content": "encrypted content here",
+        "page_age": "2 days ago"}]);
+    let mcp = json!([{"type": "text", "text": "Result 1", "citations": null},
+        {"type": "text", "text": "Result 2", "citations": null}]);
+    let bash = json!({"type": "bash_code_execution_result", "stdout": "file1.txt\nfile2.txt",
+        "stderr": "", "return_code": 0, "content": []});
+    let lines = json!({"type": "text", "text": "Line 1\nLine 2\nLine 3"});
+    let image = json!({"type": "image",
+        "source": {"type": "base64", "data": "iVBORw0KGgo=", "media_type": "image/png"}});
+    let ev = normalize(&[
+        json!({"type": "assistant", "session_id": "test-session", "message": {"id": "msg_t",
+            "content": [call("toolu_web", "WebSearch", json!({"query": "test search"})),
+                call("toolu_abc", "mcp__server__search", json!({"term": "test"})),
+                call("toolu_bash", "Bash", json!({"command": "ls -la"})),
+                call("toolu_read", "Read", json!({"file_path": "/test/file.txt"})),
+                call("toolu_img", "Read", json!({"file_path": "/test/image.png"}))]}}),
+        json!({"type": "assistant", "session_id": "test-session", "message": {"id": "msg_t",
+            "content": [
+                {"type": "web_search_tool_result", "tool_use_id": "toolu_web", "content": search},
+                {"type": "mcp_tool_result", "tool_use_id": "toolu_abc", "content": mcp,
+                 "is_error": false},
+                {"type": "bash_code_execution_tool_result", "tool_use_id": "toolu_bash",
+                 "content": bash}]}}),
+        json!({"type": "user", "session_id": "test-session", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "toolu_read", "content": [lines]},
+            {"type": "tool_result", "tool_use_id": "toolu_img", "content": [image],
+             "is_error": false}]}}),
+    ]);
+    let r = of_type(&ev, "tool.result");
+    let got: Vec<(Value, Value, Value, Value)> = r
+        .iter()
+        .map(|e| {
+            (
+                e["tool_use_id"].clone(),
+                e["name"].clone(),
+                e["server"].clone(),
+                e["content"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (json!("toolu_web"), json!("WebSearch"), json!(true), search),
+            (
+                json!("toolu_abc"),
+                json!("mcp__server__search"),
+                json!(true),
+                mcp
+            ),
+            (json!("toolu_bash"), json!("Bash"), json!(true), bash),
+            (
+                json!("toolu_read"),
+                json!("Read"),
+                json!(false),
+                json!([lines])
+            ),
+            (
+                json!("toolu_img"),
+                json!("Read"),
+                json!(false),
+                json!([image])
+            ),
+        ]
+    );
+    assert!(r.iter().all(|e| e["is_error"] == false));
+}
