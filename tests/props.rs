@@ -368,3 +368,159 @@ fn hollowing_leaves_kept_usage_whole() {
         String::from_utf8(hollowed).unwrap()
     );
 }
+
+/// Copying canonical values from the input line (instead of writing them from the tape) changes
+/// no byte of the output, on every capture.
+#[test]
+fn raw_copies_change_no_output_on_any_capture() {
+    for p in common::fixtures() {
+        let input = std::fs::read(&p).unwrap();
+        let copied = normalize(&input);
+        let written = normalize_with(
+            &input,
+            vec![1 << 20],
+            Options {
+                write_from_tape: true,
+                ..Options::default()
+            },
+        );
+        assert!(
+            copied == written,
+            "{}: raw copies changed the output",
+            p.display()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(256))]
+
+    /// The same values written loosely (whitespace between tokens, needless or other escapes,
+    /// other number forms) give the same events as written canonically: values that cannot be
+    /// copied are written from the tape, and copied ones are exactly what the tape gives.
+    #[test]
+    fn loose_json_gives_the_canonical_output(v in arb_json(), seed in any::<u64>()) {
+        let lines = [
+            serde_json::json!({
+                "type": "assistant", "session_id": "s", "parent_tool_use_id": null,
+                "message": {"id": "m1", "model": "x", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "X", "input": v.clone()}
+                ], "usage": {"input_tokens": 1}}
+            }),
+            serde_json::json!({
+                "type": "user", "session_id": "s", "parent_tool_use_id": null,
+                "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": v.clone()},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": "x"}, {"type": "image", "source": {"data": v.clone()}}]}
+                ]},
+                "tool_use_result": {"stdout": v.clone(), "file": {"data": v.clone()}}
+            }),
+            serde_json::json!({"type": "brand_new", "payload": v}),
+        ];
+        let canonical: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let mut rng = seed | 1;
+        let mut loose = String::new();
+        for l in &lines {
+            render_loose(l, &mut rng, &mut loose);
+            loose.push('\n');
+        }
+        let want = without_bytes(&normalize(canonical.as_bytes()));
+        prop_assert_eq!(&without_bytes(&normalize(loose.as_bytes())), &want);
+        let from_tape = normalize_with(loose.as_bytes(), vec![1 << 20], Options { write_from_tape: true, ..Options::default() });
+        prop_assert_eq!(&without_bytes(&from_tape), &want);
+    }
+}
+
+/// The output's lines, byte for byte, but for run.end's input byte count (which depends on the
+/// spelling) set to 0.
+fn without_bytes(out: &[u8]) -> Vec<String> {
+    let text = std::str::from_utf8(out).unwrap();
+    text.lines()
+        .map(|l| {
+            let mut e: serde_json::Value = serde_json::from_str(l).unwrap();
+            if e["type"] == "run.end" {
+                e["stats"]["bytes"] = 0.into();
+                return e.to_string();
+            }
+            l.to_owned()
+        })
+        .collect()
+}
+
+/// A step of a xorshift generator: the choices of [`render_loose`].
+fn next(rng: &mut u64) -> u64 {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    *rng
+}
+
+/// `v` as valid JSON spelled the way the writer never spells it, here and there.
+fn render_loose(v: &serde_json::Value, rng: &mut u64, out: &mut String) {
+    use serde_json::Value;
+    let ws = |rng: &mut u64, out: &mut String| {
+        out.push_str(["", "", "", " ", "\t", " \r "][(next(rng) % 6) as usize]);
+    };
+    ws(rng, out);
+    match v {
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                ws(rng, out);
+                loose_str(k, rng, out);
+                ws(rng, out);
+                out.push(':');
+                render_loose(x, rng, out);
+            }
+            ws(rng, out);
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                render_loose(x, rng, out);
+            }
+            ws(rng, out);
+            out.push(']');
+        }
+        Value::String(s) => loose_str(s, rng, out),
+        Value::Number(n) => match (n.as_f64(), n.is_f64(), next(rng) % 3) {
+            // The same double in exponent form (Rust prints the shortest round-trip digits).
+            (Some(f), true, 0) => out.push_str(&format!("{f:e}")),
+            (Some(f), true, 1) => out.push_str(&format!("{f:E}")),
+            (_, false, 0) if n.as_i64() == Some(0) => out.push_str("-0"),
+            _ => out.push_str(&n.to_string()),
+        },
+        other => out.push_str(&other.to_string()),
+    }
+    ws(rng, out);
+}
+
+/// A string literal with some characters escaped needlessly or otherwise.
+fn loose_str(s: &str, rng: &mut u64, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        let r = next(rng) % 4;
+        let canonical = serde_json::to_string(&c.to_string()).unwrap();
+        match (c, r) {
+            ('/', 0) => out.push_str("\\/"),
+            ('\n', 1) => out.push_str("\\u000a"),
+            (c, 0) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            (c, 2) if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            (c, 3) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{:04X}", u));
+                }
+            }
+            _ => out.push_str(&canonical[1..canonical.len() - 1]),
+        }
+    }
+    out.push('"');
+}

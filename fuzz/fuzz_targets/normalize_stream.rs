@@ -29,6 +29,17 @@ fuzz_target!(|data: &[u8]| {
         },
     );
     assert!(out == hollowed, "hollowing changed the output");
+    let from_tape = normalize(
+        data,
+        Options {
+            write_from_tape: true,
+            ..Options::default()
+        },
+    );
+    assert!(
+        out == from_tape,
+        "copying canonical values changed the output"
+    );
     let text = std::str::from_utf8(&out).expect("output is UTF-8");
     let mut last = None;
     for (i, l) in text.lines().enumerate() {

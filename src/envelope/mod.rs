@@ -60,7 +60,7 @@ pub mod extras;
 pub mod kind;
 pub mod schema;
 
-use crate::json::{Out, Val, get_str};
+use crate::json::{Out, Spans, Val, get_str};
 
 /// The envelope version written in every event's `v`.
 pub const VERSION: u64 = 1;
@@ -82,6 +82,9 @@ pub struct Ctx<'a> {
     /// The source line's bytes (empty when not known): what its hollowed literals are read from
     /// when a value is kept beyond the line (see [`crate::json::Out::value_detached`]).
     pub raw: &'a [u8],
+    /// Where the source line's values lie in `raw`, for copying those it has canonical (see
+    /// [`crate::json::Spans`]; empty: every value is written from the tape).
+    pub spans: Spans<'a>,
 }
 
 impl Ctx<'_> {

@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use super::out::ESCAPE;
+use super::raw::is_canonical_u;
 
 /// One long string literal left out of the parser's copy of a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,20 +164,6 @@ fn scan_literal(line: &[u8], start: usize) -> Option<(usize, bool)> {
         }
         // The escaped byte is skipped; the hex digits of `\u` escapes are never `"` or `\`.
         i = at + 2;
-    }
-}
-
-/// `00xx` (lowercase hex) naming a control character that has no short escape: what
-/// [`super::Out::str`] writes for it.
-fn is_canonical_u(h: &[u8]) -> bool {
-    let hex = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    match (h[0], h[1], hex(h[2]), hex(h[3])) {
-        (b'0', b'0', Some(hi @ 0..=1), Some(lo)) => ESCAPE[usize::from(hi << 4 | lo)] == b'u',
-        _ => false,
     }
 }
 

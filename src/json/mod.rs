@@ -11,10 +11,12 @@ use simd_json::{Buffers, Node, StaticNode, Tape};
 
 mod hollow;
 mod out;
+mod raw;
 mod reference;
 pub mod repair;
 pub use hollow::Hole;
 pub use out::{Out, Splice, escape_content, static_of};
+pub use raw::{Miss, Spans};
 pub use reference::{RefValue, build_ref_tape};
 
 /// A read-only view of a parsed JSON value.
@@ -75,6 +77,9 @@ pub struct Parsed<'a> {
     pub plain: bool,
     /// The string literals left out of that copy (see [`Parser::hollowing`]).
     pub holes: &'a [Hole],
+    /// With [`Engine::Simd`]: offsets in that copy of every structural character and of the
+    /// first byte of every string and scalar (simd-json's stage 1), in order; empty otherwise.
+    pub structurals: &'a [u32],
 }
 
 /// An emptied tape allocation, no longer borrowing the parser.
@@ -164,6 +169,7 @@ impl Parser {
                     len,
                     plain,
                     holes: &self.holes,
+                    structurals: self.buffers.structural_indexes(),
                 });
             }
             // Fall through to the reference parser: it decides what is JSON.
@@ -184,6 +190,7 @@ impl Parser {
                     len: 0,
                     plain: false,
                     holes: &[],
+                    structurals: &[],
                 })
             }
             Err(e) => Err(ParseError {

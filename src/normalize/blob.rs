@@ -10,24 +10,37 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::State;
-use crate::json::{Out, Val, get_str, str_of};
+use crate::json::{Miss, Out, Spans, Val, get_str, str_of};
 
 /// Shorter strings are left alone (they cost nothing and may not be blobs).
 pub const MIN_BLOB: usize = 64;
 
 impl State {
-    /// Write `v`, eliding blobs unless `keep_blobs`.
-    pub(super) fn write_blobbed(&mut self, v: Val<'_, '_>, out: &mut Out) {
+    /// Write `v`, eliding blobs unless `keep_blobs`; copied from the line where `spans` has it
+    /// canonical (and without blob candidates).
+    pub(super) fn write_blobbed(&mut self, v: Val<'_, '_>, out: &mut Out, spans: &Spans<'_>) {
         if self.opts.keep_blobs {
-            out.value(v);
+            out.value_in(v, spans);
         } else {
-            write_elided(v, out, &mut self.blob_scratch);
+            write_elided_in(v, out, &mut self.blob_scratch, spans);
         }
     }
 }
 
 /// Write `v` with blobs elided; `scratch` is reused for decoding.
 pub fn write_elided(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>) {
+    write_elided_in(v, out, scratch, &Spans::default());
+}
+
+/// [`write_elided`], copying from the line each largest part that `spans` has canonical and
+/// without blob candidates.
+fn write_elided_in(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>, spans: &Spans<'_>) {
+    let spans = match spans.canonical_without_blobs(v, MIN_BLOB) {
+        Ok(b) => return out.raw(b),
+        // Its parts are canonical too: some of them may be copied.
+        Err(Miss::Blob) => spans,
+        Err(Miss::Form) => &Spans::default(),
+    };
     if let Some(obj) = v.as_object() {
         out.raw(b"{");
         for (i, (k, x)) in obj.iter().enumerate() {
@@ -39,7 +52,7 @@ pub fn write_elided(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>) {
             if (k == "data" || k == "base64") && try_elide(v, x, out, scratch) {
                 continue;
             }
-            write_elided(x, out, scratch);
+            write_elided_in(x, out, scratch, spans);
         }
         out.raw(b"}");
     } else if let Some(arr) = v.as_array() {
@@ -48,7 +61,7 @@ pub fn write_elided(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>) {
             if i > 0 {
                 out.raw(b",");
             }
-            write_elided(x, out, scratch);
+            write_elided_in(x, out, scratch, spans);
         }
         out.raw(b"]");
     } else {

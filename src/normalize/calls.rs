@@ -186,7 +186,7 @@ impl State {
                 o.key("name");
                 o.opt_str(name);
                 o.key("input");
-                o.opt_value(input);
+                o.opt_value_in(input, &ctx.spans);
                 o.key("message_id");
                 o.opt_str(message_id);
                 ev.end();
@@ -209,7 +209,7 @@ impl State {
         o.key("name");
         o.opt_str(name);
         o.key("input");
-        o.opt_value(input);
+        o.opt_value_in(input, &ctx.spans);
         o.key("input_error");
         o.raw(b"null");
         o.key("message_id");

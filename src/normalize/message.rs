@@ -246,7 +246,7 @@ impl State {
                 "image" | "document" => {
                     let o = ev.begin(kind::USER_BLOCK, ctx);
                     o.key("block");
-                    self.write_blobbed(b, o_buf(ev));
+                    self.write_blobbed(b, o_buf(ev), &ctx.spans);
                     ev.end();
                 }
                 t => {
@@ -313,13 +313,13 @@ impl State {
         o.bool(server);
         o.key("content");
         match get(b, "content") {
-            Some(c) => self.write_blobbed(c, o_buf(ev)),
+            Some(c) => self.write_blobbed(c, o_buf(ev), &ctx.spans),
             None => o_buf(ev).raw(b"null"),
         }
         let o = ev.out();
         o.key("structured");
         match structured {
-            Some(s) => self.write_blobbed(s, o_buf(ev)),
+            Some(s) => self.write_blobbed(s, o_buf(ev), &ctx.spans),
             None => o_buf(ev).raw(b"null"),
         }
         write_violation(ev.out(), &bad, b);

@@ -28,7 +28,7 @@ use totals::{Tokens, Totals};
 
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Val, get, get_str, str_of};
+use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Spans, Val, get, get_str, str_of};
 use crate::read::Line;
 
 /// Normalizer options.
@@ -41,6 +41,9 @@ pub struct Options {
     /// Which string literals the parser hollows (see [`Parser::hollowing`]): `None` for the
     /// default, [`crate::json::HOLLOW_DEFAULT`]. The output does not depend on it.
     pub hollow: Option<(usize, usize)>,
+    /// Write every value from the tape, never copied from the input line (see
+    /// [`crate::json::Spans`]). The output does not depend on it.
+    pub write_from_tape: bool,
     /// Do not treat a stream without `result` as an error: no `run.error` before `run.end`.
     pub allow_no_result: bool,
 }
@@ -302,7 +305,12 @@ impl Normalizer {
             ev.out.set_source(&parsed);
         }
         if v.as_object().is_some() {
-            st.object_line(v, bytes, n, ev);
+            let spans = if st.opts.write_from_tape {
+                Spans::default()
+            } else {
+                Spans::new(&parsed, bytes)
+            };
+            st.object_line(v, bytes, spans, n, ev);
         } else {
             let len = bytes.len() as u64;
             st.diagnostic(ev, n, "not_object", bytes, len, None);
@@ -350,7 +358,14 @@ impl State {
     }
 
     /// A JSON object line: dispatch on `type`.
-    fn object_line(&mut self, v: Val<'_, '_>, raw: &[u8], line: u64, ev: &mut Events) {
+    fn object_line(
+        &mut self,
+        v: Val<'_, '_>,
+        raw: &[u8],
+        spans: Spans<'_>,
+        line: u64,
+        ev: &mut Events,
+    ) {
         let Some(kind) = get(v, "type") else {
             return self.missing_type(v, line, ev);
         };
@@ -395,6 +410,7 @@ impl State {
             // keep their unmapped members under their event's own `extra`.
             src: matches!(kind, "assistant" | "user" | "stream_event").then_some(v),
             raw,
+            spans,
         };
         let first = ev.len();
         self.skip_reason = None;
@@ -441,7 +457,7 @@ impl State {
         o.key("name");
         o.str(name);
         o.key("raw");
-        o.value(v);
+        o.value_in(v, &ctx.spans);
         ev.end();
     }
 
