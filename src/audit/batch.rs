@@ -5,11 +5,13 @@
 //! the records again with the line as a JSON string (the costliest part of a record after its
 //! hash), each followed by its `prev` member, and hashes each record in the same pass, while it
 //! is in cache. Batches are finished one at a time and in order, each starting from the chain
-//! head the sink handed over with it, so the chain is the one a record-by-record writer makes:
-//! the bytes written are exactly those of records built and hashed one at a time.
+//! head the sink handed over with it or, when the sink did not know it yet (batches still on
+//! their way), from the last hash of the batch before; so the chain is the one a
+//! record-by-record writer makes: the bytes written are exactly those of records built and
+//! hashed one at a time.
 
 use std::io;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
@@ -27,8 +29,9 @@ pub struct Batch {
     /// Per record: where its raw line's bytes are in `buf`, as they were read, if the record
     /// has one; they become its `raw` (or `raw_b64`) member here (see [`raw_member`]).
     pub raws: Vec<Option<(usize, usize)>>,
-    /// Handed over: the hash the first record chains from; handed back: the last record's.
-    pub prev: [u8; 64],
+    /// Handed over: the hash the first record chains from (`None`: the last hash of the batch
+    /// handed over before); handed back: the last record's.
+    pub prev: Option<[u8; 64]>,
     /// Room for the finished records (handed back holding the records as they were handed
     /// over, emptied, for reuse).
     pub spare: Vec<u8>,
@@ -36,8 +39,10 @@ pub struct Batch {
 
 impl Batch {
     /// Write the finished records into `spare` (raw members made, `prev`, `hash`), hashing
-    /// each as it is written, and swap `spare` and `buf`.
-    fn finish(&mut self) {
+    /// each as it is written, chaining from `prev` (or `head`, the last hash of the batch
+    /// before), and swap `spare` and `buf`.
+    fn finish(&mut self, head: [u8; 64]) {
+        let mut prev = self.prev.unwrap_or(head);
         let mut out = Out::from_buf(std::mem::take(&mut self.spare));
         out.buf.clear();
         out.buf
@@ -53,12 +58,13 @@ impl Batch {
                 None => out.raw(&self.buf[start..end]),
             }
             out.raw(b",\"prev\":\"");
-            out.raw(&self.prev);
+            out.raw(&prev);
             out.raw(b"\",");
             let (hex, t) = tail(&Sha256::digest(&out.buf[at..]));
             out.raw(&t);
-            self.prev = hex;
+            prev = hex;
         }
+        self.prev = Some(prev);
         self.spare = std::mem::replace(&mut self.buf, out.buf);
         self.spare.clear();
     }
@@ -70,24 +76,31 @@ const END_LEN: usize = 9 + 64 + 2 + 8 + 64 + 3;
 /// Batches are handed over once they hold this many bytes (or at a flush).
 pub const BATCH_BYTES: usize = 1 << 20;
 
-/// The helper thread and the batch it is hashing, if any.
+/// Batches on their way at most: the pipeline waits for the oldest only when it has handed over
+/// this many, so a helper thread that falls behind for a moment (another process had the core)
+/// does not stop it.
+pub const DEPTH: usize = 3;
+
+/// The helper thread and the batches handed to it and not taken back yet.
 pub struct Hasher {
     to: Option<SyncSender<Batch>>,
     from: Receiver<Batch>,
     thread: Option<JoinHandle<()>>,
-    in_flight: bool,
+    in_flight: usize,
 }
 
 impl Hasher {
     /// Start the helper thread.
     pub fn start() -> io::Result<Self> {
-        let (to, work) = sync_channel::<Batch>(1);
-        let (done, from) = sync_channel::<Batch>(1);
+        let (to, work) = sync_channel::<Batch>(DEPTH);
+        let (done, from) = sync_channel::<Batch>(DEPTH);
         let thread = std::thread::Builder::new()
             .name("audit-hash".into())
             .spawn(move || {
+                let mut head = super::GENESIS;
                 for mut b in work {
-                    b.finish();
+                    b.finish(head);
+                    head = b.prev.expect("set by finish");
                     if done.send(b).is_err() {
                         return;
                     }
@@ -97,28 +110,49 @@ impl Hasher {
             to: Some(to),
             from,
             thread: Some(thread),
-            in_flight: false,
+            in_flight: 0,
         })
     }
 
-    /// Hand `b` over. The previous batch must have been taken back with [`Hasher::wait`].
+    /// Hand `b` over (at most [`DEPTH`] batches may be on their way).
     pub fn send(&mut self, b: Batch) -> io::Result<()> {
-        debug_assert!(!self.in_flight);
+        debug_assert!(self.in_flight < DEPTH);
         self.to
             .as_ref()
             .and_then(|t| t.send(b).ok())
             .ok_or_else(gone)?;
-        self.in_flight = true;
+        self.in_flight += 1;
         Ok(())
     }
 
-    /// The batch handed over last, hashed (`None` if there is none).
+    /// How many batches were handed over and not taken back.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// The oldest batch on its way, once finished (`None` if there is none).
     pub fn wait(&mut self) -> io::Result<Option<Batch>> {
-        if !self.in_flight {
+        if self.in_flight == 0 {
             return Ok(None);
         }
-        self.in_flight = false;
-        self.from.recv().map(Some).map_err(|_| gone())
+        let b = self.from.recv().map_err(|_| gone())?;
+        self.in_flight -= 1;
+        Ok(Some(b))
+    }
+
+    /// The oldest batch on its way if it is finished already.
+    pub fn try_take(&mut self) -> io::Result<Option<Batch>> {
+        if self.in_flight == 0 {
+            return Ok(None);
+        }
+        match self.from.try_recv() {
+            Ok(b) => {
+                self.in_flight -= 1;
+                Ok(Some(b))
+            }
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(gone()),
+        }
     }
 }
 
