@@ -331,3 +331,39 @@ fn ai_sdk_profile_declares_what_it_makes_up() {
         json!({"isError": true, "output": "whose?"})
     );
 }
+
+/// Partial messages without message ids (the provider's stream-event tests): the envelope keeps
+/// the deltas and the assistant line's final text; the UI stream shows the text once, and a
+/// final text longer than what streamed adds only the rest.
+#[test]
+fn streamed_text_is_not_repeated_by_its_final_line() {
+    let delta = |t: &str| {
+        json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": t}}})
+    };
+    let said = |text: &str, deltas: &[&str]| -> Vec<Value> {
+        let mut lines: Vec<Value> = deltas.iter().map(|d| delta(d)).collect();
+        lines.push(
+            json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}}),
+        );
+        lines.push(result(
+            json!({"session_id": "test-session", "duration_ms": 1000}),
+        ));
+        let ev = normalize(&lines);
+        assert_eq!(of_type(&ev, "text.delta").len(), deltas.len());
+        assert_eq!(of_type(&ev, "text")[0]["text"], text);
+        ai_sdk(&lines)
+            .into_iter()
+            .filter(|c| c["type"] == "text-delta")
+            .map(|c| c["delta"].clone())
+            .collect()
+    };
+    assert_eq!(
+        said("Hello world", &["Hello", " world"]),
+        [json!("Hello"), json!(" world")]
+    );
+    assert_eq!(
+        said("Hello world!", &["Hello"]),
+        [json!("Hello"), json!(" world!")]
+    );
+}

@@ -19,7 +19,7 @@
 //! | new API message (`message_id` changes) | `finish-step` for the previous one, `start-step` |
 //! | `text.delta` / `thinking.delta` | `text-start`/`reasoning-start` once (id `<message_id>:<index>`), then `text-delta`/`reasoning-delta` |
 //! | `block.stop`, `message.stop` | `text-end` / `reasoning-end` for the open parts |
-//! | `text` / `thinking` not streamed as deltas | `*-start`, one `*-delta` with the whole text, `*-end` (id `t<seq>` / `r<seq>`) |
+//! | `text` / `thinking` not streamed as deltas | `*-start`, one `*-delta` with the whole text, `*-end` (id `t<seq>` / `r<seq>`); without a message id, only what the deltas did not already bring |
 //! | `tool.input.delta` | `tool-input-start` once, then `tool-input-delta` with `partial_json` |
 //! | `tool.call` | `tool-input-available` (`input`), or `tool-input-error` when its input did not parse |
 //! | `tool.result` | `tool-output-available` (`output` = `content`), or `tool-output-error` when `is_error` |
@@ -117,6 +117,13 @@ enum Part {
 }
 
 impl Part {
+    fn slot(self) -> usize {
+        match self {
+            Part::Text => 0,
+            Part::Reasoning => 1,
+        }
+    }
+
     fn prefix(self) -> &'static str {
         match self {
             Part::Text => "text",
@@ -147,6 +154,9 @@ pub struct AiSdk<W: Write> {
     open: BTreeMap<u64, (String, Part)>,
     /// (message id, kind) pairs whose text arrived as deltas (their final event is skipped).
     streamed: HashSet<(String, bool)>,
+    /// Text and reasoning streamed as deltas without a message id since the last message start
+    /// (indexed by [`Part::slot`]): the final event of such a message cannot be matched by id.
+    unnamed: [String; 2],
     tools_started: HashSet<String>,
     tools_known: HashSet<String>,
     /// Calls whose output chunk was written (a revised input no longer replaces theirs).
@@ -166,6 +176,7 @@ impl<W: Write> AiSdk<W> {
             step_msg: None,
             open: BTreeMap::new(),
             streamed: HashSet::new(),
+            unnamed: Default::default(),
             tools_started: HashSet::new(),
             tools_known: HashSet::new(),
             tools_done: HashSet::new(),
@@ -246,9 +257,12 @@ impl<W: Write> AiSdk<W> {
     fn delta(&mut self, part: Part, e: &Ev<'_>, text: &str) {
         let msg = e.message_id.as_deref();
         self.step(msg);
-        if let Some(m) = msg {
-            self.streamed
-                .insert((m.to_owned(), part == Part::Reasoning));
+        match msg {
+            Some(m) => {
+                self.streamed
+                    .insert((m.to_owned(), part == Part::Reasoning));
+            }
+            None => self.unnamed[part.slot()].push_str(text),
         }
         let index = e.index.unwrap_or(0);
         let id = match self.open.get(&index) {
@@ -293,7 +307,10 @@ impl<W: Write> AiSdk<W> {
         }
         let msg = e.message_id.as_deref();
         match meta.kind {
-            kind::MESSAGE_START => self.step(msg),
+            kind::MESSAGE_START => {
+                self.unnamed = Default::default();
+                self.step(msg);
+            }
             kind::TEXT_DELTA => self.delta(Part::Text, e, e.text.as_deref().unwrap_or("")),
             kind::THINKING_DELTA => {
                 self.delta(Part::Reasoning, e, e.thinking.as_deref().unwrap_or(""))
@@ -319,8 +336,23 @@ impl<W: Write> AiSdk<W> {
                     Part::Reasoning => e.thinking.as_deref(),
                 };
                 self.step(msg);
+                let mut text = text.unwrap_or("");
+                // Without a message id, the final text of what streamed as deltas is matched by
+                // content: nothing new is left out, a longer text adds only what did not stream.
+                let streamed = std::mem::take(&mut self.unnamed[part.slot()]);
+                if msg.is_none()
+                    && !streamed.is_empty()
+                    && let Some(rest) = text.strip_prefix(streamed.as_str())
+                {
+                    let open = self.open.values().find(|(_, p)| *p == part).cloned();
+                    match open {
+                        _ if rest.is_empty() => return,
+                        Some((id, _)) => return self.part_chunk(part, "delta", &id, Some(rest)),
+                        None => text = rest,
+                    }
+                }
                 let id = format!("{}{}", &part.prefix()[..1], meta.seq);
-                self.whole_part(part, &id, text.unwrap_or(""));
+                self.whole_part(part, &id, text);
             }
             kind::TOOL_INPUT_DELTA => self.tool_input_delta(e),
             kind::TOOL_CALL => self.tool_call(msg, e, meta.seq),
