@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use common::{bin, events, fixtures, root};
 use serde_json::Value;
 
-fn skip(why: &str) {
+pub(crate) fn skip(why: &str) {
     if std::env::var_os("BOO_REQUIRE_CLIENTS").is_some_and(|v| !v.is_empty()) {
         panic!("required client unavailable: {why}");
     }
@@ -27,7 +27,7 @@ fn skip(why: &str) {
 }
 
 /// `target/node-clients` with the pinned packages installed, or why not.
-fn node_clients() -> Result<&'static Path, String> {
+pub(crate) fn node_clients() -> Result<&'static Path, String> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     DIR.get_or_init(install_node_clients)
         .as_ref()
@@ -73,7 +73,7 @@ fn install_node_clients() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn node(dir: &Path, args: &[&str]) -> Value {
+pub(crate) fn node(dir: &Path, args: &[&str]) -> Value {
     let out = Command::new("node")
         .args(args)
         .current_dir(dir)
@@ -144,13 +144,13 @@ fn eventsource_parser_reads_every_capture() {
 }
 
 /// The loopback server (tests/support/sse_server.py), killed on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl Server {
-    fn start(input: &Path, extra: &[&str]) -> Option<Server> {
+    pub(crate) fn start(input: &Path, extra: &[&str]) -> Option<Server> {
         let mut child = match Command::new("python3")
             .arg(root().join("tests/support/sse_server.py"))
             .arg("--bin")

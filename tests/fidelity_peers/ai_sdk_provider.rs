@@ -330,6 +330,53 @@ fn ai_sdk_profile_declares_what_it_makes_up() {
         unpaired[0]["data"],
         json!({"isError": true, "output": "whose?"})
     );
+    real_client_reads(&lines, &calls[0]["seq"]);
+}
+
+/// The `ai` package's own chat transport and `readUIMessageStream` (as in `tests/clients.rs`)
+/// accept those chunks: every chunk passes its schema, the made-up values are declared on the
+/// parts, and the unpaired result is a data part.
+fn real_client_reads(lines: &[Value], first_seq: &Value) {
+    use crate::clients::{Server, node, node_clients, skip};
+    let dir = match node_clients() {
+        Ok(d) => d,
+        Err(e) => return skip(&e),
+    };
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), super::ndjson(lines)).unwrap();
+    let Some(server) = Server::start(file.path(), &["--timeout", "60"]) else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/chat", server.port);
+    let got = node(dir, &["ai-sdk-read.mjs", &url]);
+    drop(server);
+    assert_eq!(got["errors"], json!([]), "{got:#}");
+    let parts = got["message"]["parts"].as_array().unwrap();
+    let tools: Vec<&Value> = parts
+        .iter()
+        .filter(|p| p["type"] == "dynamic-tool")
+        .collect();
+    assert_eq!(tools.len(), 3, "{parts:#?}");
+    assert_eq!(
+        tools[0]["toolCallId"],
+        format!("boo-normalize-seq-{first_seq}").as_str()
+    );
+    assert_eq!(
+        tools[0]["callProviderMetadata"],
+        json!({"boo-normalize": {"generated": ["toolCallId"]}})
+    );
+    assert_eq!(tools[0]["state"], "input-available");
+    assert_eq!(tools[1]["toolName"], "unknown");
+    assert_eq!(
+        (&tools[2]["toolCallId"], &tools[2]["state"]),
+        (&json!("t1"), &json!("output-available"))
+    );
+    let data: Vec<&Value> = parts
+        .iter()
+        .filter(|p| p["type"] == "data-unpaired-tool-result")
+        .collect();
+    assert_eq!(data.len(), 1, "{parts:#?}");
+    assert_eq!(data[0]["data"]["output"], "whose?");
 }
 
 /// Partial messages without message ids (the provider's stream-event tests): the envelope keeps
