@@ -404,7 +404,9 @@ proptest! {
             serde_json::json!({
                 "type": "assistant", "session_id": "s", "parent_tool_use_id": null,
                 "message": {"id": "m1", "model": "x", "content": [
-                    {"type": "tool_use", "id": "t1", "name": "X", "input": v.clone()}
+                    {"type": "tool_use", "id": "t1", "name": "X", "input": v.clone()},
+                    {"type": "text", "text": v.to_string()},
+                    {"type": "thinking", "thinking": format!("{v}{v}{v}")}
                 ], "usage": {"input_tokens": 1}}
             }),
             serde_json::json!({

@@ -255,9 +255,17 @@ impl Out {
         self.raw(if b { b"true" } else { b"false" });
     }
 
-    /// `"key":` (the key must not need escaping beyond what [`Out::str`] does).
+    /// `,"key":`, the key escaped as [`Out::str`] does (the names the code writes need none:
+    /// they are copied at once).
     #[inline]
     pub fn key(&mut self, k: &str) {
+        if k.len() <= 32 && k.bytes().all(|b| ESCAPE[usize::from(b)] == 0) {
+            self.buf.reserve(k.len() + 4);
+            self.buf.extend_from_slice(b",\"");
+            self.buf.extend_from_slice(k.as_bytes());
+            self.buf.extend_from_slice(b"\":");
+            return;
+        }
         self.buf.push(b',');
         self.str(k);
         self.buf.push(b':');

@@ -23,6 +23,7 @@ use super::out::{ESCAPE, Out};
 use super::{Parsed, Val, str_of};
 use crate::json::Engine;
 use memchr::memmem::Finder;
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 /// Where the values of one parsed line lie in its input bytes. Empty (nothing is copied) unless
@@ -35,7 +36,13 @@ pub struct Spans<'a> {
     base: usize,
     /// The line holds no backslash: no escape to check.
     plain: bool,
+    /// Whether every escape of the whole line is canonical, once asked: one pass over the line
+    /// serves all its values (a tool result's text comes twice, in `content` and `structured`).
+    escapes: Option<&'a OnceCell<bool>>,
 }
+
+/// Strings shorter than this are written, not looked up: finding them costs more.
+const LONG: usize = 64;
 
 /// Why a value is not copied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +56,8 @@ pub enum Miss {
 
 impl<'a> Spans<'a> {
     /// The spans of `line` as `parsed` parsed it (empty when the tape does not point into an
-    /// unchanged copy of `line`).
-    pub fn new(parsed: &Parsed<'a>, line: &'a [u8]) -> Self {
+    /// unchanged copy of `line`); `memo` (new for each line) keeps what is learnt about the line.
+    pub fn new(parsed: &Parsed<'a>, line: &'a [u8], memo: &'a OnceCell<bool>) -> Self {
         if parsed.engine != Engine::Simd || !parsed.holes.is_empty() || parsed.len != line.len() {
             return Spans::default();
         }
@@ -59,6 +66,7 @@ impl<'a> Spans<'a> {
             structurals: parsed.structurals,
             base: parsed.base,
             plain: parsed.plain,
+            escapes: Some(memo),
         }
     }
 
@@ -93,10 +101,33 @@ impl<'a> Spans<'a> {
             .map_err(|_| Miss::Form)?;
         let end = self.walk(i, blobs)?;
         let span = &self.line[start..end];
-        if !self.plain && !escapes_canonical(span) {
+        if !self.plain && !self.line_escapes_canonical() && !escapes_canonical(span) {
             return Err(Miss::Form);
         }
         Ok(span)
+    }
+
+    fn line_escapes_canonical(&self) -> bool {
+        self.escapes
+            .is_some_and(|m| *m.get_or_init(|| escapes_canonical(self.line)))
+    }
+
+    /// The literal of `s`, quotes included, when it is what [`Out::str`] writes for it. `s` must
+    /// be a whole string of this line's tape (as [`super::get_str`] gives it), never part of one:
+    /// the literal found is the one starting where `s` starts. Only worth asking for long
+    /// strings of lines with backslashes.
+    pub fn string(&self, s: &str) -> Option<&'a [u8]> {
+        if self.is_empty() || self.plain {
+            return None;
+        }
+        let start = self.literal(s)?;
+        let i = self
+            .structurals
+            .binary_search(&u32::try_from(start).ok()?)
+            .ok()?;
+        let end = self.walk(i, None).ok()?;
+        let span = &self.line[start..end];
+        (self.line_escapes_canonical() || escapes_canonical(span)).then_some(span)
     }
 
     /// Offset in the line of the literal whose content the tape string `s` is.
@@ -263,6 +294,15 @@ impl Out {
         }
     }
 
+    /// [`Out::opt_str`], copied from the line when `spans` has a long `s` canonical (`s` a whole
+    /// string of the line, see [`Spans::string`]).
+    pub fn opt_str_in(&mut self, s: Option<&str>, spans: &Spans<'_>) {
+        match s.filter(|s| s.len() >= LONG).and_then(|s| spans.string(s)) {
+            Some(b) => self.raw(b),
+            None => self.opt_str(s),
+        }
+    }
+
     /// [`Out::opt_value`], copied from the line when `spans` has it canonical.
     pub fn opt_value_in(&mut self, v: Option<Val<'_, '_>>, spans: &Spans<'_>) {
         match v {
@@ -281,7 +321,8 @@ mod tests {
     fn write(line: &str, k: &str) -> (String, bool) {
         let mut p = Parser::default();
         let parsed = p.parse(line.as_bytes()).unwrap();
-        let spans = Spans::new(&parsed, line.as_bytes());
+        let memo = OnceCell::new();
+        let spans = Spans::new(&parsed, line.as_bytes(), &memo);
         let v = crate::json::get(parsed.tape.as_value(), k).unwrap();
         let copied = spans.canonical(v).is_some();
         let mut a = Out::default();
@@ -334,7 +375,8 @@ mod tests {
         let line = format!(r#"{{"a":{{"x":[{{"data":"{long}"}}]}},"b":{{"data":"short"}}}}"#);
         let mut p = Parser::default();
         let parsed = p.parse(line.as_bytes()).unwrap();
-        let spans = Spans::new(&parsed, line.as_bytes());
+        let memo = OnceCell::new();
+        let spans = Spans::new(&parsed, line.as_bytes(), &memo);
         let v = parsed.tape.as_value();
         let a = crate::json::get(v, "a").unwrap();
         let b = crate::json::get(v, "b").unwrap();

@@ -3,11 +3,12 @@
 //! (no `id`, no `name`, a value of the wrong type) said so in `violation`, never papered over with
 //! `""` nor paired on it.
 
-use std::hash::{DefaultHasher, Hasher};
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
 
 use super::{State, ToolInfo};
 use crate::envelope::{Ctx, Events, kind};
-use crate::json::{Out, Val, get, static_of, str_of};
+use crate::json::{Out, Val, get, str_of};
 use simd_json::prelude::*;
 
 /// Tool names that start a subagent (renamed between releases).
@@ -114,41 +115,34 @@ pub(super) fn block_extra_detached(
     (o.buf.len() > 2).then_some(o.buf)
 }
 
-/// A digest of a tool input, to tell a repeated call from a revised one.
-pub(super) fn input_digest(input: Option<Val<'_, '_>>, holes: &Out, line: &[u8]) -> u64 {
-    let mut h = DefaultHasher::new();
-    if let Some(v) = input {
-        hash_value(v, holes, line, &mut h);
+/// A digest of a tool input, to tell a repeated call from a revised one: of the bytes the
+/// envelope writes for it (`canonical` when they are the line's own, see [`crate::json::Spans::canonical`]),
+/// which do not depend on how the line spelled it. foldhash, seeded per process.
+pub(super) fn input_digest(
+    input: Option<Val<'_, '_>>,
+    canonical: Option<&[u8]>,
+    holes: &Out,
+    line: &[u8],
+) -> u64 {
+    static SEED: LazyLock<foldhash::quality::RandomState> = LazyLock::new(Default::default);
+    let Some(v) = input else {
+        return SEED.hash_one(b"");
+    };
+    match canonical {
+        Some(b) => SEED.hash_one(b),
+        None => {
+            let mut o = Out::default();
+            o.value_detached(v, holes, line);
+            SEED.hash_one(&o.buf[..])
+        }
     }
-    h.finish()
 }
 
-fn hash_value(v: Val<'_, '_>, holes: &Out, line: &[u8], h: &mut DefaultHasher) {
-    if let Some(o) = v.as_object() {
-        h.write_u8(b'{');
-        for (k, x) in o.iter() {
-            h.write(k.as_bytes());
-            h.write_u8(0);
-            hash_value(x, holes, line, h);
-        }
-        h.write_u8(b'}');
-    } else if let Some(a) = v.as_array() {
-        h.write_u8(b'[');
-        for x in a.iter() {
-            hash_value(x, holes, line, h);
-        }
-        h.write_u8(b']');
-    } else if let Some(s) = str_of(v) {
-        h.write_u8(b'"');
-        match holes.hole_of(s).and_then(|hole| line.get(hole.raw.clone())) {
-            Some(raw) => h.write(raw),
-            None => h.write(s.as_bytes()),
-        }
-        h.write_u8(0);
-    } else {
-        let mut o = Out::default();
-        o.static_node(&static_of(v));
-        h.write(&o.buf);
+/// Write a tool input: its `canonical` bytes when known, else from the tape.
+fn write_input(o: &mut Out, input: Option<Val<'_, '_>>, canonical: Option<&[u8]>) {
+    match canonical {
+        Some(b) => o.raw(b),
+        None => o.opt_value(input),
     }
 }
 
@@ -165,7 +159,8 @@ impl State {
         let id = get(b, "id").and_then(str_of);
         let name = get(b, "name").and_then(str_of);
         let input = get(b, "input");
-        let digest = input_digest(input, &ev.out, ctx.raw);
+        let canonical = input.and_then(|v| ctx.spans.canonical(v));
+        let digest = input_digest(input, canonical, &ev.out, ctx.raw);
         let bad = violations(b, &[("id", Want::Str), ("name", Want::Str)]);
         // Without an id the call cannot be paired with a result: it is not remembered.
         if let Some(id) = id {
@@ -186,7 +181,7 @@ impl State {
                 o.key("name");
                 o.opt_str(name);
                 o.key("input");
-                o.opt_value_in(input, &ctx.spans);
+                write_input(o, input, canonical);
                 o.key("message_id");
                 o.opt_str(message_id);
                 ev.end();
@@ -209,7 +204,7 @@ impl State {
         o.key("name");
         o.opt_str(name);
         o.key("input");
-        o.opt_value_in(input, &ctx.spans);
+        write_input(o, input, canonical);
         o.key("input_error");
         o.raw(b"null");
         o.key("message_id");

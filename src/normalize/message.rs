@@ -110,7 +110,7 @@ impl State {
                         o.key("message_id");
                         o.opt_str(message_id);
                         o.key("thinking");
-                        o.opt_str(get_str(b, "thinking"));
+                        o.opt_str_in(get_str(b, "thinking"), &ctx.spans);
                         o.key("redacted");
                         o.bool(redacted);
                         write_block_extra(o, b, THINKING_MAPPED);
@@ -184,7 +184,7 @@ impl State {
         o.key("model");
         o.opt_str(model);
         o.key("text");
-        o.opt_str(text);
+        o.opt_str_in(text, &ctx.spans);
         if synthetic || error.is_some() {
             o.key("synthetic");
             o.bool(synthetic);

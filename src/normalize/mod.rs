@@ -114,21 +114,27 @@ struct ToolInfo {
     input: u64,
 }
 
+/// The maps of [`State`], keyed by ids from the input: hashed with foldhash (seeded per
+/// process), several times faster than std's SipHash on these short keys.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+/// A set of ids (see [`Map`]).
+type Set<K> = HashSet<K, foldhash::fast::RandomState>;
+
 /// Cross-line state.
 #[derive(Default)]
 struct State {
     opts: Options,
     session: Option<String>,
     cli_version: Option<String>,
-    tools: HashMap<String, ToolInfo>,
-    streams: HashMap<Option<String>, StreamState>,
-    usage: HashMap<Option<String>, PendingUsage>,
-    usage_done: HashSet<String>,
+    tools: Map<String, ToolInfo>,
+    streams: Map<Option<String>, StreamState>,
+    usage: Map<Option<String>, PendingUsage>,
+    usage_done: Set<String>,
     /// Message ids whose text/thinking were synthesized from deltas (skip them if the assistant
     /// line shows up later).
-    text_from_deltas: HashSet<String>,
+    text_from_deltas: Set<String>,
     /// Message ids seen on assistant lines.
-    assistant_seen: HashSet<String>,
+    assistant_seen: Set<String>,
     init_seen: bool,
     /// Number of `system/init` lines so far: the scope of the one-call-per-id rule.
     scope: u64,
@@ -305,10 +311,11 @@ impl Normalizer {
             ev.out.set_source(&parsed);
         }
         if v.as_object().is_some() {
+            let memo = std::cell::OnceCell::new();
             let spans = if st.opts.write_from_tape {
                 Spans::default()
             } else {
-                Spans::new(&parsed, bytes)
+                Spans::new(&parsed, bytes, &memo)
             };
             st.object_line(v, bytes, spans, n, ev);
         } else {

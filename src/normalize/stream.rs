@@ -354,7 +354,7 @@ impl State {
                     name: c.name.clone(),
                     call_emitted: true,
                     scope: self.scope,
-                    input: input_digest(input, &Out::default(), b""),
+                    input: input_digest(input, None, &Out::default(), b""),
                 },
             );
         }
