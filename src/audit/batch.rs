@@ -1,10 +1,12 @@
 //! Finishing audit records on a helper thread: while the pipeline builds the next batch of
 //! records, the previous batch's raw lines are escaped, its records hashed and chained.
 //!
-//! The pipeline copies each record's raw line into the batch as it was read; this thread writes
-//! the records again with the line as a JSON string (the costliest part of a record after its
-//! hash), each followed by its `prev` member, and hashes each record in the same pass, while it
-//! is in cache. Batches are finished one at a time and in order, each starting from the chain
+//! The pipeline copies each record's event and raw line into the batch as they are, with its
+//! numbers beside ([`Rec`]); this thread writes the records whole: the members before the event
+//! (`seq`, `run_id`, `ts`, …), the line as a JSON string (the costliest part of a record after
+//! its hash), the `prev` member, and hashes each record in the same pass, while it is in cache.
+//! So the pipeline thread does little more than for the envelope, and the two cores share the
+//! work. Batches are finished one at a time and in order, each starting from the chain
 //! head the sink handed over with it or, when the sink did not know it yet (batches still on
 //! their way), from the last hash of the batch before; so the chain is the one a
 //! record-by-record writer makes: the bytes written are exactly those of records built and
@@ -16,19 +18,34 @@ use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
 
-use super::write::{raw_member, tail};
+use super::write::{Ts, head as record_head, raw_member, tail};
 use crate::json::Out;
 
-/// Records back to back, as the sink built them up to their `prev` member.
+/// One record handed over: its numbers, and where its bytes are in [`Batch::buf`].
+pub struct Rec {
+    /// `seq`.
+    pub seq: u64,
+    /// The wall clock time `ts` says, µs since the Unix epoch.
+    pub unix_us: i64,
+    /// `mono_us`.
+    pub mono_us: u64,
+    /// Where its bytes start: the value of `cli_version`, `,"event":` and the event, then the
+    /// raw member and its extras (`raw_eol`, `raw_cut_from`), up to `end`.
+    pub start: usize,
+    /// Where the raw line's bytes are, as they were read, if the record has one; they become
+    /// its `raw` (or `raw_b64`) member here (see [`raw_member`]).
+    pub raw: Option<(usize, usize)>,
+    /// Where its bytes end (where its `prev` member goes).
+    pub end: usize,
+}
+
+/// Records handed to the helper thread to be written whole.
 pub struct Batch {
-    /// The records. Handed over: each up to its `prev` member, its raw line unescaped (see
-    /// `raws`); handed back: the finished records, ready to write.
+    /// Handed over: the records' bytes from `cli_version` on (see [`Rec`]); handed back: the
+    /// finished records, ready to write.
     pub buf: Vec<u8>,
-    /// Per record: where it starts and where its `prev` member goes.
-    pub recs: Vec<(usize, usize)>,
-    /// Per record: where its raw line's bytes are in `buf`, as they were read, if the record
-    /// has one; they become its `raw` (or `raw_b64`) member here (see [`raw_member`]).
-    pub raws: Vec<Option<(usize, usize)>>,
+    /// The records.
+    pub recs: Vec<Rec>,
     /// Handed over: the hash the first record chains from (`None`: the last hash of the batch
     /// handed over before); handed back: the last record's.
     pub prev: Option<[u8; 64]>,
@@ -41,15 +58,17 @@ impl Batch {
     /// Write the finished records into `spare` (raw members made, `prev`, `hash`), hashing
     /// each as it is written, chaining from `prev` (or `head`, the last hash of the batch
     /// before), and swap `spare` and `buf`.
-    fn finish(&mut self, head: [u8; 64]) {
+    fn finish(&mut self, head: [u8; 64], run_id: &str, ts: &mut Ts) {
         let mut prev = self.prev.unwrap_or(head);
         let mut out = Out::from_buf(std::mem::take(&mut self.spare));
         out.buf.clear();
         out.buf
-            .reserve(self.buf.len() + self.buf.len() / 8 + self.recs.len() * END_LEN);
-        for (&(start, end), raw) in self.recs.iter().zip(&self.raws) {
+            .reserve(self.buf.len() + self.buf.len() / 8 + self.recs.len() * (HEAD_LEN + END_LEN));
+        for r in &self.recs {
+            let (start, end) = (r.start, r.end);
             let at = out.buf.len();
-            match *raw {
+            record_head(&mut out, r.seq, run_id, ts.of(r.unix_us), r.mono_us);
+            match r.raw {
                 Some((rs, re)) => {
                     out.raw(&self.buf[start..rs]);
                     raw_member(&mut out, &self.buf[rs..re]);
@@ -69,6 +88,9 @@ impl Batch {
         self.spare.clear();
     }
 }
+
+/// About the length of a record's members before `cli_version` (run ids are mostly UUIDs).
+const HEAD_LEN: usize = 120;
 
 /// `,"prev":"<64 hex>","hash":"<64 hex>"}\n`: what follows a record's prefix.
 const END_LEN: usize = 9 + 64 + 2 + 8 + 64 + 3;
@@ -91,15 +113,17 @@ pub struct Hasher {
 
 impl Hasher {
     /// Start the helper thread.
-    pub fn start() -> io::Result<Self> {
+    pub fn start(run_id: &str) -> io::Result<Self> {
+        let run_id = run_id.to_owned();
         let (to, work) = sync_channel::<Batch>(DEPTH);
         let (done, from) = sync_channel::<Batch>(DEPTH);
         let thread = std::thread::Builder::new()
             .name("audit-hash".into())
             .spawn(move || {
                 let mut head = super::GENESIS;
+                let mut ts = Ts::default();
                 for mut b in work {
-                    b.finish(head);
+                    b.finish(head, &run_id, &mut ts);
                     head = b.prev.expect("set by finish");
                     if done.send(b).is_err() {
                         return;

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::batch::{BATCH_BYTES, Batch, DEPTH, Hasher};
+use super::batch::{BATCH_BYTES, Batch, DEPTH, Hasher, Rec};
 use super::{TAIL_LEN, bad};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
@@ -21,13 +21,11 @@ pub struct Audit<W: Write> {
     rec: Out,
     last_raw_line: Option<u64>,
     sync: Option<fn(&mut W) -> io::Result<()>>,
-    ts_of: Option<(i64, String)>,
+    ts: Ts,
     stream_at: usize,
     b64: Vec<u8>,
-    /// Records in `rec` waiting to be finished (start, where `prev` goes), when batching.
-    recs: Vec<(usize, usize)>,
-    /// Their raw lines in `rec`, as they were read (see [`Batch::raws`]).
-    raws: Vec<Option<(usize, usize)>>,
+    /// Records in `rec` waiting to be finished, when batching.
+    recs: Vec<Rec>,
     /// Emptied batch buffers, for the next batches.
     pool: Vec<Vec<u8>>,
     hasher: Option<Hasher>,
@@ -46,11 +44,10 @@ impl<W: Write> Audit<W> {
             rec: Out::default(),
             last_raw_line: None,
             sync: None,
-            ts_of: None,
+            ts: Ts::default(),
             stream_at: STREAM_RECORD,
             b64: vec![0; CHUNK + 4],
             recs: Vec::new(),
-            raws: Vec::new(),
             pool: Vec::new(),
             hasher: None,
             mono_base: 0,
@@ -85,23 +82,16 @@ impl<W: Write> Audit<W> {
 
     /// `{"seq":…,"event":`, appended to `rec`.
     fn begin_record(&mut self, meta: &EventMeta, ctx: &EventCtx<'_>) {
-        let unix_us = ctx.stamp.unix_us;
-        if self.ts_of.as_ref().is_none_or(|(t, _)| *t != unix_us) {
-            self.ts_of = Some((unix_us, ctx.stamp.rfc3339()));
-        }
-        let ts = &self.ts_of.as_ref().expect("just set").1;
-        let o = &mut self.rec;
-        o.raw(b"{\"seq\":");
-        o.u64(meta.seq);
-        o.key("run_id");
-        o.str(&self.run_id);
-        o.key("ts");
-        o.str(ts);
-        o.key("mono_us");
-        o.u64(self.mono_base + ctx.stamp.mono_us);
-        o.key("cli_version");
-        o.opt_str(ctx.cli_version);
-        o.key("event");
+        let ts = self.ts.of(ctx.stamp.unix_us);
+        let mono_us = self.mono_base + ctx.stamp.mono_us;
+        head(&mut self.rec, meta.seq, &self.run_id, ts, mono_us);
+        self.cli_and_event_key(ctx);
+    }
+
+    /// The value of `cli_version` and the key `,"event":`, appended to `rec`.
+    fn cli_and_event_key(&mut self, ctx: &EventCtx<'_>) {
+        self.rec.opt_str(ctx.cli_version);
+        self.rec.key("event");
     }
 
     /// The input line to record with this event, if it is the line's first record.
@@ -166,32 +156,21 @@ impl<W: Write> Audit<W> {
         defer.then_some(placed)
     }
 
-    /// The record up to its `prev` member, appended to `rec` (with `defer`, its raw line as it
-    /// is; see [`Audit::raw_and_extras`]).
-    fn body(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-        defer: bool,
-    ) -> Option<(usize, usize)> {
-        self.begin_record(meta, ctx);
-        self.rec.raw(events.bytes(meta));
-        self.raw_and_extras(meta, ctx, defer)
-    }
-
     /// The whole record, built in `rec` (cleared first) and hashed.
     fn record(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) {
         self.rec.buf.clear();
-        self.body(events, meta, ctx, false);
+        self.begin_record(meta, ctx);
+        self.rec.raw(events.bytes(meta));
+        self.raw_and_extras(meta, ctx, false);
         self.prev_member();
         let digest = Sha256::digest(&self.rec.buf);
         let tail = self.tail(&digest);
         self.rec.raw(&tail);
     }
 
-    /// Append the record up to its `prev` member to the batch in `rec`, and hand the batch to
-    /// the hashing thread once it is big enough.
+    /// Append the record's `cli_version`, event and raw line (as read) to the batch in `rec`,
+    /// and hand the batch to the hashing thread once it is big enough; that thread writes the
+    /// record (see [`Batch`]).
     fn batch_record(
         &mut self,
         events: &Events,
@@ -200,9 +179,17 @@ impl<W: Write> Audit<W> {
     ) -> io::Result<()> {
         debug_assert!(!self.recs.is_empty() || self.rec.buf.is_empty());
         let start = self.rec.buf.len();
-        let raw = self.body(events, meta, ctx, true);
-        self.recs.push((start, self.rec.buf.len()));
-        self.raws.push(raw);
+        self.cli_and_event_key(ctx);
+        self.rec.raw(events.bytes(meta));
+        let raw = self.raw_and_extras(meta, ctx, true);
+        self.recs.push(Rec {
+            seq: meta.seq,
+            unix_us: ctx.stamp.unix_us,
+            mono_us: self.mono_base + ctx.stamp.mono_us,
+            start,
+            raw,
+            end: self.rec.buf.len(),
+        });
         if self.rec.buf.len() >= BATCH_BYTES {
             self.ship()?;
         }
@@ -217,7 +204,7 @@ impl<W: Write> Audit<W> {
         }
         let mut hasher = match self.hasher.take() {
             Some(h) => h,
-            None => Hasher::start()?,
+            None => Hasher::start(&self.run_id)?,
         };
         let sent = self.land_finished(&mut hasher, DEPTH - 1).and_then(|()| {
             // The chain head is known here only when no batch is on its way; otherwise the
@@ -227,7 +214,6 @@ impl<W: Write> Audit<W> {
             hasher.send(Batch {
                 buf: std::mem::replace(&mut self.rec.buf, buf),
                 recs: std::mem::take(&mut self.recs),
-                raws: std::mem::take(&mut self.raws),
                 prev,
                 spare: self.pool.pop().unwrap_or_default(),
             })
@@ -341,6 +327,37 @@ pub(super) fn raw_member(o: &mut Out, raw: &[u8]) {
             o.key("raw_b64");
             o.str(&base64::engine::general_purpose::STANDARD.encode(raw));
         }
+    }
+}
+
+/// `{"seq":…,"cli_version":`: a record's members before its CLI version.
+pub(super) fn head(o: &mut Out, seq: u64, run_id: &str, ts: &str, mono_us: u64) {
+    o.raw(b"{\"seq\":");
+    o.u64(seq);
+    o.key("run_id");
+    o.str(run_id);
+    o.key("ts");
+    o.str(ts);
+    o.key("mono_us");
+    o.u64(mono_us);
+    o.key("cli_version");
+}
+
+/// The `ts` text of the last wall clock time formatted (the events of one line share it).
+#[derive(Default)]
+pub(super) struct Ts(Option<(i64, String)>);
+
+impl Ts {
+    /// RFC 3339 with µs of `unix_us`.
+    pub(super) fn of(&mut self, unix_us: i64) -> &str {
+        if self.0.as_ref().is_none_or(|(t, _)| *t != unix_us) {
+            let stamp = crate::clock::Stamp {
+                unix_us,
+                mono_us: 0,
+            };
+            self.0 = Some((unix_us, stamp.rfc3339()));
+        }
+        &self.0.as_ref().expect("just set").1
     }
 }
 
@@ -462,8 +479,9 @@ mod tests {
     }
 
     /// Many batches on their way at once, a streamed record between them (the sink drains and
-    /// the next batch chains from the head it knows again), then batches again: the same bytes
-    /// and hashes as records written one at a time, and the log verifies.
+    /// the next batch chains from the head it knows again), then batches again, the CLI version
+    /// known from some record on: the same bytes and hashes as records written one at a time,
+    /// and the log verifies.
     #[test]
     fn batches_in_flight_chain_like_single_records() {
         use crate::clock::Stamp;
@@ -503,6 +521,7 @@ mod tests {
                         unix_us: m.seq as i64,
                         mono_us: m.seq,
                     },
+                    cli_version: (m.seq >= 1000).then_some("2.1.0"),
                     ..EventCtx::default()
                 };
                 a.event(&ev, m, &c).unwrap();
