@@ -4,7 +4,8 @@
 //! the envelope keeps the facts those suites assert. Sources, as read:
 //!
 //! - `python_sdk`: anthropics/claude-agent-sdk-python, `tests/test_message_parser.py`
-//!   @ e8bde60164f9ef820068ec36ffe6b7be6bd8fd26 (items 1, 2, 3, 8, 9, 10, 11).
+//!   @ e8bde60164f9ef820068ec36ffe6b7be6bd8fd26 (items 1, 2, 3, 8, 9, 10, 11), and
+//!   `tests/test_stream_accumulator.py` @ 9c9dee2187c53ed1e49979e2ac527c02fa7687e9 (a branch).
 //! - `claude_codes`: meawoppl/rust-code-agent-sdks, `claude-codes/tests/schemas/
 //!   claude_stream_json_snapshot.txt` (the CLI's wire schema: type/subtype labels with their
 //!   top-level keys; 42 labels @ 6cc25688fd572dc2d7f2ff24e4311fa13365bafb, 43 @

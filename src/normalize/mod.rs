@@ -97,7 +97,8 @@ struct StreamState {
 #[derive(Debug)]
 enum StreamBlock {
     Text(String),
-    Thinking(String),
+    /// The thinking so far and its `signature` (from `signature_delta`s).
+    Thinking(String, String),
     Tool(PendingCall),
     Other,
 }

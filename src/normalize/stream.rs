@@ -53,7 +53,10 @@ impl State {
                 let s = self.streams.entry(key.clone()).or_default();
                 let block = match bt {
                     "text" => StreamBlock::Text(String::new()),
-                    "thinking" => StreamBlock::Thinking(String::new()),
+                    "thinking" => {
+                        let sig = cb.and_then(|c| get_str(c, "signature")).unwrap_or("");
+                        StreamBlock::Thinking(String::new(), sig.to_owned())
+                    }
                     "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                         let c = cb.expect("type came from it");
                         StreamBlock::Tool(PendingCall {
@@ -186,6 +189,16 @@ impl State {
         let block = index.and_then(|i| s.blocks.get_mut(&i));
         let message_id = s.message_id.as_deref();
         match (dt, block) {
+            // Kept for the thinking event assembled from deltas; the delta itself is block.delta.
+            ("signature_delta", Some(StreamBlock::Thinking(_, sig))) => {
+                sig.push_str(d.and_then(|d| get_str(d, "signature")).unwrap_or(""));
+                let o = ev.begin_ephemeral(ek::BLOCK_DELTA, ctx);
+                o.key("index");
+                opt_u64(o, index);
+                o.key("delta");
+                o.opt_value(d);
+                ev.end();
+            }
             ("text_delta", b) => {
                 let text = d.and_then(|d| get_str(d, "text")).unwrap_or("");
                 if let Some(StreamBlock::Text(acc)) = b {
@@ -202,7 +215,7 @@ impl State {
             }
             ("thinking_delta", b) => {
                 let text = d.and_then(|d| get_str(d, "thinking")).unwrap_or("");
-                if let Some(StreamBlock::Thinking(acc)) = b {
+                if let Some(StreamBlock::Thinking(acc, _)) = b {
                     acc.push_str(text);
                 }
                 let o = ev.begin_ephemeral(ek::THINKING_DELTA, ctx);
@@ -288,13 +301,17 @@ impl State {
             .as_deref()
             .is_none_or(|id| !self.assistant_seen.contains(id));
         for (_, b) in blocks {
+            let mut signature = String::new();
             let (kind, field, text) = match b {
                 StreamBlock::Tool(c) => {
                     self.emit_assembled(c, ev, why);
                     continue;
                 }
                 StreamBlock::Text(t) => (ek::TEXT, "text", t),
-                StreamBlock::Thinking(t) => (ek::THINKING, "thinking", t),
+                StreamBlock::Thinking(t, sig) => {
+                    signature = sig;
+                    (ek::THINKING, "thinking", t)
+                }
                 StreamBlock::Other => continue,
             };
             if !from_deltas || text.is_empty() {
@@ -325,6 +342,12 @@ impl State {
             }
             o.key("source");
             o.str("deltas");
+            if !signature.is_empty() {
+                o.key("block_extra");
+                o.raw(b"{\"signature\":");
+                o.str(&signature);
+                o.raw(b"}");
+            }
             ev.end();
         }
     }

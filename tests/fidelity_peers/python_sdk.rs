@@ -233,6 +233,40 @@ fn thinking_keeps_its_signature() {
     assert!(text.get("block_extra").is_none());
 }
 
+/// The SDK's stream accumulator: a thinking block streamed as deltas (its `signature` on the
+/// `content_block_start`) comes out whole, signature included.
+#[test]
+fn a_streamed_thinking_block_keeps_its_signature() {
+    let event = |uuid: &str, e: Value| json!({"type": "stream_event", "session_id": "test", "uuid": uuid, "event": e});
+    let delta = |uuid: &str, t: &str| {
+        event(
+            uuid,
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": t}}),
+        )
+    };
+    let ev = normalize(&[
+        event(
+            "uuid1",
+            json!({"type": "message_start", "message": {"model": "claude-sonnet-4-5"}}),
+        ),
+        event(
+            "uuid2",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": "sig123"}}),
+        ),
+        delta("uuid3", "Let me think"),
+        delta("uuid4", " about this..."),
+        event("uuid5", json!({"type": "content_block_stop", "index": 0})),
+        event("uuid6", json!({"type": "message_stop"})),
+    ]);
+    let t = of_type(&ev, "thinking");
+    assert_eq!(t.len(), 1, "{ev:#?}");
+    assert_eq!(t[0]["thinking"], "Let me think about this...");
+    assert_eq!(t[0]["source"], "deltas");
+    assert_eq!(t[0]["block_extra"], json!({"signature": "sig123"}));
+}
+
 /// Tool results: `is_error`, server tool use and a server tool's result with its raw content.
 #[test]
 fn tool_results_keep_is_error_and_server_blocks() {
