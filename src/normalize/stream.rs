@@ -192,12 +192,7 @@ impl State {
             // Kept for the thinking event assembled from deltas; the delta itself is block.delta.
             ("signature_delta", Some(StreamBlock::Thinking(_, sig))) => {
                 sig.push_str(d.and_then(|d| get_str(d, "signature")).unwrap_or(""));
-                let o = ev.begin_ephemeral(ek::BLOCK_DELTA, ctx);
-                o.key("index");
-                opt_u64(o, index);
-                o.key("delta");
-                o.opt_value(d);
-                ev.end();
+                block_delta(ev, ctx, index, d);
             }
             ("text_delta", b) => {
                 let text = d.and_then(|d| get_str(d, "text")).unwrap_or("");
@@ -247,14 +242,7 @@ impl State {
                 o.str(part);
                 ev.end();
             }
-            _ => {
-                let o = ev.begin_ephemeral(ek::BLOCK_DELTA, ctx);
-                o.key("index");
-                opt_u64(o, index);
-                o.key("delta");
-                o.opt_value(d);
-                ev.end();
-            }
+            _ => block_delta(ev, ctx, index, d),
         }
     }
 
@@ -437,6 +425,16 @@ impl State {
         }
         ev.end();
     }
+}
+
+/// `block.delta`: a delta of another kind, raw.
+fn block_delta(ev: &mut Events, ctx: &Ctx<'_>, index: Option<u64>, d: Option<Val<'_, '_>>) {
+    let o = ev.begin_ephemeral(ek::BLOCK_DELTA, ctx);
+    o.key("index");
+    opt_u64(o, index);
+    o.key("delta");
+    o.opt_value(d);
+    ev.end();
 }
 
 fn opt_u64(o: &mut Out, n: Option<u64>) {
