@@ -100,6 +100,7 @@ mod tests {
     struct Count {
         pauses: u32,
         idles: u32,
+        idle_at: Vec<Instant>,
     }
     impl Player for Count {
         fn out(&mut self, _: &OutLine, _: Stamp) -> io::Result<()> {
@@ -111,6 +112,7 @@ mod tests {
         }
         fn idle(&mut self) -> io::Result<()> {
             self.idles += 1;
+            self.idle_at.push(Instant::now());
             Ok(())
         }
     }
@@ -121,9 +123,25 @@ mod tests {
         let mut p = Pacer::new(Speed::Factor(1.0), Some(Duration::from_millis(20)));
         let t = Instant::now();
         p.wait(Some(110_000), &mut c).unwrap();
-        assert!(t.elapsed() >= Duration::from_millis(110));
+        let waited = t.elapsed();
+        assert!(waited >= Duration::from_millis(110));
         assert_eq!(c.pauses, 1);
-        assert!((4..=6).contains(&c.idles), "{} keep-alives", c.idles);
+        // A keep-alive every 20 ms of quiet (about 5 here), never two closer than that; a loaded
+        // machine that oversleeps sends fewer, never none and never more.
+        assert!(
+            (1..=6).contains(&c.idles),
+            "{} keep-alives in {waited:?}",
+            c.idles
+        );
+        let mut last = t;
+        for at in &c.idle_at {
+            assert!(
+                *at - last >= Duration::from_millis(20),
+                "keep-alives {:?} apart",
+                *at - last
+            );
+            last = *at;
+        }
         // Already due: no pause, no sleep.
         p.wait(Some(50_000), &mut c).unwrap();
         assert_eq!(c.pauses, 1);
