@@ -18,7 +18,7 @@ Sections (each optional, --only picks some):
 The load average is printed before and after each section. Results are appended to
 benches/RESULTS.md as a dated section (newest first) unless --no-write.
 
-    python3 benches/compare.py [--runs 5] [--no-build] [--no-write] [--only formats,dir] [--fresh]
+    python3 benches/compare.py [--runs 5] [--no-build | --bin PATH] [--no-write] [--only formats,dir] [--fresh]
 """
 import argparse
 import datetime
@@ -230,18 +230,30 @@ def dir_section(a, tmp):
     before = loadavg()
     best = interleaved(cmds, os.devnull, a.runs)
     after = loadavg()
+    # The same under load: one busy process per core but one, so the pool has a core to itself
+    # and shares the others (goal: never slower than one thread).
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(1, (os.cpu_count() or 2) - 1))]
+    try:
+        loaded = interleaved(cmds, os.devnull, a.runs)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
     out = ["### Batch work over a directory of captures", ""]
     out.append(f"Input: {len(files)} captures ({total / 1e6:.1f} MB; fixtures/ and the shared corpus, copied until there are {a.dir_files}); diff compares the first half with the second. Best of {a.runs} interleaved rounds, output to /dev/null, RAYON_NUM_THREADS=1 against every core ({os.cpu_count()}). Load average before {before}, after {after}.")
     out.append("")
-    out.append("| command | 1 thread wall s | every core wall s | ratio | 1 thread CPU s | every core CPU s |")
-    out.append("|---|---:|---:|---:|---:|---:|")
+    out.append("| command | 1 thread wall s | every core wall s | ratio | 1 thread CPU s | every core CPU s | under load: 1 thread / every core wall s | ratio |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, _ in jobs:
         w1, c1 = best[name + " 1"]
         wn, cn = best[name + " all"]
-        out.append(f"| `boo-normalize {name}` | {w1:.3f} | {wn:.3f} | {wn / w1:.2f}× | {c1:.3f} | {cn:.3f} |")
+        l1, ln = loaded[name + " 1"][0], loaded[name + " all"][0]
+        out.append(f"| `boo-normalize {name}` | {w1:.3f} | {wn:.3f} | {wn / w1:.2f}× | {c1:.3f} | {cn:.3f} | {l1:.3f} / {ln:.3f} | {ln / l1:.2f}× |")
     out.append("")
     worst = max(best[n + " all"][0] / best[n + " 1"][0] for n, _ in jobs)
+    worst_loaded = max(loaded[n + " all"][0] / loaded[n + " 1"][0] for n, _ in jobs)
     out.append(f"- batch goal (issue 19 §3: every core ≤ 0.6× one thread's wall time on an idle machine): worst ratio {worst:.2f}×: {'met' if worst <= 0.6 else 'not met'}")
+    out.append(f"- under load ({len(hogs)} busy process{'es' if len(hogs) > 1 else ''} beside it): worst ratio {worst_loaded:.2f}× ({'never slower' if worst_loaded <= 1.0 else 'SLOWER'} than one thread)")
     return out
 
 
@@ -279,7 +291,12 @@ def main():
     ap.add_argument("--skip-slow", action="store_true", help="skip jq and python")
     ap.add_argument("--only", default="formats,dir", help="comma-separated sections: formats, dir, fresh")
     ap.add_argument("--fresh", action="store_true", help="also time a fresh clone's cargo test")
+    ap.add_argument("--bin", help="time this boo-normalize binary instead of building target/release's")
     a = ap.parse_args()
+    global BIN
+    if a.bin:
+        BIN = os.path.abspath(a.bin)
+        a.no_build = True
     sections = set(a.only.split(","))
     if a.fresh:
         sections.add("fresh")
