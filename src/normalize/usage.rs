@@ -135,7 +135,7 @@ impl State {
         }
         p.line = ctx.line;
         p.final_seen |= is_final;
-        merge_fields(&mut p.fields, u, &ev.out, ctx.raw);
+        merge_fields(&mut p.fields, u, ctx, &ev.out);
     }
 }
 
@@ -206,7 +206,7 @@ impl State {
             if MESSAGE_MAPPED.contains(&k) {
                 continue;
             }
-            merge_one(&mut p.extra, k, x, &ev.out, ctx.raw);
+            merge_one(&mut p.extra, k, x, ctx, &ev.out);
         }
     }
 
@@ -237,8 +237,8 @@ fn merge_one(
     fields: &mut Vec<(String, Vec<u8>)>,
     k: &str,
     x: Val<'_, '_>,
+    ctx: &Ctx<'_>,
     holes: &Out,
-    line: &[u8],
 ) {
     let found = <[_]>::iter(fields).position(|(fk, _)| fk == k);
     let i = match found {
@@ -250,14 +250,17 @@ fn merge_one(
     };
     let mut o = Out::from_buf(std::mem::take(&mut fields[i].1));
     o.buf.clear();
-    o.value_detached(x, holes, line);
+    match ctx.spans.canonical(x) {
+        Some(b) => o.raw(b),
+        None => o.value_detached(x, holes, ctx.raw),
+    }
     fields[i].1 = o.buf;
 }
 
 /// Overlay the members of object `u` onto `fields` (existing slots reuse their buffers).
-fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>, holes: &Out, line: &[u8]) {
+fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>, ctx: &Ctx<'_>, holes: &Out) {
     let Some(obj) = u.as_object() else { return };
     for (k, x) in obj.iter() {
-        merge_one(fields, k, x, holes, line);
+        merge_one(fields, k, x, ctx, holes);
     }
 }
