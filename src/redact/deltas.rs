@@ -194,7 +194,7 @@ impl Redactor {
         let st = &mut self.streams[at];
         let mut cx = Ctx {
             engine: &self.engine,
-            sc: &mut self.sc,
+            sc: super::line::scratch(&mut self.sc, &self.engine),
             hits: &mut self.hits,
             kinds: &mut st.group_kinds,
         };

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::engine::Scratch;
 use super::{Counts, Engine, Redactor};
 use crate::error::Error;
 use crate::input::Input;
@@ -65,9 +66,20 @@ pub fn redact_inputs<W: Write>(
             bytes += next.size.unwrap_or(0);
             window.push(next);
         }
+        if window.len() == 1 {
+            // Nothing to overlap with: in turn, as it streams.
+            let input = window.pop().expect("one input");
+            s.stream(&input.name, input.reader)?;
+            continue;
+        }
+        // Each worker hands its search state (warm caches) from one file's redactor to the
+        // next: a fresh one per file would cost more than the file.
         let done: Vec<Ahead> = window
             .into_par_iter()
-            .map(|i| Ahead::run(engine, i.name, i.reader))
+            .map_init(
+                || None,
+                |warm, i| Ahead::run(engine, i.name, i.reader, warm),
+            )
             .collect();
         for a in done {
             s.take(a)?;
@@ -90,7 +102,12 @@ struct Ahead {
 }
 
 impl Ahead {
-    fn run(engine: &Arc<Engine>, name: String, mut src: Box<dyn Read + Send>) -> Ahead {
+    fn run(
+        engine: &Arc<Engine>,
+        name: String,
+        mut src: Box<dyn Read + Send>,
+        warm: &mut Option<Scratch>,
+    ) -> Ahead {
         let mut bytes = Vec::new();
         let input = src.read_to_end(&mut bytes).map(|_| bytes);
         let mut a = Ahead {
@@ -101,6 +118,7 @@ impl Ahead {
             last_unterminated: false,
             input: Ok(Vec::new()),
         };
+        a.red.lend_scratch(warm.take());
         if let Ok(b) = &input {
             let mut t = Transformed::default();
             let mut reader = LineReader::new(&b[..]);
@@ -116,6 +134,7 @@ impl Ahead {
                 a.last_unterminated = !line.terminated;
             }
         }
+        *warm = a.red.take_scratch();
         a.input = input;
         a
     }
@@ -182,7 +201,8 @@ impl<W: Write> InTurn<W> {
             self.last_unterminated = a.last_unterminated;
         }
         self.w.write_all(&a.out).map_err(out_err)?;
-        let done = std::mem::replace(&mut self.red, a.red);
+        let mut done = std::mem::replace(&mut self.red, a.red);
+        self.red.lend_scratch(done.take_scratch());
         self.summary.add(&done);
         Ok(())
     }

@@ -36,7 +36,8 @@ pub type Counts = std::collections::BTreeMap<String, u64>;
 /// Redacts stream-json lines. Deterministic for a given engine key.
 pub struct Redactor {
     pub(super) engine: Arc<Engine>,
-    pub(super) sc: Scratch,
+    /// Search state: made on first use, or handed over warm by [`Redactor::lend_scratch`].
+    pub(super) sc: Option<Scratch>,
     pub(super) hits: Vec<Hit>,
     pub(super) stack: Vec<Frame>,
     pub(super) dec: Vec<u8>,
@@ -64,7 +65,7 @@ impl Redactor {
     /// A redactor using `engine`.
     pub fn new(engine: Arc<Engine>) -> Self {
         Redactor {
-            sc: engine.scratch(),
+            sc: None,
             engine,
             hits: Vec::new(),
             stack: Vec::new(),
@@ -86,6 +87,19 @@ impl Redactor {
             next_serial: 0,
             one: Transformed::default(),
         }
+    }
+
+    /// Hand this redactor warm search state (caches of the same engine) instead of making its
+    /// own: many short-lived redactors (one per file redacted ahead) then share a few.
+    pub fn lend_scratch(&mut self, sc: Option<Scratch>) {
+        if sc.is_some() {
+            self.sc = sc;
+        }
+    }
+
+    /// Take this redactor's search state back (it makes a new one if it searches again).
+    pub fn take_scratch(&mut self) -> Option<Scratch> {
+        self.sc.take()
     }
 
     /// Placeholders written so far, by kind.
@@ -168,7 +182,10 @@ impl Redactor {
             && !self.pem_open
             && !hides
             && (anchors.is_empty()
-                || (!has_unicode_escape(b) && self.engine.clear_raw(&mut self.sc, b, &anchors)))
+                || (!has_unicode_escape(b)
+                    && self
+                        .engine
+                        .clear_raw(scratch(&mut self.sc, &self.engine), b, &anchors)))
         {
             self.line_anchors = anchors;
             out.keep_line();
@@ -275,7 +292,11 @@ impl Redactor {
                 continue;
             }
             let key = key.filter(|k| {
-                key_literal && raw.len() >= 6 && self.engine.is_secret_key(&mut self.sc, k)
+                key_literal
+                    && raw.len() >= 6
+                    && self
+                        .engine
+                        .is_secret_key(scratch(&mut self.sc, &self.engine), k)
             });
             let needed = inside.is_none_or(|i| !i.is_empty()) || cut_here || hides || key.is_some();
             if !needed {
@@ -292,7 +313,7 @@ impl Redactor {
                     anchors.extend(i.iter().map(|&(a, k)| (a - s.start, k)));
                     self.engine
                         .scan_value_at(
-                            &mut self.sc,
+                            scratch(&mut self.sc, &self.engine),
                             key,
                             raw,
                             cut_here,
@@ -322,7 +343,7 @@ impl Redactor {
                 };
                 self.hits.clear();
                 let r = self.engine.scan_value_at(
-                    &mut self.sc,
+                    scratch(&mut self.sc, &self.engine),
                     key,
                     text,
                     cut_here,
@@ -415,7 +436,7 @@ impl Redactor {
         let rest = &b[from..];
         let anchors = anchors.filter(|_| from == 0);
         let r = self.engine.scan_value_at(
-            &mut self.sc,
+            scratch(&mut self.sc, &self.engine),
             None,
             rest,
             cut,
@@ -506,4 +527,9 @@ impl LineTransform for Redactor {
     fn finish(&mut self, out: &mut Transformed) {
         self.flush(out);
     }
+}
+
+/// A redactor's search state, made on first use.
+pub(super) fn scratch<'a>(sc: &'a mut Option<Scratch>, engine: &Engine) -> &'a mut Scratch {
+    sc.get_or_insert_with(|| engine.scratch())
 }
