@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
 
-use super::write::{Ts, head as record_head, raw_member, tail};
+use super::record::{Ts, head as record_head, raw_member, tail};
 use crate::json::Out;
 
 /// One record handed over: its numbers, and where its bytes are in [`Batch::buf`].

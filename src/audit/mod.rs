@@ -50,6 +50,7 @@
 
 pub mod batch;
 pub mod read;
+mod record;
 pub mod verify;
 pub mod write;
 

@@ -8,6 +8,7 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::batch::{BATCH_BYTES, Batch, DEPTH, Hasher, Rec};
+use super::record::{Ts, head, raw_member, tail};
 use super::{TAIL_LEN, bad};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
@@ -315,62 +316,6 @@ const CHUNK: usize = 64 * 1024;
 
 /// Default of [`Audit::stream_records_from`]: records from 1 MiB on are streamed.
 pub const STREAM_RECORD: usize = 1 << 20;
-
-/// `,"raw":"…"` with the line escaped, or `,"raw_b64":"…"` when it is not UTF-8.
-pub(super) fn raw_member(o: &mut Out, raw: &[u8]) {
-    match simdutf8::basic::from_utf8(raw) {
-        Ok(s) => {
-            o.key("raw");
-            o.str(s);
-        }
-        Err(_) => {
-            o.key("raw_b64");
-            o.str(&base64::engine::general_purpose::STANDARD.encode(raw));
-        }
-    }
-}
-
-/// `{"seq":…,"cli_version":`: a record's members before its CLI version.
-pub(super) fn head(o: &mut Out, seq: u64, run_id: &str, ts: &str, mono_us: u64) {
-    o.raw(b"{\"seq\":");
-    o.u64(seq);
-    o.key("run_id");
-    o.str(run_id);
-    o.key("ts");
-    o.str(ts);
-    o.key("mono_us");
-    o.u64(mono_us);
-    o.key("cli_version");
-}
-
-/// The `ts` text of the last wall clock time formatted (the events of one line share it).
-#[derive(Default)]
-pub(super) struct Ts(Option<(i64, String)>);
-
-impl Ts {
-    /// RFC 3339 with µs of `unix_us`.
-    pub(super) fn of(&mut self, unix_us: i64) -> &str {
-        if self.0.as_ref().is_none_or(|(t, _)| *t != unix_us) {
-            let stamp = crate::clock::Stamp {
-                unix_us,
-                mono_us: 0,
-            };
-            self.0 = Some((unix_us, stamp.rfc3339()));
-        }
-        &self.0.as_ref().expect("just set").1
-    }
-}
-
-/// The hex of `digest` (the next record's `prev`) and the record tail `"hash":"…"}` + newline.
-pub(super) fn tail(digest: &[u8]) -> ([u8; 64], [u8; TAIL_LEN - 1]) {
-    let mut hex = [0u8; 64];
-    hex::encode_to_slice(digest, &mut hex).expect("64 hex digits");
-    let mut t = [0u8; TAIL_LEN - 1];
-    t[..8].copy_from_slice(b"\"hash\":\"");
-    t[8..72].copy_from_slice(&hex);
-    t[72..].copy_from_slice(b"\"}\n");
-    (hex, t)
-}
 
 fn put<W: Write>(w: &mut W, h: &mut Sha256, bytes: &[u8]) -> io::Result<()> {
     h.update(bytes);
