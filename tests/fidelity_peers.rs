@@ -47,10 +47,8 @@ mod python_sdk;
 #[path = "fidelity_peers/vercel_harness.rs"]
 mod vercel_harness;
 
-use common::{bin, events, run};
+use common::{events, run};
 use serde_json::Value;
-use std::io::Write;
-use std::process::Stdio;
 
 /// The lines as NDJSON.
 pub fn ndjson(lines: &[Value]) -> Vec<u8> {
@@ -76,17 +74,7 @@ pub fn normalize(lines: &[Value]) -> Vec<Value> {
     let plain = run_ok(&["--allow-no-result"], &input);
     let redacted = run_ok(&["--allow-no-result", "--redact"], &input);
     assert!(plain == redacted, "--redact changed the envelope");
-    let mut child = bin()
-        .arg("redact")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn redact");
-    let mut stdin = child.stdin.take().unwrap();
-    let feed = input.clone();
-    let writer = std::thread::spawn(move || stdin.write_all(&feed));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
+    let out = run(&["redact"], &input);
     assert!(out.status.success(), "redact: {out:?}");
     assert!(out.stdout == input, "redact changed clean input");
     events(&plain)
