@@ -330,11 +330,57 @@ fn a_truncated_or_refused_reply_is_visible_in_both_modes() {
     };
     let cut = "msg_01itUeGbJmFaYhRGyAAaBUeD";
     assert_eq!(stop("max_tokens.partial.ndjson", cut), "max_tokens");
-    // Without partial messages the CLI says it only in the synthetic "Output token limit hit"
-    // line: the record does not guess.
-    assert_eq!(stop("max_tokens.ndjson", cut), Value::Null);
+    // Without partial messages the CLI says it only in its synthetic "Output token limit hit"
+    // prompt right after the message: the record takes max_tokens from it.
+    assert_eq!(stop("max_tokens.ndjson", cut), "max_tokens");
     let refused = "msg_011NNRg2IuGiiG7LkWyVliJO";
     assert_eq!(stop("refusal.partial.ndjson", refused), "refusal");
     // The synthetic line's refused_message_id names the message: its record says refusal.
     assert_eq!(stop("refusal.ndjson", refused), "refusal");
+}
+
+/// The output-limit rule reads the CLI's own prompt, nothing else: a synthetic line with other
+/// text (a Stop hook's feedback) or a non-synthetic line with that text leaves the record alone,
+/// and a stop_reason that came is never overwritten.
+#[test]
+fn only_the_clis_output_limit_prompt_marks_a_message_max_tokens() {
+    let user = |text: &str, synthetic: bool| {
+        let mut l = json!({"type": "user", "session_id": "s1", "parent_tool_use_id": null,
+            "message": {"role": "user", "content": [{"type": "text", "text": text}]}});
+        if synthetic {
+            l["isSynthetic"] = json!(true);
+        }
+        l
+    };
+    let stop_after = |first: Value, next: Value| -> Value {
+        let ev = normalize(&[first, next]);
+        of_type(&ev, "usage")[0]["stop_reason"].clone()
+    };
+    let said = assistant(
+        json!([{"type": "text", "text": "The long answer starts"}]),
+        json!({}),
+    );
+    for prompt in [
+        "Output token limit hit. Resume directly.",
+        "Output token limit hit again. Give the whole answer.",
+        "Your response was cut off because it exceeded the output token limit. Continue.",
+        "[Your previous response reached the output limit with no visible output.]",
+    ] {
+        assert_eq!(
+            stop_after(said.clone(), user(prompt, true)),
+            "max_tokens",
+            "{prompt}"
+        );
+    }
+    let limit = "Output token limit hit. Resume directly.";
+    assert_eq!(stop_after(said.clone(), user(limit, false)), Value::Null);
+    let hook = "Stop hook feedback: run the tests first";
+    assert_eq!(stop_after(said.clone(), user(hook, true)), Value::Null);
+    let mut ended = said.clone();
+    ended["message"]["stop_reason"] = json!("end_turn");
+    assert_eq!(stop_after(ended, user(limit, true)), "end_turn");
+    // A string content counts the same as a text block.
+    let mut plain = user("", true);
+    plain["message"]["content"] = json!(limit);
+    assert_eq!(stop_after(said, plain), "max_tokens");
 }

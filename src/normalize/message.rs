@@ -207,6 +207,14 @@ impl State {
         if let Some(id) = get_str(v, "refused_message_id") {
             self.note_refusal(&key, id);
         }
+        // Without partial messages CLI 2.1.x writes no stop_reason for a reply cut by the output
+        // limit, but follows it with a synthetic user line that is its output-limit prompt: the
+        // message before it on this stream takes max_tokens.
+        if get(v, "isSynthetic").and_then(|x| x.as_bool()) == Some(true)
+            && first_text(msg).is_some_and(super::usage::says_output_limit)
+        {
+            self.note_output_limit(&key);
+        }
         if !self.usage_awaits_delta(&key) {
             self.flush_usage(&key, ev);
         }
@@ -337,6 +345,18 @@ fn is_error_detail(member: &str) -> bool {
 fn has_error(v: Val<'_, '_>) -> bool {
     v.as_object()
         .is_some_and(|o| o.iter().any(|(k, _)| k == "error" || is_error_detail(k)))
+}
+
+/// The text of a user message: its string content, else its first `text` block's.
+fn first_text<'i>(msg: Val<'_, 'i>) -> Option<&'i str> {
+    let content = get(msg, "content")?;
+    str_of(content).or_else(|| {
+        content
+            .as_array()?
+            .iter()
+            .find(|b| get_str(*b, "type") == Some("text"))
+            .and_then(|b| get_str(b, "text"))
+    })
 }
 
 /// The open event's output buffer.

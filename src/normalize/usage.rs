@@ -221,6 +221,17 @@ impl State {
         }
     }
 
+    /// A synthetic user line is the CLI's output-limit prompt (see [`says_output_limit`]): the
+    /// message that ran before it on stream `parent` was cut by `max_tokens`; its pending record
+    /// says so unless a `stop_reason` came.
+    pub(super) fn note_output_limit(&mut self, parent: &Option<String>) {
+        if let Some(p) = self.usage.get_mut(parent)
+            && p.stop_reason.is_none()
+        {
+            p.stop_reason = Some(b"\"max_tokens\"".to_vec());
+        }
+    }
+
     /// The turn's result line ends the main thread's last message: when no `stop_reason` came for
     /// it (CLI 2.1.x without partial messages), the result's is that message's.
     pub(super) fn stop_reason_from_result(&mut self, r: Option<Val<'_, '_>>) {
@@ -263,4 +274,19 @@ fn merge_fields(fields: &mut Vec<(String, Vec<u8>)>, u: Val<'_, '_>, ctx: &Ctx<'
     for (k, x) in obj.iter() {
         merge_one(fields, k, x, ctx, holes);
     }
+}
+
+/// How the CLI's prompts after a reply cut by the output limit begin (CLI 2.1.x: "Output token
+/// limit hit. Resume directly …", "Output token limit hit again. …", "Your response was cut off
+/// because it exceeded the output token limit. …", "[Your previous response reached the output
+/// limit with no visible output. …]"). The CLI recognises its own prompts by their text too.
+const OUTPUT_LIMIT_PROMPTS: &[&str] = &[
+    "Output token limit hit",
+    "Your response was cut off because it exceeded the output token limit",
+    "[Your previous response reached the output limit",
+];
+
+/// Whether `text` (of a synthetic user line) is the CLI's prompt after an output-limit cut.
+pub(super) fn says_output_limit(text: &str) -> bool {
+    OUTPUT_LIMIT_PROMPTS.iter().any(|p| text.starts_with(p))
 }
