@@ -60,10 +60,23 @@ BASE_ENV = {
     "TZ": "UTC",
 }
 
+# A custom slash command (.claude/commands/greet.md) and the fixed session id that
+# slash_compact resumes.
+SLASH_FILES = {".claude/commands/greet.md":
+               "---\ndescription: Greet someone and read the notes\n---\n"
+               "Greet $ARGUMENTS, then tell me what notes.txt says.\n"}
+SLASH_SESSION = "0b0e0000-0000-4000-8000-000000000001"
+# The first run's session id in the resume/continue scenarios.
+RESUME_SESSION = "0b0e0000-0000-4000-8000-000000000002"
+
 # name -> scenario.  "prompt" is the -p prompt; "args" extra claude flags;
 # "env" extra environment.  Every scenario is captured twice: "<name>" and
 # "<name>.partial" (with --include-partial-messages), unless
 # "partial_variant" is False; "min_version" skips older CLIs.
+# Optional (see prepare_work and run_before): "files" {path: text} written into the working
+# directory; "support_files" [name] copied from tests/support into it; "before" [{"prompt",
+# "args"}] earlier runs in the same HOME and cwd against the same fake API (for --resume and
+# --continue), whose output is not kept.
 SCENARIOS = {
     "tools": {
         "script": "tools.json",
@@ -150,6 +163,98 @@ SCENARIOS = {
         "args": ["--max-turns", "1"],
         "env": {},
     },
+    "mcp": {
+        "script": "mcp.json",
+        "prompt": "Ask the echo MCP server to echo `hello mcp` and tell me what it said.",
+        "args": ["--max-turns", "5", "--mcp-config",
+                 '{"mcpServers":{"echo":{"command":"python3","args":["mcp_echo.py"]},'
+                 '"broken":{"command":"./no-such-mcp-server","args":[]}}}'],
+        "env": {},
+        "support_files": ["mcp_echo.py"],
+        "min_version": "2.1.300",
+    },
+    "plan": {
+        "script": "plan.json",
+        "prompt": "Plan how to run `echo hello` and report its output; read notes.txt first.",
+        # The later --permission-mode wins over the base one (commander keeps the last value).
+        "args": ["--max-turns", "5", "--permission-mode", "plan"],
+        "env": {},
+        "min_version": "2.1.300",
+    },
+    "auto": {
+        "script": "auto.json",
+        "prompt": "Run `echo hello`, then create the file made-by-auto.txt.",
+        "args": ["--max-turns", "5", "--permission-mode", "auto"],
+        "env": {},
+        "min_version": "2.1.300",
+    },
+    "slash_context": {
+        "script": "slash.json",
+        "prompt": "/context",
+        "args": ["--max-turns", "3"],
+        "env": {},
+        "files": SLASH_FILES,
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
+    "slash_cost": {
+        "script": "slash.json",
+        "prompt": "/cost",
+        "args": ["--max-turns", "3"],
+        "env": {},
+        "files": SLASH_FILES,
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
+    "slash_custom": {
+        "script": "slash.json",
+        "prompt": "/greet fixture",
+        "args": ["--max-turns", "3"],
+        "env": {},
+        "files": SLASH_FILES,
+        "partial_variant": True,
+        "min_version": "2.1.300",
+    },
+    "slash_compact": {
+        "script": "slash.json",
+        "prompt": "/compact",
+        "args": ["--max-turns", "3", "--resume", SLASH_SESSION],
+        "env": {},
+        "files": SLASH_FILES,
+        # A conversation to compact: one earlier run under a fixed session id, resumed here.
+        "before": [{"prompt": "Greet me and tell me what the notes say.",
+                    "args": ["--max-turns", "3", "--session-id", SLASH_SESSION]}],
+        # The same lines with --include-partial-messages (masked diff empty on 2.1.332).
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
+    "resume": {
+        "script": "resume.json",
+        "prompt": "What did the command print before, and what do the notes say?",
+        "args": ["--max-turns", "5", "--resume", RESUME_SESSION],
+        "env": {},
+        "before": [{"prompt": "Run `echo hello`.",
+                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
+        "min_version": "2.1.300",
+    },
+    "continue": {
+        "script": "resume.json",
+        "prompt": "What did the command print before, and what do the notes say?",
+        "args": ["--max-turns", "5", "--continue"],
+        "env": {},
+        # The same lines as resume (masked); partial messages add nothing --resume did not show.
+        "partial_variant": False,
+        "before": [{"prompt": "Run `echo hello`.",
+                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
+        "min_version": "2.1.300",
+    },
+    "bash_bg": {
+        "script": "bash_bg.json",
+        "prompt": "Run the marker command in the background and tell me what it printed.",
+        "args": ["--max-turns", "5"],
+        "env": {},
+        "min_version": "2.1.300",
+    },
 }
 
 
@@ -212,6 +317,7 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
     os.makedirs(work)
     with open(os.path.join(work, "notes.txt"), "w") as f:
         f.write("fixture notes\n")
+    prepare_work(sc, work)
     with open(os.path.join(SCEN_DIR, sc["script"])) as f:
         script_text = f.read().replace("@CWD@", work)
     script_path = os.path.join(tmp_root, "script.json")
@@ -229,6 +335,7 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:%d" % port
         env["HOME"] = home
         env["PATH"] = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        run_before(entry, sc, work, env, timeout)
         cmd = [entry] + args
         p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -245,6 +352,28 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
         fake.wait()
     shown_env = {k: v for k, v in env.items() if k not in ("PATH",)}
     return out, err, rc, args, shown_env, log_path
+
+
+def prepare_work(sc, work):
+    """Write the scenario's "files" and copy its "support_files" into WORK."""
+    for rel, text in sc.get("files", {}).items():
+        path = os.path.join(work, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    for name in sc.get("support_files", []):
+        shutil.copy(os.path.join(HERE, name), os.path.join(work, name))
+
+
+def run_before(entry, sc, work, env, timeout):
+    """Run the scenario's "before" runs (same HOME, cwd and fake API); exit if one fails."""
+    for i, b in enumerate(sc.get("before", [])):
+        args = ["-p", b["prompt"]] + BASE_ARGS + b.get("args", [])
+        p = subprocess.run([entry] + args, cwd=work, env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        if p.returncode != 0:
+            sys.exit("capture.py: run %d before the captured one exited %d: %s"
+                     % (i + 1, p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
 
 
 # ------------------------------------------------------------ determinism
@@ -426,7 +555,7 @@ def main():
                 f.write(out)
             with open(base + ".stderr.txt", "wb") as f:
                 f.write(err)
-            if a.keep_request_log:
+            if a.keep_request_log and os.path.exists(log_path):
                 shutil.copy(log_path, base + ".requests.jsonl")
             flags = "-p %s %s" % (json.dumps(args[1]), " ".join(args[2:]))
             envs = " ".join("%s=%s" % (k, v2) for k, v2 in sorted(env.items())
