@@ -92,7 +92,8 @@ impl Trace {
         }
     }
 
-    fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
+    /// A span event `name` on the root span.
+    pub(super) fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
         if let Some(r) = self.root.as_mut() {
             r.events.push(Event {
                 time_unix_nano: now,

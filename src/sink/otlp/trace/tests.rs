@@ -74,3 +74,85 @@ fn repeated_message_ids_get_distinct_span_ids_in_linear_time() {
     assert_eq!(ids.len(), spans.len());
     assert!(spans.len() > n as usize, "{}", spans.len());
 }
+
+/// A tool call without id (the CLI's block had none) is a span of its own, without
+/// `gen_ai.tool.call.id` and said to lack one; a result without id is paired with nothing and
+/// noted on the root.
+#[test]
+fn a_call_without_id_has_a_span_and_a_result_without_id_is_noted() {
+    let mut t = Trace::new("r", false);
+    let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
+    t.event("text", &text, at(1), None);
+    for seq in [2, 3] {
+        let call = json!({"seq": seq, "message_id": "m1", "tool_use_id": null, "name": "Bash"});
+        t.event("tool.call", &call, at(seq), None);
+    }
+    let result = json!({"seq": 4, "tool_use_id": null, "is_error": true, "line": 2});
+    t.event("tool.result", &result, at(4), None);
+    t.end(at(5), "eof");
+    let spans = t.take_finished();
+    let tools: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "execute_tool Bash")
+        .collect();
+    assert_eq!(tools.len(), 2, "one span per call");
+    assert_ne!(tools[0].span_id, tools[1].span_id);
+    for s in &tools {
+        let keys: Vec<&str> = s.attributes.iter().map(|a| a.key.as_str()).collect();
+        assert!(!keys.contains(&"gen_ai.tool.call.id"), "{keys:?}");
+        assert!(
+            keys.contains(&"boo_normalize.tool.call_id_missing"),
+            "{keys:?}"
+        );
+        assert!(s.status.is_none(), "the result is not theirs");
+    }
+    let root = spans.last().unwrap();
+    let noted: Vec<_> = root
+        .events
+        .iter()
+        .filter(|e| e.name == "boo_normalize.unpaired_tool_result")
+        .collect();
+    assert_eq!(noted.len(), 1);
+    assert!(
+        noted[0]
+            .attributes
+            .iter()
+            .any(|a| a.key == "boo_normalize.tool.is_error")
+    );
+}
+
+/// A message the CLI wrote itself (a local command's output, an API error) says so on its chat
+/// span; a real one does not.
+#[test]
+fn a_synthetic_message_is_marked_on_its_chat_span() {
+    let mut t = Trace::new("r", false);
+    let local = json!({"message_id": "u1", "model": "<synthetic>", "text": "## Context Usage", "synthetic": true, "error": null});
+    t.event("text", &local, at(1), None);
+    t.event(
+        "usage",
+        &json!({"message_id": "u1", "usage": {}}),
+        at(1),
+        None,
+    );
+    let real = json!({"message_id": "m2", "model": "m", "text": "hi"});
+    t.event("text", &real, at(2), None);
+    t.event(
+        "usage",
+        &json!({"message_id": "m2", "usage": {}}),
+        at(2),
+        None,
+    );
+    t.end(at(3), "eof");
+    let spans = t.take_finished();
+    let find = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .attributes
+            .iter()
+            .any(|a| a.key == "boo_normalize.synthetic")
+    };
+    assert!(find("chat <synthetic>"));
+    assert!(!find("chat m"));
+}
