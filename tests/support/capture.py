@@ -252,7 +252,9 @@ SCENARIOS = {
     "bash_bg": {
         "script": "bash_bg.json",
         "prompt": "Run the marker command in the background and tell me what it printed.",
-        "args": ["--max-turns", "5"],
+        # A fixed session id keeps the output file's path (which the model reads) the same
+        # but for the task id, which the CLI makes up.
+        "args": ["--max-turns", "5", "--session-id", "0b0e0000-0000-4000-8000-000000000004"],
         "env": {},
         "min_version": "2.1.300",
     },
