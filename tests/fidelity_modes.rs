@@ -131,7 +131,39 @@ fn plan_mode_refusal_of_exit_plan_mode_and_auto_mode_decisions_are_kept() {
             .collect();
         assert_eq!(
             reasons,
-            [&json!("subcommandResults"), &json!("mode")],
+            [
+                &json!("subcommandResults"),
+                &json!("mode"),
+                &json!("classifier")
+            ],
+            "{name}"
+        );
+        // The deletion needs auto mode's safety check, which does not run in this session: the
+        // CLI warns once, denies the call and lists it in the result's permission_denials.
+        let warning = one(&ev, "informational");
+        assert_eq!(warning["level"], "warning");
+        assert_eq!(warning["extra"]["tag"], "auto_mode_no_server_check");
+        let denied = one(&ev, "permission.denied");
+        let calls = of_type(&ev, "tool.call");
+        assert_eq!(denied["tool_use_id"], calls[2]["tool_use_id"]);
+        assert_eq!(
+            denied["extra"]["decision_reason_code"],
+            "auto_mode_no_check_in_session"
+        );
+        let results = of_type(&ev, "tool.result");
+        assert_eq!(results[2]["is_error"], true);
+        assert_eq!(
+            results[2]["extra"]["tool_result_meta"][0]["non_execution_kind"],
+            "automode-unavailable"
+        );
+        let denials = &one(&ev, "turn.end")["permission_denials"];
+        assert_eq!(denials[0]["tool_use_id"], calls[2]["tool_use_id"], "{name}");
+        let chunks = ai_sdk(name);
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c["type"] == "tool-output-error"
+                    && c["toolCallId"] == calls[2]["tool_use_id"]),
             "{name}"
         );
     }

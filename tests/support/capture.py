@@ -183,7 +183,7 @@ SCENARIOS = {
     },
     "auto": {
         "script": "auto.json",
-        "prompt": "Run `echo hello`, then create the file made-by-auto.txt.",
+        "prompt": "Run `echo hello`, create the file made-by-auto.txt, then delete ../home/does-not-exist.",
         "args": ["--max-turns", "5", "--permission-mode", "auto"],
         "env": {},
         "min_version": "2.1.300",
