@@ -156,3 +156,57 @@ fn a_synthetic_message_is_marked_on_its_chat_span() {
     assert!(find("chat <synthetic>"));
     assert!(!find("chat m"));
 }
+
+/// A denied call's span says why it did not run (the CLI's permission_denied line comes
+/// before the call's error result); the CLI's informational notice goes on the root.
+#[test]
+fn a_permission_denial_is_on_the_call_and_a_notice_on_the_root() {
+    let mut t = Trace::new("r", false);
+    let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
+    t.event("text", &text, at(1), None);
+    let call = json!({"message_id": "m1", "tool_use_id": "t1", "name": "Bash"});
+    t.event("tool.call", &call, at(2), None);
+    let notice = json!({"level": "warning", "content": "no check", "tool_use_id": null,
+        "extra": {"tag": "auto_mode_no_server_check"}});
+    t.event("informational", &notice, at(3), None);
+    let denied = json!({"tool_name": "Bash", "tool_use_id": "t1", "decision_reason": "Classifier unavailable",
+        "message": "not run", "extra": {"decision_reason_code": "auto_mode_no_check_in_session"}});
+    t.event("permission.denied", &denied, at(3), None);
+    t.event(
+        "tool.result",
+        &json!({"tool_use_id": "t1", "is_error": true}),
+        at(4),
+        None,
+    );
+    t.end(at(5), "eof");
+    let spans = t.take_finished();
+    let tool = spans
+        .iter()
+        .find(|s| s.name == "execute_tool Bash")
+        .unwrap();
+    let e = tool
+        .events
+        .iter()
+        .find(|e| e.name == "boo_normalize.permission_denied")
+        .unwrap();
+    let keys: Vec<&str> = e.attributes.iter().map(|a| a.key.as_str()).collect();
+    assert!(
+        keys.contains(&"boo_normalize.permission.decision_reason"),
+        "{keys:?}"
+    );
+    assert!(
+        keys.contains(&"boo_normalize.permission.decision_reason_code"),
+        "{keys:?}"
+    );
+    let root = spans.last().unwrap();
+    let info = root
+        .events
+        .iter()
+        .find(|e| e.name == "boo_normalize.informational")
+        .unwrap();
+    assert!(
+        info.attributes
+            .iter()
+            .any(|a| a.key == "boo_normalize.info.tag")
+    );
+}
