@@ -127,21 +127,13 @@ fn a_call_without_id_has_a_span_and_a_result_without_id_is_noted() {
 fn a_synthetic_message_is_marked_on_its_chat_span() {
     let mut t = Trace::new("r", false);
     let local = json!({"message_id": "u1", "model": "<synthetic>", "text": "## Context Usage", "synthetic": true, "error": null});
-    t.event("text", &local, at(1), None);
-    t.event(
-        "usage",
-        &json!({"message_id": "u1", "usage": {}}),
-        at(1),
-        None,
-    );
     let real = json!({"message_id": "m2", "model": "m", "text": "hi"});
-    t.event("text", &real, at(2), None);
-    t.event(
-        "usage",
-        &json!({"message_id": "m2", "usage": {}}),
-        at(2),
-        None,
-    );
+    for (i, text) in [local, real].iter().enumerate() {
+        let at_i = at(i as i64 + 1);
+        t.event("text", text, at_i, None);
+        let usage = json!({"message_id": text["message_id"], "usage": {}});
+        t.event("usage", &usage, at_i, None);
+    }
     t.end(at(3), "eof");
     let spans = t.take_finished();
     let find = |name: &str| {
