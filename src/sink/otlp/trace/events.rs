@@ -1,5 +1,5 @@
-//! Span events of the trace: turn ends, diagnostics, repaired lines, API retries, stream errors
-//! and the CLI's informational notices on the root span; a guard's policy violation and a
+//! Span events of the trace: turn ends, diagnostics, repaired lines, API retries, stream errors,
+//! background tasks' start and end and the CLI's informational notices on the root span; a guard's policy violation and a
 //! permission denial on the tool call's span.
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
@@ -50,6 +50,30 @@ impl Trace {
                     attrs.extend(attr::fields(extra, &keys, "boo_normalize.permission."));
                 }
                 self.tool_event("boo_normalize.permission_denied", ev, now, attrs);
+            }
+            "task.started" | "task.notification" => {
+                // A background task (a command, a subagent) runs past its tool call's span: when
+                // it started and how it ended. Its description and summary are content (opt-in).
+                let (name, keys): (&str, &[&str]) = if kind == "task.started" {
+                    (
+                        "boo_normalize.task_started",
+                        &["task_id", "tool_use_id", "task_type"],
+                    )
+                } else {
+                    (
+                        "boo_normalize.task_notification",
+                        &["task_id", "tool_use_id", "status", "output_file"],
+                    )
+                };
+                let mut attrs = attr::fields(ev, keys, "boo_normalize.task.");
+                if self.content {
+                    attrs.extend(attr::fields(
+                        ev,
+                        &["description", "summary"],
+                        "boo_normalize.task.",
+                    ));
+                }
+                self.root_event(name, now, attrs);
             }
             "informational" => {
                 let mut attrs = attr::fields(ev, &["level", "content"], "boo_normalize.info.");

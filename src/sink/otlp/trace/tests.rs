@@ -202,3 +202,35 @@ fn a_permission_denial_is_on_the_call_and_a_notice_on_the_root() {
             .any(|a| a.key == "boo_normalize.info.tag")
     );
 }
+
+/// A background task's start and end are root events (its summary only with content on).
+#[test]
+fn a_background_task_starts_and_ends_on_the_root() {
+    for content in [false, true] {
+        let mut t = Trace::new("r", content);
+        let started = json!({"task_id": "b1", "tool_use_id": "t1", "task_type": "local_bash",
+            "description": "Wait, then print a marker"});
+        t.event("task.started", &started, at(1), None);
+        let done = json!({"task_id": "b1", "tool_use_id": "t1", "status": "completed",
+            "summary": "done", "output_file": "/tmp/b1.output"});
+        t.event("task.notification", &done, at(2), None);
+        t.end(at(3), "eof");
+        let root = t.take_finished().pop().unwrap();
+        let events: Vec<(&str, Vec<&str>)> = root
+            .events
+            .iter()
+            .map(|e| {
+                let keys = e.attributes.iter().map(|a| a.key.as_str()).collect();
+                (e.name.as_str(), keys)
+            })
+            .collect();
+        assert_eq!(events[0].0, "boo_normalize.task_started");
+        assert_eq!(events[1].0, "boo_normalize.task_notification");
+        assert!(events[1].1.contains(&"boo_normalize.task.status"));
+        assert_eq!(
+            events[1].1.contains(&"boo_normalize.task.summary"),
+            content,
+            "{events:?}"
+        );
+    }
+}
