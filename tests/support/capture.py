@@ -379,6 +379,13 @@ def run_before(entry, sc, work, env, timeout):
                      % (i + 1, p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
 
 
+def before_note(sc):
+    """How the scenario's "before" runs were made, for PROVENANCE.tsv's flags column."""
+    return "".join(" (after a run of: -p %s %s)" % (json.dumps(b["prompt"]),
+                                                    " ".join(BASE_ARGS + b.get("args", [])))
+                   for b in sc.get("before", []))
+
+
 # ------------------------------------------------------------ determinism
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?")
@@ -561,6 +568,7 @@ def main():
             if a.keep_request_log and os.path.exists(log_path):
                 shutil.copy(log_path, base + ".requests.jsonl")
             flags = "-p %s %s" % (json.dumps(args[1]), " ".join(args[2:]))
+            flags += before_note(SCENARIOS[split_variant(v)[0]])
             envs = " ".join("%s=%s" % (k, v2) for k, v2 in sorted(env.items())
                             if k not in ("HOME", "ANTHROPIC_BASE_URL"))
             rows.append(["%s/%s.ndjson" % (ver, fname), ver, fname, flags, envs, str(rc), today, NOTE])
