@@ -366,6 +366,14 @@ impl Trace {
             if let Some(u) = ev.get("usage") {
                 attr::usage(&mut chat.span.attributes, u);
             }
+            // A count that is the CLI's placeholder (no final value arrived) says so, as the
+            // envelope does, so that a backend can tell it from a measured one.
+            if ev.get("provisional") == Some(&Value::Bool(true)) {
+                attr::set(
+                    &mut chat.span.attributes,
+                    attr::bool("boo_normalize.usage.provisional", true),
+                );
+            }
             self.close_chat(msg);
         }
     }
