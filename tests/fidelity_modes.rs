@@ -82,3 +82,40 @@ fn stream_json_input_keeps_every_turn_echo_and_control_response() {
         assert_eq!(run_end["usage"]["provisional"], false, "{name}");
     }
 }
+
+/// `--permission-prompt-tool` (an MCP tool, permission mode `default`): one Bash call allowed,
+/// one denied. The denied call's result is an error with the tool's message, the CLI's
+/// decision (`tool_result_meta`) stays on it, and `turn.end.permission_denials` names it.
+#[test]
+fn a_permission_prompt_tool_denial_reaches_the_result_and_the_turn_end() {
+    for name in [
+        "permission_prompt.ndjson",
+        "permission_prompt.partial.ndjson",
+    ] {
+        let ev = envelope(name);
+        let calls = of_type(&ev, "tool.call");
+        let results = of_type(&ev, "tool.result");
+        assert_eq!((calls.len(), results.len()), (2, 2), "{name}");
+        let (allowed, denied) = (results[0], results[1]);
+        assert_eq!(allowed["tool_use_id"], calls[0]["tool_use_id"], "{name}");
+        assert_eq!(allowed["is_error"], false, "{name}");
+        assert_eq!(denied["tool_use_id"], calls[1]["tool_use_id"], "{name}");
+        assert_eq!(denied["is_error"], true, "{name}");
+        assert_eq!(
+            denied["content"], "denied by the approve tool: the input contains 'denied'",
+            "{name}"
+        );
+        let meta = &denied["extra"]["tool_result_meta"][0];
+        assert_eq!(meta["permission_decision"]["decision"], "reject", "{name}");
+        assert_eq!(meta["non_execution_kind"], "permission-rule", "{name}");
+        let end = of_type(&ev, "turn.end")[0];
+        let denials = end["permission_denials"].as_array().unwrap();
+        assert_eq!(denials.len(), 1, "{name}");
+        assert_eq!(denials[0]["tool_use_id"], calls[1]["tool_use_id"], "{name}");
+        assert_eq!(denials[0]["tool_input"], calls[1]["input"], "{name}");
+        assert_eq!(
+            of_type(&ev, "session.init")[0]["permission_mode"],
+            "default"
+        );
+    }
+}
