@@ -119,3 +119,112 @@ fn a_permission_prompt_tool_denial_reaches_the_result_and_the_turn_end() {
         );
     }
 }
+
+/// The spans of `--format otlp` for capture `name`: (name, span id, parent span id).
+fn spans(name: &str) -> Vec<(String, String, String)> {
+    let path = root().join("fixtures/captured/2.1.332").join(name);
+    let out = bin()
+        .args(["--format", "otlp"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}");
+    let mut v = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let req: Value = serde_json::from_str(line).unwrap();
+        for rs in req["resourceSpans"].as_array().unwrap() {
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                for s in ss["spans"].as_array().unwrap() {
+                    let id = |k: &str| s[k].as_str().unwrap_or("").to_owned();
+                    v.push((id("name"), id("spanId"), id("parentSpanId")));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// A custom agent from `--agents` (reviewer) that starts a nested general-purpose subagent,
+/// with `--forward-subagent-text` (both modes): each forwarded line names its own Agent call
+/// as parent and its own agent, the nested task says its parent task and depth, and the trace
+/// nests the nested subagent's Bash call under both agents.
+#[test]
+fn forwarded_subagent_text_of_a_custom_agent_nests_under_its_calls() {
+    for name in ["agents_forward.ndjson", "agents_forward.partial.ndjson"] {
+        let ev = envelope(name);
+        let calls = of_type(&ev, "tool.call");
+        let agent_calls: Vec<&&Value> = calls.iter().filter(|c| c["name"] == "Agent").collect();
+        assert_eq!(agent_calls.len(), 2, "{name}");
+        let (outer, inner) = (agent_calls[0], agent_calls[1]);
+        assert_eq!(outer["input"]["subagent_type"], "reviewer", "{name}");
+        assert!(outer["parent_tool_use_id"].is_null(), "{name}");
+        assert_eq!(inner["parent_tool_use_id"], outer["tool_use_id"], "{name}");
+        let started = of_type(&ev, "task.started");
+        assert_eq!(started.len(), 2, "{name}");
+        assert_eq!(started[0]["subagent_type"], "reviewer", "{name}");
+        assert_eq!(started[1]["extra"]["parent_task_id"], started[0]["task_id"]);
+        assert_eq!(started[1]["extra"]["spawn_depth"], 2, "{name}");
+        // The reviewer's forwarded thinking and text.
+        let thinking = of_type(&ev, "thinking");
+        assert_eq!(thinking.len(), 1, "{name}");
+        let reviewer_text = of_type(&ev, "text")
+            .into_iter()
+            .find(|t| t["text"] == "Reviewer here: delegating the command.")
+            .unwrap();
+        for e in [thinking[0], reviewer_text] {
+            assert_eq!(e["parent_tool_use_id"], outer["tool_use_id"], "{name}");
+            assert_eq!(e["agent_id"], started[0]["task_id"], "{name}");
+            assert_eq!(e["subagent_type"], "reviewer", "{name}");
+            assert_eq!(e["extra"]["task_description"], "Review the marker");
+        }
+        // The nested subagent's Bash call and text.
+        let bash = calls.iter().find(|c| c["name"] == "Bash").unwrap();
+        let nested_text = of_type(&ev, "text")
+            .into_iter()
+            .find(|t| t["text"] == "The command printed: from-nested")
+            .unwrap();
+        for e in [*bash, nested_text] {
+            assert_eq!(e["parent_tool_use_id"], inner["tool_use_id"], "{name}");
+            assert_eq!(e["agent_id"], started[1]["task_id"], "{name}");
+            assert_eq!(e["subagent_type"], "general-purpose", "{name}");
+        }
+        // The trace: Bash ← chat ← invoke_agent general-purpose ← execute_tool Agent ← chat ←
+        // invoke_agent reviewer ← execute_tool Agent ← chat ← root.
+        let sp = spans(name);
+        let parent = |id: &str| sp.iter().find(|s| s.1 == id).map(|s| s.2.clone());
+        let mut chain = Vec::new();
+        let mut cur = sp
+            .iter()
+            .find(|s| s.0 == "execute_tool Bash")
+            .unwrap()
+            .2
+            .clone();
+        while let Some(s) = sp.iter().find(|s| s.1 == cur) {
+            chain.push(s.0.as_str());
+            cur = parent(&cur).unwrap();
+        }
+        assert_eq!(
+            chain,
+            [
+                "chat claude-opus-5-5",
+                "invoke_agent general-purpose",
+                "execute_tool Agent",
+                "chat claude-opus-5-5",
+                "invoke_agent reviewer",
+                "execute_tool Agent",
+                "chat claude-opus-5-5",
+                "invoke_agent Claude Code",
+            ],
+            "{name}"
+        );
+    }
+    // Without --forward-subagent-text the CLI writes the reviewer's tool calls only.
+    for name in ["agents.ndjson", "agents.partial.ndjson"] {
+        let ev = envelope(name);
+        assert!(of_type(&ev, "thinking").is_empty(), "{name}");
+        let calls = of_type(&ev, "tool.call");
+        assert_eq!(calls.len(), 2, "{name}");
+        assert_eq!(calls[1]["parent_tool_use_id"], calls[0]["tool_use_id"]);
+        assert_eq!(calls[1]["subagent_type"], "reviewer", "{name}");
+    }
+}
