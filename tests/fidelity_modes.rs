@@ -228,3 +228,80 @@ fn forwarded_subagent_text_of_a_custom_agent_nests_under_its_calls() {
         assert_eq!(calls[1]["subagent_type"], "reviewer", "{name}");
     }
 }
+
+/// Hooks from a `--settings` file (UserPromptSubmit, PreToolUse that denies one Bash call,
+/// PostToolUse, a Stop hook that blocks once with feedback), plain, partial and with
+/// `--include-hook-events`: the denied call's result names the hook, the Stop hook's feedback
+/// is a synthetic user line, and every hook run is a `hook.started`/`hook.response` pair.
+#[test]
+fn hook_denials_stop_feedback_and_hook_events_reach_the_envelope() {
+    for name in ["hooks.ndjson", "hooks.partial.ndjson", "hook_events.ndjson"] {
+        let ev = envelope(name);
+        let results = of_type(&ev, "tool.result");
+        assert_eq!(results.len(), 2, "{name}");
+        let denied = results[1];
+        assert_eq!(denied["is_error"], true, "{name}");
+        assert_eq!(
+            denied["content"],
+            "PreToolUse:Bash hook error: hook-denied commands are not allowed"
+        );
+        let decision = &denied["extra"]["tool_result_meta"][0]["permission_decision"];
+        assert_eq!(decision["source"], "hook", "{name}");
+        let end = of_type(&ev, "turn.end")[0];
+        assert_eq!(
+            end["permission_denials"][0]["tool_use_id"], denied["tool_use_id"],
+            "{name}"
+        );
+        let feedback: Vec<&Value> = of_type(&ev, "user.text")
+            .into_iter()
+            .filter(|u| u["is_synthetic"] == true)
+            .collect();
+        assert_eq!(feedback.len(), 1, "{name}");
+        assert_eq!(
+            feedback[0]["text"],
+            "Stop hook feedback:\nPlease also say goodbye."
+        );
+        assert_eq!(of_type(&ev, "notification")[0]["key"], "stop-hook-error");
+        let texts: Vec<&Value> = of_type(&ev, "text").iter().map(|t| &t["text"]).collect();
+        assert_eq!(
+            texts,
+            [
+                "The first command printed allowed; the second was blocked.",
+                "Goodbye."
+            ],
+            "{name}"
+        );
+    }
+    let ev = envelope("hook_events.ndjson");
+    let started = of_type(&ev, "hook.started");
+    let responses = of_type(&ev, "hook.response");
+    let events: Vec<&Value> = started.iter().map(|h| &h["hook_event"]).collect();
+    assert_eq!(
+        events,
+        [
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PreToolUse",
+            "Stop",
+            "Stop"
+        ]
+    );
+    for (s, r) in started.iter().zip(&responses) {
+        assert_eq!(s["hook_id"], r["hook_id"]);
+        assert_eq!(r["exit_code"], 0);
+    }
+    assert!(
+        responses[3]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("\"permissionDecision\":\"deny\"")
+    );
+    assert!(
+        responses[4]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("\"decision\":\"block\"")
+    );
+    assert_eq!(responses[2]["stderr"], "post-tool-use-ran\n");
+}
