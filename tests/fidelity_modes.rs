@@ -120,8 +120,8 @@ fn a_permission_prompt_tool_denial_reaches_the_result_and_the_turn_end() {
     }
 }
 
-/// The spans of `--format otlp` for capture `name`: (name, span id, parent span id).
-fn spans(name: &str) -> Vec<(String, String, String)> {
+/// The spans of `--format otlp` for capture `name`.
+fn spans(name: &str) -> Vec<Value> {
     let path = root().join("fixtures/captured/2.1.332").join(name);
     let out = bin()
         .args(["--format", "otlp"])
@@ -134,14 +134,20 @@ fn spans(name: &str) -> Vec<(String, String, String)> {
         let req: Value = serde_json::from_str(line).unwrap();
         for rs in req["resourceSpans"].as_array().unwrap() {
             for ss in rs["scopeSpans"].as_array().unwrap() {
-                for s in ss["spans"].as_array().unwrap() {
-                    let id = |k: &str| s[k].as_str().unwrap_or("").to_owned();
-                    v.push((id("name"), id("spanId"), id("parentSpanId")));
-                }
+                v.extend(ss["spans"].as_array().unwrap().iter().cloned());
             }
         }
     }
     v
+}
+
+/// A span's (or span event's) string attribute `key`.
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a str> {
+    span["attributes"]
+        .as_array()?
+        .iter()
+        .find(|kv| kv["key"] == key)?["value"]["stringValue"]
+        .as_str()
 }
 
 /// A custom agent from `--agents` (reviewer) that starts a nested general-purpose subagent,
@@ -191,17 +197,16 @@ fn forwarded_subagent_text_of_a_custom_agent_nests_under_its_calls() {
         // The trace: Bash ← chat ← invoke_agent general-purpose ← execute_tool Agent ← chat ←
         // invoke_agent reviewer ← execute_tool Agent ← chat ← root.
         let sp = spans(name);
-        let parent = |id: &str| sp.iter().find(|s| s.1 == id).map(|s| s.2.clone());
+        let by_id = |id: &Value| sp.iter().find(|s| s["spanId"] == *id);
         let mut chain = Vec::new();
-        let mut cur = sp
+        let bash = sp
             .iter()
-            .find(|s| s.0 == "execute_tool Bash")
-            .unwrap()
-            .2
-            .clone();
-        while let Some(s) = sp.iter().find(|s| s.1 == cur) {
-            chain.push(s.0.as_str());
-            cur = parent(&cur).unwrap();
+            .find(|s| s["name"] == "execute_tool Bash")
+            .unwrap();
+        let mut cur = by_id(&bash["parentSpanId"]);
+        while let Some(s) = cur {
+            chain.push(s["name"].as_str().unwrap());
+            cur = by_id(&s["parentSpanId"]);
         }
         assert_eq!(
             chain,
@@ -304,4 +309,53 @@ fn hook_denials_stop_feedback_and_hook_events_reach_the_envelope() {
             .contains("\"decision\":\"block\"")
     );
     assert_eq!(responses[2]["stderr"], "post-tool-use-ran\n");
+}
+
+/// `--fallback-model` with the main model answering 529 overloaded (both modes): the CLI
+/// retries twice, writes `system/model_fallback` and the fallback model answers. The envelope
+/// keeps the switch; in the trace it is a root span event and every chat span requests the
+/// fallback model (in plain mode the first chat's first event names no model: it must not take
+/// the session's).
+#[test]
+fn a_model_fallback_reaches_the_envelope_and_the_trace() {
+    for name in ["fallback_model.ndjson", "fallback_model.partial.ndjson"] {
+        let ev = envelope(name);
+        assert_eq!(of_type(&ev, "api.retry").len(), 2, "{name}");
+        let f = of_type(&ev, "model.fallback")[0];
+        assert_eq!(f["original_model"], "claude-opus-5-5", "{name}");
+        assert_eq!(f["fallback_model"], "claude-sonnet-4-5", "{name}");
+        assert_eq!(f["trigger"], "overloaded", "{name}");
+        for u in of_type(&ev, "usage") {
+            assert_eq!(u["model"], "claude-sonnet-4-5", "{name}");
+        }
+        let sp = spans(name);
+        let chats: Vec<&Value> = sp
+            .iter()
+            .filter(|s| attr(s, "gen_ai.operation.name") == Some("chat"))
+            .collect();
+        assert_eq!(chats.len(), 2, "{name}");
+        for c in chats {
+            assert_eq!(c["name"], "chat claude-sonnet-4-5", "{name}");
+            assert_eq!(attr(c, "gen_ai.request.model"), Some("claude-sonnet-4-5"));
+        }
+        let root = sp.iter().find(|s| s["parentSpanId"] == "").unwrap();
+        let e = root["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "boo_normalize.model_fallback")
+            .unwrap_or_else(|| panic!("{name}: no model_fallback span event"));
+        assert_eq!(
+            attr(e, "boo_normalize.fallback.fallback_model"),
+            Some("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            attr(e, "boo_normalize.fallback.original_model"),
+            Some("claude-opus-5-5")
+        );
+        assert_eq!(
+            attr(e, "boo_normalize.fallback.trigger"),
+            Some("overloaded")
+        );
+    }
 }
