@@ -359,3 +359,37 @@ fn a_model_fallback_reaches_the_envelope_and_the_trace() {
         );
     }
 }
+
+/// `--max-budget-usd` below the cost of one request (both modes): the CLI stops after the first
+/// reply, before running its Bash call, with `error_max_budget_usd` and a result whose usage
+/// is all zeros. The turn says so, and the run's totals keep the message's own counts (final
+/// with partial messages, provisional without) instead of the result's zeros.
+#[test]
+fn a_budget_stop_keeps_its_message_counts_in_the_run_totals() {
+    for (name, output, provisional) in [
+        ("max_budget.ndjson", 1, true),
+        ("max_budget.partial.ndjson", 43, false),
+    ] {
+        let ev = envelope(name);
+        let end = of_type(&ev, "turn.end")[0];
+        assert_eq!(end["outcome"], "max_budget", "{name}");
+        assert_eq!(end["terminal_reason"], "budget_exhausted", "{name}");
+        assert_eq!(end["errors"][0], "Reached maximum budget ($0.005)");
+        assert_eq!(end["usage"]["output_tokens"], 0, "{name}: the result's own");
+        let run_end = ev.last().unwrap();
+        assert_eq!(
+            (
+                run_end["tool_calls"].as_u64(),
+                run_end["tool_results"].as_u64()
+            ),
+            (Some(1), Some(0))
+        );
+        let u = &run_end["usage"];
+        assert_eq!(u["input_tokens"], 4, "{name}");
+        assert_eq!(u["cache_read_input_tokens"], 12288, "{name}");
+        assert_eq!(u["cache_creation_input_tokens"], 2048, "{name}");
+        assert_eq!(u["output_tokens"], output, "{name}");
+        assert_eq!(u["provisional"], provisional, "{name}");
+        assert_eq!(run_end["cost_usd"], 0.0135736, "{name}");
+    }
+}
