@@ -393,3 +393,37 @@ fn a_budget_stop_keeps_its_message_counts_in_the_run_totals() {
         assert_eq!(run_end["cost_usd"], 0.0135736, "{name}");
     }
 }
+
+/// `--json-schema` (both modes): the model answers in text first, the CLI asks for the
+/// StructuredOutput tool in a synthetic user line, the model calls it. The result's
+/// `structured_output` is a named field of `turn.end` (what a caller of a `--json-schema` run
+/// acts on), equal to the tool call's input.
+#[test]
+fn structured_output_is_a_named_field_of_turn_end() {
+    for name in ["json_schema.ndjson", "json_schema.partial.ndjson"] {
+        let ev = envelope(name);
+        let end = of_type(&ev, "turn.end")[0];
+        let raw = &lines(name, "result")[0]["structured_output"];
+        assert_eq!(raw["answer"], "42", "{name}");
+        assert_eq!(&end["structured_output"], raw, "{name}");
+        assert!(end["extra"].get("structured_output").is_none(), "{name}");
+        assert_eq!(end["result"], r#"{"answer":"42","confidence":0.9}"#);
+        let call = of_type(&ev, "tool.call")[0];
+        assert_eq!(call["name"], "StructuredOutput", "{name}");
+        assert_eq!(&call["input"], raw, "{name}");
+        let asked: Vec<&Value> = of_type(&ev, "user.text")
+            .into_iter()
+            .filter(|u| u["is_synthetic"] == true)
+            .collect();
+        assert_eq!(asked.len(), 1, "{name}");
+        assert!(
+            asked[0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[structured-output-enforce]")
+        );
+    }
+    // Without --json-schema the field is null.
+    let ev = envelope("hooks.ndjson");
+    assert!(of_type(&ev, "turn.end")[0]["structured_output"].is_null());
+}

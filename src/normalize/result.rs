@@ -82,6 +82,7 @@ impl State {
             ("stop_reason", "stop_reason"),
             ("terminal_reason", "terminal_reason"),
             ("errors", "errors"),
+            ("structured_output", "structured_output"),
         ] {
             o.key(field);
             if field == "stop_reason" {
@@ -121,6 +122,7 @@ impl State {
                 "stop_reason",
                 "terminal_reason",
                 "errors",
+                "structured_output",
             ],
         );
         ev.end();
