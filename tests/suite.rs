@@ -20,6 +20,7 @@ mod faults_readers;
 mod faults_sinks;
 mod fidelity;
 mod fidelity_items;
+mod fidelity_modes;
 mod fidelity_peers;
 mod golden;
 mod latency;

@@ -182,7 +182,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TURN_END,
-            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.",
+            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.",
             vec![
                 ("outcome", s()),
                 ("subtype", ns()),
@@ -198,6 +198,7 @@ fn defs() -> Vec<Def> {
                 ("stop_reason", any()),
                 ("terminal_reason", any()),
                 ("errors", any()),
+                ("structured_output", any()),
                 ("extra", obj()),
             ],
             false,

@@ -738,7 +738,7 @@ export interface UsageEvent {
   stop_sequence: unknown;
 }
 /**
- * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.
+ * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.
  */
 export interface TurnEndEvent {
   v: 1;
@@ -795,6 +795,7 @@ export interface TurnEndEvent {
   stop_reason: unknown;
   terminal_reason: unknown;
   errors: unknown;
+  structured_output: unknown;
 }
 /**
  * Stream lifecycle: message_start.
