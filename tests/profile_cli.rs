@@ -204,9 +204,14 @@ fn adjacent_captured_versions_show_their_changelog() {
             "{p}"
         );
     }
-    // The same scenario on 2.1.45 and the newest: the subagent tool_use is renamed, and its
-    // tool_use_result shapes are compared with each other rather than reported as a new kind.
-    let newest = v.last().unwrap();
+    // The same scenario on 2.1.45 and the newest that has it (2.1.332 has only captures of
+    // modes): the subagent tool_use is renamed, and its tool_use_result shapes are compared with
+    // each other rather than reported as a new kind.
+    let newest = v
+        .iter()
+        .rev()
+        .find(|n| root().join(captured(n, "subagent.ndjson")).exists())
+        .unwrap();
     let (_, r) = diff_json(
         &captured("2.1.45", "subagent.ndjson"),
         &captured(newest, "subagent.ndjson"),
