@@ -70,6 +70,10 @@ SLASH_SESSION = "0b0e0000-0000-4000-8000-000000000001"
 # The first run's session id in the resume/continue scenarios.
 RESUME_SESSION = "0b0e0000-0000-4000-8000-000000000002"
 
+# The custom agent the agents scenarios define with --agents.
+REVIEWER_AGENTS = ('{"reviewer":{"description":"Reviews code and commands",'
+                   '"prompt":"You are a careful reviewer.","tools":["Bash","Read","Agent","Task"]}}')
+
 # name -> scenario.  "prompt" is the -p prompt (None: `-p` alone, the prompt comes on stdin);
 # "args" extra claude flags; "env" extra environment; "stdin" (for --input-format stream-json)
 # a list of steps {"after_results": N, "sleep": S, "line": OBJ}: OBJ is written to the CLI's
@@ -205,18 +209,14 @@ SCENARIOS = {
     "agents": {
         "script": "agents.json",
         "prompt": "Ask the reviewer agent to check the marker command.",
-        "args": ["--max-turns", "5", "--agents",
-                 '{"reviewer":{"description":"Reviews code and commands",'
-                 '"prompt":"You are a careful reviewer.","tools":["Bash","Read","Agent","Task"]}}'],
+        "args": ["--max-turns", "5", "--agents", REVIEWER_AGENTS],
         "env": {},
         "min_version": "2.1.300",
     },
     "agents_forward": {
         "script": "agents.json",
         "prompt": "Ask the reviewer agent to check the marker command.",
-        "args": ["--max-turns", "5", "--forward-subagent-text", "--agents",
-                 '{"reviewer":{"description":"Reviews code and commands",'
-                 '"prompt":"You are a careful reviewer.","tools":["Bash","Read","Agent","Task"]}}'],
+        "args": ["--max-turns", "5", "--forward-subagent-text", "--agents", REVIEWER_AGENTS],
         "env": {},
         "min_version": "2.1.300",
     },
