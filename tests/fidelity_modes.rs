@@ -427,3 +427,42 @@ fn structured_output_is_a_named_field_of_turn_end() {
     let ev = envelope("hooks.ndjson");
     assert!(of_type(&ev, "turn.end")[0]["structured_output"].is_null());
 }
+
+/// `--permission-prompt-tool stdio` with stream-json input, as the Agent SDKs run the CLI
+/// (both modes): each permission prompt is a `control_request` `can_use_tool` on stdout,
+/// answered on stdin. Each becomes a `control.request` naming its call's `tool_use_id`, between
+/// the call and its result; the denied call's result carries the host's message.
+#[test]
+fn stdio_permission_prompts_are_control_requests_between_call_and_result() {
+    for name in ["permission_stdio.ndjson", "permission_stdio.partial.ndjson"] {
+        let ev = envelope(name);
+        let seq = |e: &Value| e["seq"].as_u64().unwrap();
+        let calls = of_type(&ev, "tool.call");
+        let results = of_type(&ev, "tool.result");
+        let asks = of_type(&ev, "control.request");
+        assert_eq!(
+            (calls.len(), results.len(), asks.len()),
+            (2, 2, 2),
+            "{name}"
+        );
+        for ((call, result), ask) in calls.iter().zip(&results).zip(&asks) {
+            let req = &ask["request"];
+            assert_eq!(req["subtype"], "can_use_tool", "{name}");
+            assert_eq!(req["tool_use_id"], call["tool_use_id"], "{name}");
+            assert_eq!(req["input"], call["input"], "{name}");
+            assert!(seq(call) < seq(ask) && seq(ask) < seq(result), "{name}");
+            assert_eq!(result["tool_use_id"], call["tool_use_id"], "{name}");
+        }
+        assert_eq!(results[0]["is_error"], false, "{name}");
+        assert_eq!(results[1]["is_error"], true, "{name}");
+        assert_eq!(
+            results[1]["content"],
+            "denied by the host: the input contains 'denied'"
+        );
+        let end = of_type(&ev, "turn.end")[0];
+        assert_eq!(
+            end["permission_denials"][0]["tool_use_id"], calls[1]["tool_use_id"],
+            "{name}"
+        );
+    }
+}

@@ -79,6 +79,9 @@ REVIEWER_AGENTS = ('{"reviewer":{"description":"Reviews code and commands",'
 # a list of steps {"after_results": N, "sleep": S, "line": OBJ}: OBJ is written to the CLI's
 # stdin as one JSON line once N `result` lines have appeared on its stdout and S seconds more
 # have passed; stdin is closed after the last step and "close_after_results" results.
+# "answer_can_use_tool" (with stdin and --permission-prompt-tool stdio) answers each
+# `control_request` `can_use_tool` the CLI writes: deny when the tool input (as JSON) contains
+# "deny_if" (with "message"), else allow with the input unchanged.
 # "permission_mode" replaces bypassPermissions; "files" maps names to write under the temp root
 # (a string, or {"copy": "<file in tests/support>"}); in "args" and in those files `@TMP@` stands
 # for the temp root and `@CWD@` for the working directory.  Every scenario is captured twice: "<name>" and
@@ -191,6 +194,24 @@ SCENARIOS = {
                       "request": {"subtype": "interrupt"}}},
         ],
         "close_after_results": 3,
+        "min_version": "2.1.300",
+    },
+    "permission_stdio": {
+        "script": "permission_prompt.json",
+        "prompt": None,
+        "permission_mode": "default",
+        "args": ["--input-format", "stream-json", "--max-turns", "5",
+                 "--permission-prompt-tool", "stdio"],
+        "env": {},
+        # As the Agent SDKs run the CLI: permission prompts are control requests on stdout,
+        # answered with control responses on stdin.
+        "stdin": [{"after_results": 0,
+                   "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                            "message": {"role": "user",
+                                        "content": "Create allowed.txt and denied.txt with touch."}}}],
+        "close_after_results": 1,
+        "answer_can_use_tool": {"deny_if": "denied",
+                                "message": "denied by the host: the input contains 'denied'"},
         "min_version": "2.1.300",
     },
     "permission_prompt": {
@@ -457,7 +478,7 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
         cmd = [entry] + args
         if sc.get("stdin"):
             out, err, rc = converse(cmd, work, env, sc["stdin"], sc.get("close_after_results", 0),
-                                    timeout)
+                                    timeout, sc.get("answer_can_use_tool"))
         else:
             p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -498,13 +519,37 @@ def run_before(entry, sc, work, env, timeout):
                      % (i + 1, p.returncode, p.stderr.decode("utf-8", "replace")[-400:]))
 
 
-def converse(cmd, work, env, steps, close_after, timeout):
-    """Run CMD with a piped stdin fed by STEPS (see SCENARIOS) as `result` lines appear."""
+def can_use_tool_answer(line, rule):
+    """The control_response to a `can_use_tool` control_request LINE under RULE, else None."""
+    if line.get("type") != "control_request" or rule is None:
+        return None
+    req = line.get("request") or {}
+    if req.get("subtype") != "can_use_tool":
+        return None
+    inp = req.get("input") or {}
+    if rule["deny_if"] in json.dumps(inp):
+        verdict = {"behavior": "deny", "message": rule["message"]}
+    else:
+        verdict = {"behavior": "allow", "updatedInput": inp}
+    return {"type": "control_response",
+            "response": {"subtype": "success", "request_id": line.get("request_id"),
+                         "response": verdict}}
+
+
+def converse(cmd, work, env, steps, close_after, timeout, can_use_tool=None):
+    """Run CMD with a piped stdin fed by STEPS (see SCENARIOS) as `result` lines appear, and
+    `can_use_tool` control requests answered under the rule CAN_USE_TOOL."""
     p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     cond = threading.Condition()
     state = {"results": 0, "eof": False}
     out, err = [], []
+    stdin_lock = threading.Lock()
+
+    def write(obj):
+        with stdin_lock:
+            p.stdin.write((json.dumps(obj) + "\n").encode())
+            p.stdin.flush()
 
     def wait_results(n):
         with cond:
@@ -518,10 +563,10 @@ def converse(cmd, work, env, steps, close_after, timeout):
                     return
                 if st.get("sleep"):
                     time.sleep(float(st["sleep"]))
-                p.stdin.write((json.dumps(st["line"]) + "\n").encode())
-                p.stdin.flush()
+                write(st["line"])
             wait_results(close_after)
-            p.stdin.close()
+            with stdin_lock:
+                p.stdin.close()
         except (BrokenPipeError, OSError):
             pass
 
@@ -529,9 +574,16 @@ def converse(cmd, work, env, steps, close_after, timeout):
         for line in p.stdout:
             out.append(line)
             try:
-                is_result = json.loads(line).get("type") == "result"
+                obj = json.loads(line)
+                is_result = obj.get("type") == "result"
             except (ValueError, AttributeError):
-                is_result = False
+                obj, is_result = None, False
+            answer = can_use_tool_answer(obj, can_use_tool) if isinstance(obj, dict) else None
+            if answer is not None:
+                try:
+                    write(answer)
+                except (BrokenPipeError, OSError, ValueError):
+                    pass
             if is_result:
                 with cond:
                     state["results"] += 1
