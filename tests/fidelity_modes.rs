@@ -466,3 +466,54 @@ fn stdio_permission_prompts_are_control_requests_between_call_and_result() {
         );
     }
 }
+
+/// An interrupt control request while a reply streams (`--input-format stream-json`, partial
+/// messages): the CLI closes the message itself (`message_delta`, then `message_stop` with
+/// `abandoned_blocks` beside `event` on the line) and writes "[Request interrupted by user]".
+/// The abandonment reaches `message.stop` and the message's record; the tool call whose input
+/// was still streaming says the CLI abandoned it and gets no result; the run's totals keep the
+/// message's counts (the result's usage is all zeros).
+#[test]
+fn an_interrupt_mid_stream_keeps_the_abandoned_blocks() {
+    let name = "stream_interrupt.partial.ndjson";
+    let ev = envelope(name);
+    let stop_line = lines(name, "stream_event")
+        .into_iter()
+        .find(|l| l["event"]["type"] == "message_stop")
+        .unwrap();
+    let abandoned = &stop_line["abandoned_blocks"];
+    assert_eq!(abandoned["from_block_index"], 1);
+    let stop = of_type(&ev, "message.stop")[0];
+    assert_eq!(&stop["abandoned_blocks"], abandoned);
+    assert!(stop["extra"].get("abandoned_blocks").is_none(), "{stop}");
+    let record = of_type(&ev, "usage")[0];
+    assert_eq!(&record["extra"]["abandoned_blocks"], abandoned);
+    let call = of_type(&ev, "tool.call")[0];
+    assert!(call["input"].is_null());
+    assert!(
+        call["input_error"]
+            .as_str()
+            .unwrap()
+            .contains("the CLI abandoned the message"),
+        "{call}"
+    );
+    assert!(of_type(&ev, "tool.result").is_empty());
+    assert_eq!(
+        of_type(&ev, "control.response")[0]["response"]["request_id"],
+        "req_int_1"
+    );
+    assert_eq!(
+        of_type(&ev, "user.text")[0]["text"],
+        "[Request interrupted by user]"
+    );
+    assert_eq!(of_type(&ev, "turn.end")[0]["outcome"], "during_execution");
+    assert_eq!(ev.last().unwrap()["usage"]["input_tokens"], 4);
+    // Without partial messages the CLI writes the text block's assistant line only.
+    let ev = envelope("stream_interrupt.ndjson");
+    assert!(of_type(&ev, "tool.call").is_empty());
+    assert_eq!(
+        of_type(&ev, "text")[0]["text"],
+        "Let me run a long command."
+    );
+    assert_eq!(ev.last().unwrap()["usage"]["input_tokens"], 4);
+}

@@ -221,7 +221,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::MESSAGE_STOP,
-            "Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra).",
+            "Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra); CLI 2.1.332 writes it beside event on the line ({api_message_id, from_block_index}, e.g. after an interrupt), the CLI's wire schema inside the event. A tool call whose input was still streaming then comes from its fragments with an input_error that says the CLI abandoned it.",
             vec![("message_id", ns()), ("abandoned_blocks", any())],
             true,
         ),

@@ -131,7 +131,8 @@ impl State {
     /// A result ends a turn: its own usage (final, the turn's main-thread messages) replaces the
     /// counts those messages carried; without one, theirs stand. So do they when the result's usage
     /// is all zeros and theirs is not: CLI 2.1.33x writes such a usage on the result of a turn
-    /// stopped by `--max-budget-usd` (`error_max_budget_usd`), which counts none of its messages.
+    /// stopped by `--max-budget-usd` (`error_max_budget_usd`) or an interrupt, which counts none
+    /// of its messages.
     /// Its cost is the run's so far.
     fn settle_totals(&mut self, v: Val<'_, '_>) {
         let t = &mut self.totals;

@@ -196,6 +196,22 @@ SCENARIOS = {
         "close_after_results": 3,
         "min_version": "2.1.300",
     },
+    "stream_interrupt": {
+        "script": "stream_interrupt.json",
+        "prompt": None,
+        "args": ["--input-format", "stream-json", "--max-turns", "5"],
+        "env": {},
+        # The interrupt arrives while the reply's tool input is still streaming.
+        "stdin": [
+            {"after_results": 0, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                                          "message": {"role": "user", "content": "Run the long command."}}},
+            {"after_results": 0, "sleep": 2.5,
+             "line": {"type": "control_request", "request_id": "req_int_1",
+                      "request": {"subtype": "interrupt"}}},
+        ],
+        "close_after_results": 1,
+        "min_version": "2.1.300",
+    },
     "permission_stdio": {
         "script": "permission_prompt.json",
         "prompt": None,
