@@ -517,3 +517,29 @@ fn an_interrupt_mid_stream_keeps_the_abandoned_blocks() {
     );
     assert_eq!(ev.last().unwrap()["usage"]["input_tokens"], 4);
 }
+
+/// The SDKs' other control requests over stdin (set_permission_mode, set_model, mcp_status,
+/// set_max_thinking_tokens, an unsupported subtype) before a user message: every answer is a
+/// `control.response` with its request id (the unsupported one an error with its code, as
+/// written), the mode change a `status` event, and the run uses the model set.
+#[test]
+fn control_requests_over_stdin_keep_their_answers() {
+    let ev = envelope("stream_control.ndjson");
+    let mut ids: Vec<&str> = of_type(&ev, "control.response")
+        .iter()
+        .map(|e| e["response"]["request_id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["req_0", "req_1", "req_2", "req_3", "req_4"]);
+    let refused = of_type(&ev, "control.response")
+        .into_iter()
+        .find(|e| e["response"]["request_id"] == "req_4")
+        .unwrap();
+    assert_eq!(refused["response"]["subtype"], "error");
+    assert_eq!(refused["response"]["error_code"], "unsupported_request");
+    assert_eq!(of_type(&ev, "status")[0]["permission_mode"], "plan");
+    let init = of_type(&ev, "session.init")[0];
+    assert_eq!(init["model"], "claude-sonnet-4-5");
+    assert_eq!(init["permission_mode"], "plan");
+    assert_eq!(of_type(&ev, "usage")[0]["model"], "claude-sonnet-4-5");
+}

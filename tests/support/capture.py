@@ -196,6 +196,30 @@ SCENARIOS = {
         "close_after_results": 3,
         "min_version": "2.1.300",
     },
+    "stream_control": {
+        "script": "stream_control.json",
+        "prompt": None,
+        "args": ["--input-format", "stream-json", "--max-turns", "5"],
+        "env": {},
+        # The SDKs' other control requests: each gets a control_response (an error one for the
+        # unsupported subtype); set_permission_mode also makes a system/status line.
+        # (get_context_usage is left out: its 20 KB answer races with the first request.)
+        "stdin": [{"after_results": 0, "line": {"type": "control_request", "request_id": "req_%d" % i,
+                                                "request": r}}
+                  for i, r in enumerate([
+                      {"subtype": "set_permission_mode", "mode": "plan"},
+                      {"subtype": "set_model", "model": "claude-sonnet-4-5"},
+                      {"subtype": "mcp_status"},
+                      {"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 1000},
+                      {"subtype": "no_such_request"},
+                  ])]
+        + [{"after_results": 0, "sleep": 1.0,
+            "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                     "message": {"role": "user", "content": "first question"}}}],
+        "close_after_results": 1,
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
     "stream_interrupt": {
         "script": "stream_interrupt.json",
         "prompt": None,
