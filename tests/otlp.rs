@@ -473,6 +473,7 @@ not json at all\n\
         names,
         [
             "boo_normalize.diagnostic",
+            "boo_normalize.informational",
             "boo_normalize.line_repaired",
             "boo_normalize.api_retry"
         ]

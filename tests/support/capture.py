@@ -352,7 +352,7 @@ SCENARIOS = {
     },
     "auto": {
         "script": "auto.json",
-        "prompt": "Run `echo hello`, then create the file made-by-auto.txt.",
+        "prompt": "Run `echo hello`, create the file made-by-auto.txt, then delete ../home/does-not-exist.",
         "args": ["--max-turns", "5", "--permission-mode", "auto"],
         "env": {},
         "min_version": "2.1.300",
@@ -363,6 +363,7 @@ SCENARIOS = {
         "args": ["--max-turns", "3"],
         "env": {},
         "work_files": SLASH_FILES,
+        # A local command makes no request: the same lines with partial messages (2.1.332).
         "partial_variant": False,
         "min_version": "2.1.300",
     },
@@ -372,6 +373,7 @@ SCENARIOS = {
         "args": ["--max-turns", "3"],
         "env": {},
         "work_files": SLASH_FILES,
+        # A local command makes no request: the same lines with partial messages (2.1.332).
         "partial_variant": False,
         "min_version": "2.1.300",
     },
@@ -420,7 +422,9 @@ SCENARIOS = {
     "bash_bg": {
         "script": "bash_bg.json",
         "prompt": "Run the marker command in the background and tell me what it printed.",
-        "args": ["--max-turns", "5"],
+        # A fixed session id keeps the output file's path (which the model reads) the same
+        # but for the task id, which the CLI makes up.
+        "args": ["--max-turns", "5", "--session-id", "0b0e0000-0000-4000-8000-000000000004"],
         "env": {},
         "min_version": "2.1.300",
     },

@@ -86,6 +86,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -399,7 +400,7 @@ class Handler(BaseHTTPRequestHandler):
 
         seed = self.server.script.seed
         msg_id = fake_id("msg_", seed, answered, no if kind == "side" else 0)
-        content = self.build_content(spec, req["tools"], seed + answered)
+        content = self.build_content(spec, req["tools"], seed + answered, last_user)
         model = spec.get("model") or body.get("model") or "claude-sonnet-4-5-20250929"
         out_tokens = sum(est_tokens(json.dumps(b)) for b in content)
         usage = {
@@ -429,7 +430,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(200, message, {"request-id": self.req_id(no)})
 
-    def build_content(self, spec, tools, answered):
+    def build_content(self, spec, tools, answered, last_user=""):
         tool_names = [t.get("name") for t in tools if isinstance(t, dict)]
         out = []
         for i, b in enumerate(spec.get("content") or []):
@@ -448,7 +449,8 @@ class Handler(BaseHTTPRequestHandler):
                     name = next((n for n in ("Agent", "Task") if n in tool_names), "Task")
                 out.append({"type": "tool_use",
                             "id": b.get("id") or fake_id("toolu_", answered, i),
-                            "name": name, "input": resolve_input(b.get("input", {}), name, tools)})
+                            "name": name,
+                            "input": resolve_input(b.get("input", {}), name, tools, last_user)})
             else:
                 out.append(dict(b))
         return out
@@ -513,12 +515,16 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-def resolve_input(inp, name, tools):
+def resolve_input(inp, name, tools, last_user=""):
     """Keys written "?key" are kept (as "key") only if the request's schema
     for tool NAME has that property -- for inputs that differ by CLI version,
-    e.g. {"?run_in_background": false} for the 2.1.x Agent tool."""
+    e.g. {"?run_in_background": false} for the 2.1.x Agent tool.  A value
+    {"$match_last_user": REGEX} becomes the first group of REGEX in the text of
+    the request's last user message (e.g. a path the CLI made up and told the
+    model, such as a background task's output file); "" when it does not match."""
     if not isinstance(inp, dict):
         return inp
+    inp = {k: match_last_user(v, last_user) for k, v in inp.items()}
     props = None
     for t in tools:
         if isinstance(t, dict) and t.get("name") == name:
@@ -531,6 +537,14 @@ def resolve_input(inp, name, tools):
         else:
             out[k] = v
     return out
+
+
+def match_last_user(v, last_user):
+    """{"$match_last_user": REGEX} -> group 1 of REGEX in LAST_USER; other values as they are."""
+    if isinstance(v, dict) and set(v) == {"$match_last_user"}:
+        m = re.search(v["$match_last_user"], last_user)
+        return m.group(1) if m else ""
+    return v
 
 
 def split_text(s, size=24):

@@ -16,6 +16,7 @@
 //! | envelope | chunks |
 //! |---|---|
 //! | first event | `start` (with `messageMetadata: {session_id, model}` when it is `session.init`) |
+//! | first `session.init` when it is not the first event (`/compact` writes `status` first) | `message-metadata` with `{session_id, model}` |
 //! | new API message (`message_id` changes) | `finish-step` for the previous one, `start-step` |
 //! | `text.delta` / `thinking.delta` | `text-start`/`reasoning-start` once (id `<message_id>:<index>`), then `text-delta`/`reasoning-delta` |
 //! | `block.stop`, `message.stop` | `text-end` / `reasoning-end` for the open parts |
@@ -26,7 +27,7 @@
 //! | `tool.call.revised` | `tool-input-available` again with the new input, unless the call's output came |
 //! | `tool.result` without `tool_use_id` | a [`UNPAIRED`] data chunk (`{isError, output}`) |
 //! | `turn.end` | `finish-step`; an `error` chunk when the outcome is not `success` (its `result`, else its `errors` joined by `; `) |
-//! | `run.end` | `finish-step` if open, `error` if no result line was seen, `finish` (`finishReason`, `messageMetadata: {session_id, outcome, cost_usd, usage}`), then `[DONE]` |
+//! | `run.end` | `finish-step` if open, `error` if no result line was seen, `finish` (`finishReason`, `messageMetadata: {session_id, outcome, cost_usd, usage, turns}`: the last turn's outcome, the run's `cost_usd`, `usage` and `turns` from `run.end`, so a run of several turns is counted whole), then `[DONE]` |
 //!
 //! Tool parts are `dynamic: true` (the client has no schema for Claude Code's tools; they show up
 //! as `dynamic-tool` parts with `toolName`). The chunks require `toolCallId` and `toolName`
@@ -108,6 +109,8 @@ struct Ev<'a> {
     #[serde(borrow)]
     cause: Option<Cow<'a, str>>,
     terminal_seen: Option<bool>,
+    #[serde(borrow)]
+    turns: Option<&'a RawValue>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -137,8 +140,6 @@ impl Part {
 struct LastTurn {
     outcome: String,
     session_id: Option<String>,
-    cost_usd: Option<String>,
-    usage: Option<String>,
 }
 
 /// AI SDK UI message stream v1 sink.
@@ -148,6 +149,8 @@ pub struct AiSdk<W: Write> {
     out: Out,
     ends: Vec<usize>,
     started: bool,
+    /// `{session_id, model}` went out (on `start` or in a `message-metadata` chunk).
+    metadata_sent: bool,
     step_open: bool,
     step_msg: Option<String>,
     /// Open streamed text/reasoning parts of the current message: block index → (id, kind).
@@ -172,6 +175,7 @@ impl<W: Write> AiSdk<W> {
             out: Out::default(),
             ends: Vec::new(),
             started: false,
+            metadata_sent: false,
             step_open: false,
             step_msg: None,
             open: BTreeMap::new(),
@@ -290,10 +294,19 @@ impl<W: Write> AiSdk<W> {
     }
 
     fn translate(&mut self, meta: &EventMeta, e: &Ev<'_>) {
-        if !self.started {
+        let init = meta.kind == kind::SESSION_INIT && !self.metadata_sent;
+        if !self.started || init {
+            // The session and model go on `start`, or, when events came before the first
+            // session.init, in a message-metadata chunk (the client merges it into the message).
+            let ty = if self.started {
+                "message-metadata"
+            } else {
+                "start"
+            };
             self.started = true;
-            let o = self.chunk("start");
-            if meta.kind == kind::SESSION_INIT {
+            self.metadata_sent |= init;
+            let o = self.chunk(ty);
+            if init {
                 o.raw(b",\"messageMetadata\":{\"session_id\":");
                 o.opt_str(e.session_id.as_deref());
                 o.raw(b",\"model\":");
@@ -383,8 +396,6 @@ impl<W: Write> AiSdk<W> {
                 self.last_turn = Some(LastTurn {
                     outcome: outcome.to_owned(),
                     session_id: e.session_id.as_deref().map(str::to_owned),
-                    cost_usd: e.cost_usd.map(|r| r.get().to_owned()),
-                    usage: e.usage.map(|r| r.get().to_owned()),
                 });
             }
             kind::RUN_END => self.run_end(e),
@@ -419,10 +430,13 @@ impl<W: Write> AiSdk<W> {
             o.opt_str(t.session_id.as_deref());
             o.raw(b",\"outcome\":");
             o.str(&t.outcome);
+            // The run's figures (every turn of it), not only the last turn's.
             o.raw(b",\"cost_usd\":");
-            o.raw(t.cost_usd.as_deref().unwrap_or("null").as_bytes());
+            o.raw(e.cost_usd.map_or("null", |r| r.get()).as_bytes());
             o.raw(b",\"usage\":");
-            o.raw(t.usage.as_deref().unwrap_or("null").as_bytes());
+            o.raw(e.usage.map_or("null", |r| r.get()).as_bytes());
+            o.raw(b",\"turns\":");
+            o.raw(e.turns.map_or("null", |r| r.get()).as_bytes());
             o.raw(b"}");
         }
         self.end_chunk();

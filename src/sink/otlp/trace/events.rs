@@ -1,6 +1,6 @@
 //! Span events of the trace: turn ends, diagnostics, repaired lines, API retries, model
-//! fallbacks and stream errors on the root span; a guard's policy violation on the offending
-//! tool call's span.
+//! fallbacks, stream errors and the CLI's informational notices on the root span; a guard's policy
+//! violation and a permission denial on the tool call's span.
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::span::Event;
@@ -46,6 +46,24 @@ impl Trace {
                 let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
                 self.root_event("boo_normalize.stream_error", now, attrs);
             }
+            "permission.denied" => {
+                // Why the call did not run (a rule, a hook, auto mode's safety check), on the
+                // call's span; its error result alone would only say the tool failed.
+                let keys = ["tool_name", "tool_use_id", "decision_reason", "message"];
+                let mut attrs = attr::fields(ev, &keys, "boo_normalize.permission.");
+                if let Some(extra) = ev.get("extra") {
+                    let keys = ["decision_reason_type", "decision_reason_code"];
+                    attrs.extend(attr::fields(extra, &keys, "boo_normalize.permission."));
+                }
+                self.tool_event("boo_normalize.permission_denied", ev, now, attrs);
+            }
+            "informational" => {
+                let mut attrs = attr::fields(ev, &["level", "content"], "boo_normalize.info.");
+                if let Some(extra) = ev.get("extra") {
+                    attrs.extend(attr::fields(extra, &["tag"], "boo_normalize.info."));
+                }
+                self.tool_event("boo_normalize.informational", ev, now, attrs);
+            }
             _ => {}
         }
     }
@@ -84,10 +102,16 @@ impl Trace {
             ],
             "boo_normalize.policy.",
         );
+        self.tool_event("boo_normalize.policy_violation", ev, now, attrs);
+    }
+
+    /// A span event `name` on the span of the tool call `ev` names (`tool_use_id`) while it is
+    /// open, else on the root.
+    fn tool_event(&mut self, name: &str, ev: &Value, now: u64, attributes: Vec<KeyValue>) {
         let e = Event {
             time_unix_nano: now,
-            name: "boo_normalize.policy_violation".into(),
-            attributes: attrs,
+            name: name.to_owned(),
+            attributes,
             ..Default::default()
         };
         match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(id)) {
@@ -100,7 +124,8 @@ impl Trace {
         }
     }
 
-    fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
+    /// A span event `name` on the root span.
+    pub(super) fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
         if let Some(r) = self.root.as_mut() {
             r.events.push(Event {
                 time_unix_nano: now,

@@ -361,6 +361,14 @@ impl Trace {
             }
             _ => {}
         }
+        if kind == ek::TEXT && ev.get("synthetic") == Some(&Value::Bool(true)) {
+            // The CLI wrote this message itself (model `<synthetic>`: an API error, a local
+            // command's output): no API call happened.
+            attr::set(
+                &mut chat.span.attributes,
+                attr::bool("boo_normalize.synthetic", true),
+            );
+        }
         if kind == ek::TEXT
             && let Some(e) = text(ev, "error")
         {
@@ -409,10 +417,8 @@ impl Trace {
     }
 
     fn tool_call(&mut self, thread: &str, ev: &Value, now: u64) {
-        let Some(id) = text(ev, "tool_use_id") else {
-            return;
-        };
-        if self.tool_ids.contains_key(id) {
+        let id = text(ev, "tool_use_id");
+        if id.is_some_and(|id| self.tool_ids.contains_key(id)) {
             return;
         }
         let name = text(ev, "name").unwrap_or("unknown");
@@ -420,8 +426,14 @@ impl Trace {
             .and_then(|m| self.chat_ids.get(m).cloned())
             .or_else(|| self.thread(thread).last_chat.clone())
             .unwrap_or_else(|| self.thread_parent(thread, now).0);
+        // A call without id (the CLI's block had none) still gets its span, keyed by the event's
+        // seq; it carries no gen_ai.tool.call.id, is never paired and ends where it starts.
+        let key = match id {
+            Some(id) => format!("tool\0{id}"),
+            None => format!("tool\0seq {}", ev.get("seq").unwrap_or(&Value::Null)),
+        };
         let mut span = self.open(
-            &format!("tool\0{id}"),
+            &key,
             format!("execute_tool {name}"),
             SpanKind::Internal,
             &parent,
@@ -432,12 +444,18 @@ impl Trace {
             attr::str("gen_ai.operation.name", "execute_tool"),
             attr::str("gen_ai.provider.name", PROVIDER),
             attr::str("gen_ai.tool.name", name),
-            attr::str("gen_ai.tool.call.id", id),
-            attr::str(
-                "gen_ai.tool.type",
-                if server { "extension" } else { "function" },
-            ),
         ];
+        if let Some(id) = id {
+            span.attributes.push(attr::str("gen_ai.tool.call.id", id));
+        }
+        span.attributes.push(attr::str(
+            "gen_ai.tool.type",
+            if server { "extension" } else { "function" },
+        ));
+        if text(ev, "name").is_none() {
+            span.attributes
+                .push(attr::bool("boo_normalize.tool.name_missing", true));
+        }
         if self.content
             && let Some(input) = ev.get("input").filter(|v| !v.is_null())
         {
@@ -448,6 +466,12 @@ impl Trace {
             span.attributes
                 .push(attr::str("boo_normalize.tool.input_error", e));
         }
+        let Some(id) = id else {
+            span.attributes
+                .push(attr::bool("boo_normalize.tool.call_id_missing", true));
+            self.finished.push(span);
+            return;
+        };
         let input = ev.get("input");
         let agent = input
             .and_then(|i| i.get("subagent_type"))
@@ -465,9 +489,7 @@ impl Trace {
     }
 
     fn tool_result(&mut self, thread: &str, ev: &Value, now: u64) {
-        let Some(id) = text(ev, "tool_use_id") else {
-            return;
-        };
+        let id = text(ev, "tool_use_id");
         let content = ev.get("content").map(|c| match c {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -476,6 +498,12 @@ impl Trace {
             let part = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": id, "response": ev.get("content")}]});
             self.thread(thread).input.push(part);
         }
+        let Some(id) = id else {
+            // Belongs to no call: a root span event says it came (and whether it was an error).
+            let attrs = attr::fields(ev, &["is_error", "line"], "boo_normalize.tool.");
+            self.root_event("boo_normalize.unpaired_tool_result", now, attrs);
+            return;
+        };
         let Some(mut span) = self.tools.remove(id) else {
             return;
         };

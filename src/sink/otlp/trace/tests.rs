@@ -74,3 +74,131 @@ fn repeated_message_ids_get_distinct_span_ids_in_linear_time() {
     assert_eq!(ids.len(), spans.len());
     assert!(spans.len() > n as usize, "{}", spans.len());
 }
+
+/// A tool call without id (the CLI's block had none) is a span of its own, without
+/// `gen_ai.tool.call.id` and said to lack one; a result without id is paired with nothing and
+/// noted on the root.
+#[test]
+fn a_call_without_id_has_a_span_and_a_result_without_id_is_noted() {
+    let mut t = Trace::new("r", false);
+    let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
+    t.event("text", &text, at(1), None);
+    for seq in [2, 3] {
+        let call = json!({"seq": seq, "message_id": "m1", "tool_use_id": null, "name": "Bash"});
+        t.event("tool.call", &call, at(seq), None);
+    }
+    let result = json!({"seq": 4, "tool_use_id": null, "is_error": true, "line": 2});
+    t.event("tool.result", &result, at(4), None);
+    t.end(at(5), "eof");
+    let spans = t.take_finished();
+    let tools: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "execute_tool Bash")
+        .collect();
+    assert_eq!(tools.len(), 2, "one span per call");
+    assert_ne!(tools[0].span_id, tools[1].span_id);
+    for s in &tools {
+        let keys: Vec<&str> = s.attributes.iter().map(|a| a.key.as_str()).collect();
+        assert!(!keys.contains(&"gen_ai.tool.call.id"), "{keys:?}");
+        assert!(
+            keys.contains(&"boo_normalize.tool.call_id_missing"),
+            "{keys:?}"
+        );
+        assert!(s.status.is_none(), "the result is not theirs");
+    }
+    let root = spans.last().unwrap();
+    let noted: Vec<_> = root
+        .events
+        .iter()
+        .filter(|e| e.name == "boo_normalize.unpaired_tool_result")
+        .collect();
+    assert_eq!(noted.len(), 1);
+    assert!(
+        noted[0]
+            .attributes
+            .iter()
+            .any(|a| a.key == "boo_normalize.tool.is_error")
+    );
+}
+
+/// A message the CLI wrote itself (a local command's output, an API error) says so on its chat
+/// span; a real one does not.
+#[test]
+fn a_synthetic_message_is_marked_on_its_chat_span() {
+    let mut t = Trace::new("r", false);
+    let local = json!({"message_id": "u1", "model": "<synthetic>", "text": "## Context Usage", "synthetic": true, "error": null});
+    let real = json!({"message_id": "m2", "model": "m", "text": "hi"});
+    for (i, text) in [local, real].iter().enumerate() {
+        let at_i = at(i as i64 + 1);
+        t.event("text", text, at_i, None);
+        let usage = json!({"message_id": text["message_id"], "usage": {}});
+        t.event("usage", &usage, at_i, None);
+    }
+    t.end(at(3), "eof");
+    let spans = t.take_finished();
+    let find = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .attributes
+            .iter()
+            .any(|a| a.key == "boo_normalize.synthetic")
+    };
+    assert!(find("chat <synthetic>"));
+    assert!(!find("chat m"));
+}
+
+/// A denied call's span says why it did not run (the CLI's permission_denied line comes
+/// before the call's error result); the CLI's informational notice goes on the root.
+#[test]
+fn a_permission_denial_is_on_the_call_and_a_notice_on_the_root() {
+    let mut t = Trace::new("r", false);
+    let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
+    t.event("text", &text, at(1), None);
+    let call = json!({"message_id": "m1", "tool_use_id": "t1", "name": "Bash"});
+    t.event("tool.call", &call, at(2), None);
+    let notice = json!({"level": "warning", "content": "no check", "tool_use_id": null,
+        "extra": {"tag": "auto_mode_no_server_check"}});
+    t.event("informational", &notice, at(3), None);
+    let denied = json!({"tool_name": "Bash", "tool_use_id": "t1", "decision_reason": "Classifier unavailable",
+        "message": "not run", "extra": {"decision_reason_code": "auto_mode_no_check_in_session"}});
+    t.event("permission.denied", &denied, at(3), None);
+    t.event(
+        "tool.result",
+        &json!({"tool_use_id": "t1", "is_error": true}),
+        at(4),
+        None,
+    );
+    t.end(at(5), "eof");
+    let spans = t.take_finished();
+    let tool = spans
+        .iter()
+        .find(|s| s.name == "execute_tool Bash")
+        .unwrap();
+    let e = tool
+        .events
+        .iter()
+        .find(|e| e.name == "boo_normalize.permission_denied")
+        .unwrap();
+    let keys: Vec<&str> = e.attributes.iter().map(|a| a.key.as_str()).collect();
+    assert!(
+        keys.contains(&"boo_normalize.permission.decision_reason"),
+        "{keys:?}"
+    );
+    assert!(
+        keys.contains(&"boo_normalize.permission.decision_reason_code"),
+        "{keys:?}"
+    );
+    let root = spans.last().unwrap();
+    let info = root
+        .events
+        .iter()
+        .find(|e| e.name == "boo_normalize.informational")
+        .unwrap();
+    assert!(
+        info.attributes
+            .iter()
+            .any(|a| a.key == "boo_normalize.info.tag")
+    );
+}
