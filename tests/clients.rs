@@ -341,7 +341,13 @@ fn expected_parts(env: &[Value]) -> Vec<Value> {
                     "input": e["input"],
                     "state": "input-available",
                 });
-                if let Some(r) = results.iter().find(|r| &r["tool_use_id"] == id) {
+                // A call whose input did not parse (the CLI abandoned it mid-stream) is a
+                // tool-input-error: the part fails with the raw fragments as its input.
+                if let Some(why) = e["input_error"].as_str() {
+                    p["state"] = "output-error".into();
+                    p["input"] = e["partial_json"].clone();
+                    p["errorText"] = why.into();
+                } else if let Some(r) = results.iter().find(|r| &r["tool_use_id"] == id) {
                     if r["is_error"] == true {
                         p["state"] = "output-error".into();
                         p["errorText"] = error_text(&r["content"]).into();
@@ -419,6 +425,11 @@ fn ai_sdk_reader_rebuilds_text_reasoning_and_tool_calls() {
         "fixtures/real/happy-cli__sample-error-edit-multiedit.ndjson",
         "fixtures/real/terragon__websearch.ndjson",
         "fixtures/real/claude-debussy__task-tool-output.ndjson",
+        // CLI 2.1.332: three turns over stdin in one stream; a host-denied call; a call the CLI
+        // abandoned mid-stream (tool-input-error) after an interrupt.
+        "fixtures/captured/2.1.332/stream_input.partial.ndjson",
+        "fixtures/captured/2.1.332/permission_stdio.ndjson",
+        "fixtures/captured/2.1.332/stream_interrupt.partial.ndjson",
     ];
     let mut tools = 0;
     for rel in cases {

@@ -77,6 +77,9 @@ fn check_line(kind: &str, line: &Value, own: &[Value], env: &Envelope, lost: &mu
                 .iter()
                 .any(|e| e["type"] == "tool.result" && !e["structured"].is_null()),
             ("user", "isReplay") => own.iter().any(|e| e.get("replay") == Some(x)),
+            ("stream_event", "abandoned_blocks") => own
+                .iter()
+                .any(|e| e["type"] == "message.stop" && e["abandoned_blocks"] == *x),
             ("stream_event", "event") => {
                 check_event(x, own, lost);
                 true

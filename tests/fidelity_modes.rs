@@ -1,40 +1,32 @@
-//! Real CLI 2.1.332 captures (loopback API) of the modes adopters use: MCP servers, plan and auto
-//! permission modes, local and custom slash commands, `/compact`, `--resume`/`--continue` and a
-//! background Bash command. One test per situation: the facts the CLI wrote reach the envelope,
-//! tool calls pair with their results, and the AI SDK profile neither loses nor invents them.
+//! Real CLI 2.1.332 captures of the modes adopters run it in (loopback Messages API,
+//! `fixtures/captured/2.1.332/`, made by `tests/support/capture.py`): what each capture says
+//! reaches the envelope, in both modes where the capture has a partial variant.
 
 use crate::common;
 
 use common::{bin, events, root};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-const DIR: &str = "fixtures/captured/2.1.332";
-
-/// The envelope of capture `name`, which must pass `--strict`.
+/// The envelope of capture `name` (`--strict`: no unknown line, no diagnostic).
 fn envelope(name: &str) -> Vec<Value> {
-    let out = bin()
-        .arg("--strict")
-        .arg(root().join(DIR).join(name))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{name}: {out:?}");
+    let path = root().join("fixtures/captured/2.1.332").join(name);
+    let out = bin().arg("--strict").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     events(&out.stdout)
 }
 
-/// The AI SDK profile's chunks for capture `name` (without the final `[DONE]`).
-fn ai_sdk(name: &str) -> Vec<Value> {
-    let out = bin()
-        .args(["--format", "sse", "--sse-profile", "ai-sdk"])
-        .arg(root().join(DIR).join(name))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{name}: {out:?}");
-    String::from_utf8(out.stdout)
+/// The raw lines of capture `name` of type `t`.
+fn lines(name: &str, t: &str) -> Vec<Value> {
+    let path = root().join("fixtures/captured/2.1.332").join(name);
+    std::fs::read_to_string(path)
         .unwrap()
         .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).unwrap())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == t)
         .collect()
 }
 
@@ -42,333 +34,512 @@ fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
     ev.iter().filter(|e| e["type"] == t).collect()
 }
 
-fn one<'a>(ev: &'a [Value], t: &str) -> &'a Value {
-    let all = of_type(ev, t);
-    assert_eq!(all.len(), 1, "{t}: {all:#?}");
-    all[0]
-}
-
+/// `--input-format stream-json --replay-user-messages`: three user messages over stdin (a
+/// string, a content array after the first result, a third one cut short by an interrupt
+/// control request). Every turn has its `turn.end`, the echoed messages say `replay`, the
+/// control responses keep their request ids, and the run's totals are the three results'.
 #[test]
-fn mcp_servers_and_calls_keep_their_facts() {
-    for name in ["mcp.ndjson", "mcp.partial.ndjson"] {
+fn stream_json_input_keeps_every_turn_echo_and_control_response() {
+    for name in ["stream_input.ndjson", "stream_input.partial.ndjson"] {
         let ev = envelope(name);
-        let init = one(&ev, "session.init");
-        let servers = init["mcp_servers"].as_array().unwrap();
-        assert!(
-            servers.contains(&json!({"name": "echo", "status": "connected", "source": "dynamic"}))
-        );
-        assert!(
-            servers.contains(&json!({"name": "broken", "status": "failed", "source": "dynamic"}))
-        );
-        assert!(
-            init["tools"]
-                .as_array()
-                .unwrap()
-                .contains(&json!("mcp__echo__echo"))
-        );
-        let call = one(&ev, "tool.call");
-        assert_eq!(call["name"], "mcp__echo__echo", "{name}");
-        assert_eq!(call["input"], json!({"text": "hello mcp"}));
-        assert_eq!(
-            call["extra"]["tool_use_meta"][0]["display_name"], "Echo",
-            "{name}: the MCP display name"
-        );
-        let result = one(&ev, "tool.result");
-        assert_eq!(result["tool_use_id"], call["tool_use_id"]);
-        assert_eq!(result["name"], "mcp__echo__echo");
-        assert_eq!(result["content"][0]["text"], "echo: hello mcp");
-        let id = call["tool_use_id"].as_str().unwrap();
-        let chunks = ai_sdk(name);
-        let out: Vec<&Value> = chunks
+        let users: Vec<(&str, bool)> = of_type(&ev, "user.text")
             .iter()
-            .filter(|c| c["type"] == "tool-output-available" && c["toolCallId"] == id)
-            .collect();
-        assert_eq!(out.len(), 1, "{name}: {chunks:#?}");
-    }
-}
-
-#[test]
-fn plan_mode_refusal_of_exit_plan_mode_and_auto_mode_decisions_are_kept() {
-    for name in ["plan.ndjson", "plan.partial.ndjson"] {
-        let ev = envelope(name);
-        assert_eq!(one(&ev, "session.init")["permission_mode"], "plan");
-        let exit = of_type(&ev, "tool.call")
-            .into_iter()
-            .find(|c| c["name"] == "ExitPlanMode")
-            .unwrap();
-        assert!(
-            exit["input"]["plan"]
-                .as_str()
-                .unwrap()
-                .contains("echo hello")
-        );
-        let refused = of_type(&ev, "tool.result")
-            .into_iter()
-            .find(|r| r["tool_use_id"] == exit["tool_use_id"])
-            .unwrap();
-        assert_eq!(refused["is_error"], true);
-        assert_eq!(refused["name"], "ExitPlanMode");
-        assert!(
-            refused["content"]
-                .as_str()
-                .unwrap()
-                .contains("disabled for this session")
-        );
-        let chunks = ai_sdk(name);
-        assert!(
-            chunks
-                .iter()
-                .any(|c| c["type"] == "tool-output-error" && c["toolCallId"] == exit["tool_use_id"]),
-            "{name}: {chunks:#?}"
-        );
-    }
-    for name in ["auto.ndjson", "auto.partial.ndjson"] {
-        let ev = envelope(name);
-        assert_eq!(one(&ev, "session.init")["permission_mode"], "auto");
-        let reasons: Vec<&Value> = of_type(&ev, "tool.result")
-            .iter()
-            .map(|r| &r["extra"]["tool_result_meta"][0]["permission_decision"]["reason_type"])
+            .map(|e| (e["text"].as_str().unwrap(), e["replay"] == true))
             .collect();
         assert_eq!(
-            reasons,
+            users,
             [
-                &json!("subcommandResults"),
-                &json!("mode"),
-                &json!("classifier")
+                ("first question", true),
+                ("second question", true),
+                ("third question", true),
+                ("[Request interrupted by user]", false),
             ],
             "{name}"
         );
-        // The deletion needs auto mode's safety check, which does not run in this session: the
-        // CLI warns once, denies the call and lists it in the result's permission_denials.
-        let warning = one(&ev, "informational");
-        assert_eq!(warning["level"], "warning");
-        assert_eq!(warning["extra"]["tag"], "auto_mode_no_server_check");
-        let denied = one(&ev, "permission.denied");
-        let calls = of_type(&ev, "tool.call");
-        assert_eq!(denied["tool_use_id"], calls[2]["tool_use_id"]);
-        assert_eq!(
-            denied["extra"]["decision_reason_code"],
-            "auto_mode_no_check_in_session"
-        );
-        let results = of_type(&ev, "tool.result");
-        assert_eq!(results[2]["is_error"], true);
-        assert_eq!(
-            results[2]["extra"]["tool_result_meta"][0]["non_execution_kind"],
-            "automode-unavailable"
-        );
-        let denials = &one(&ev, "turn.end")["permission_denials"];
-        assert_eq!(denials[0]["tool_use_id"], calls[2]["tool_use_id"], "{name}");
-        let chunks = ai_sdk(name);
-        assert!(
-            chunks
-                .iter()
-                .any(|c| c["type"] == "tool-output-error"
-                    && c["toolCallId"] == calls[2]["tool_use_id"]),
-            "{name}"
-        );
-    }
-}
-
-#[test]
-fn local_slash_commands_keep_their_output_and_what_ran() {
-    for (name, command, ran) in [
-        ("slash_context.ndjson", "context", "context"),
-        ("slash_cost.ndjson", "cost", "usage"),
-    ] {
-        let ev = envelope(name);
-        let text = one(&ev, "text");
-        assert_eq!(
-            text["synthetic"], true,
-            "{name}: no API call made this text"
-        );
-        assert_eq!(text["extra"]["local_command_run"]["command"], ran);
-        assert!(
-            text["extra"]["local_command_source"]
-                .as_str()
-                .unwrap()
-                .starts_with("<local-command-stdout>")
-        );
-        let end = one(&ev, "turn.end");
-        assert_eq!(end["extra"]["local_command"], command);
-        // The result repeats the text (/context's with two more newlines).
-        assert_eq!(
-            end["result"].as_str().unwrap().trim_end(),
-            text["text"].as_str().unwrap()
-        );
-    }
-    let ev = envelope("slash_context.ndjson");
-    let usage = &one(&ev, "text")["extra"]["context_usage"];
-    assert_eq!(usage["model"], "claude-opus-5-5");
-    assert!(usage["total_tokens"].as_u64().unwrap() > 0);
-    assert!(
-        usage["skills"]
-            .as_array()
-            .unwrap()
+        let ids: Vec<&Value> = of_type(&ev, "control.response")
             .iter()
-            .any(|s| s["name"] == "greet"),
-        "the custom command from .claude/commands counts as a skill"
-    );
-    for name in ["slash_custom.ndjson", "slash_custom.partial.ndjson"] {
-        let ev = envelope(name);
-        assert_eq!(one(&ev, "turn.end")["result"], one(&ev, "text")["text"]);
-        let init = one(&ev, "session.init");
-        assert!(
-            init["extra"]["slash_commands"]
-                .as_array()
-                .unwrap()
-                .contains(&json!("greet"))
-        );
-    }
-}
-
-/// `/compact` writes two `system/status` lines before `system/init`: the AI SDK profile's
-/// `start` then has no session, which a `message-metadata` chunk brings once init comes.
-#[test]
-fn compact_keeps_its_boundary_summary_and_session() {
-    let ev = envelope("slash_compact.ndjson");
-    let session = "0b0e0000-0000-4000-8000-000000000001";
-    assert!(ev.iter().all(|e| e["session_id"] == session));
-    let kinds: Vec<&str> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds[..3], ["status", "status", "session.init"]);
-    assert_eq!(ev[0]["status"], "compacting");
-    assert_eq!(ev[1]["extra"]["compact_result"], "success");
-    let boundary = one(&ev, "compact.boundary");
-    assert_eq!(boundary["trigger"], "manual");
-    assert_eq!(boundary["extra"]["compact_metadata"]["post_tokens"], 2576);
-    let texts = of_type(&ev, "user.text");
-    assert_eq!(texts.len(), 2);
-    assert_eq!(texts[0]["is_synthetic"], true);
-    assert!(texts[0]["text"].as_str().unwrap().contains("Summary:"));
-    assert_eq!(texts[0]["replay"], false);
-    assert_eq!(texts[1]["replay"], true);
-    assert!(texts[1].get("is_synthetic").is_none());
-    assert_eq!(one(&ev, "turn.end")["extra"]["local_command"], "compact");
-    let chunks = ai_sdk("slash_compact.ndjson");
-    assert_eq!(chunks[0], json!({"type": "start"}));
-    assert_eq!(
-        chunks[1],
-        json!({"type": "message-metadata",
-               "messageMetadata": {"session_id": session, "model": "claude-opus-5-5"}})
-    );
-    assert_eq!(
-        of_type(&chunks, "message-metadata").len(),
-        1,
-        "sent once: {chunks:#?}"
-    );
-    if let Some(meta) = real_client_metadata("slash_compact.ndjson") {
-        assert_eq!(meta["session_id"], session);
-        assert_eq!(meta["model"], "claude-opus-5-5");
-        assert_eq!(meta["outcome"], "success");
-    }
-}
-
-/// The message metadata the `ai` package's chat transport and `readUIMessageStream` rebuild
-/// from capture `name` (every chunk validated against its schema); None when Node is missing.
-fn real_client_metadata(name: &str) -> Option<Value> {
-    use crate::clients::{Server, node, node_clients, skip};
-    let dir = match node_clients() {
-        Ok(d) => d,
-        Err(e) => {
-            skip(&e);
-            return None;
-        }
-    };
-    let server = Server::start(&root().join(DIR).join(name), &["--timeout", "60"])?;
-    let url = format!("http://127.0.0.1:{}/chat", server.port);
-    let got = node(dir, &["ai-sdk-read.mjs", &url]);
-    drop(server);
-    assert_eq!(got["errors"], json!([]), "{name}: {got:#}");
-    Some(got["message"]["metadata"].clone())
-}
-
-/// The second run prints only its own lines under the first run's session id; its result's
-/// `total_cost_usd` is the session's (both runs), `model_usage_since_last_result` the run's own.
-#[test]
-fn resumed_runs_keep_the_session_and_both_cost_figures() {
-    for name in ["resume.ndjson", "resume.partial.ndjson", "continue.ndjson"] {
-        let ev = envelope(name);
-        assert!(
-            ev.iter()
-                .all(|e| e["session_id"] == "0b0e0000-0000-4000-8000-000000000002"),
+            .map(|e| &e["response"]["request_id"])
+            .collect();
+        assert_eq!(ids, ["req_init_1", "req_int_1"], "{name}");
+        let ends = of_type(&ev, "turn.end");
+        let outcomes: Vec<&Value> = ends.iter().map(|e| &e["outcome"]).collect();
+        assert_eq!(
+            outcomes,
+            ["success", "success", "during_execution"],
             "{name}"
         );
-        let end = one(&ev, "turn.end");
-        let own = end["extra"]["model_usage_since_last_result"]["claude-opus-5-5"]["costUSD"]
-            .as_f64()
-            .unwrap();
-        let session = end["cost_usd"].as_f64().unwrap();
-        assert!(session > own * 1.5, "{name}: {session} {own}");
-        let run = one(&ev, "run.end");
-        assert_eq!(run["cost_usd"], end["cost_usd"]);
-        assert_eq!(run["usage"]["output_tokens"], end["usage"]["output_tokens"]);
-        assert_eq!(
-            end["model_usage"]["claude-opus-5-5"]["outputTokens"]
-                .as_u64()
-                .unwrap(),
-            end["usage"]["output_tokens"].as_u64().unwrap() + 46,
-            "{name}: modelUsage counts the first run's 46 output tokens too"
-        );
+        assert_eq!(ends[2]["terminal_reason"], "aborted_streaming", "{name}");
+        let results = lines(name, "result");
+        let run_end = ev.last().unwrap();
+        assert_eq!(run_end["turns"], 3, "{name}");
+        // The CLI's cost is cumulative: the run's is the last result's.
+        assert_eq!(run_end["cost_usd"], results[2]["total_cost_usd"], "{name}");
+        let out: u64 = results
+            .iter()
+            .map(|r| r["usage"]["output_tokens"].as_u64().unwrap())
+            .sum();
+        assert_eq!(run_end["usage"]["output_tokens"], out, "{name}");
+        assert_eq!(run_end["usage"]["provisional"], false, "{name}");
     }
 }
 
-/// A background Bash command: its task events name the call, the notification starts a second
-/// turn, and the AI SDK profile's `finish` counts both turns (not the last one only).
+/// `--permission-prompt-tool` (an MCP tool, permission mode `default`): one Bash call allowed,
+/// one denied. The denied call's result is an error with the tool's message, the CLI's
+/// decision (`tool_result_meta`) stays on it, and `turn.end.permission_denials` names it.
 #[test]
-fn a_background_command_pairs_with_its_task_and_both_turns_count() {
-    for name in ["bash_bg.ndjson", "bash_bg.partial.ndjson"] {
+fn a_permission_prompt_tool_denial_reaches_the_result_and_the_turn_end() {
+    for name in [
+        "permission_prompt.ndjson",
+        "permission_prompt.partial.ndjson",
+    ] {
         let ev = envelope(name);
         let calls = of_type(&ev, "tool.call");
         let results = of_type(&ev, "tool.result");
         assert_eq!((calls.len(), results.len()), (2, 2), "{name}");
-        let (call, read) = (calls[0], calls[1]);
-        assert_eq!(call["input"]["run_in_background"], true);
-        let id = &call["tool_use_id"];
-        let started = one(&ev, "task.started");
-        assert_eq!(&started["tool_use_id"], id);
-        assert_eq!(started["task_type"], "local_bash");
-        assert_eq!(started["extra"]["is_backgrounded"], true);
-        assert_eq!(&results[0]["tool_use_id"], id);
+        let (allowed, denied) = (results[0], results[1]);
+        assert_eq!(allowed["tool_use_id"], calls[0]["tool_use_id"], "{name}");
+        assert_eq!(allowed["is_error"], false, "{name}");
+        assert_eq!(denied["tool_use_id"], calls[1]["tool_use_id"], "{name}");
+        assert_eq!(denied["is_error"], true, "{name}");
         assert_eq!(
-            results[0]["structured"]["backgroundTaskId"],
-            started["task_id"]
-        );
-        let done = one(&ev, "task.notification");
-        assert_eq!(
-            (&done["tool_use_id"], &done["status"]),
-            (id, &json!("completed"))
-        );
-        assert_eq!(one(&ev, "task.updated")["patch"]["status"], "completed");
-        // 2.1.332 has no output tool: the follow-up turn reads the file the notification names.
-        assert_eq!(read["name"], "Read");
-        assert_eq!(read["input"]["file_path"], done["output_file"]);
-        assert_eq!(results[1]["tool_use_id"], read["tool_use_id"]);
-        let output = results[1]["content"].as_str().unwrap();
-        assert!(output.contains("done-in-background"), "{output}");
-        let turns = of_type(&ev, "turn.end");
-        assert_eq!(turns.len(), 2);
-        assert_eq!(
-            turns[1]["extra"]["origin"]["kind"], "task-notification",
+            denied["content"], "denied by the approve tool: the input contains 'denied'",
             "{name}"
         );
-        let run = one(&ev, "run.end");
-        assert_eq!(run["turns"], 2);
-        let per_turn: u64 = turns
-            .iter()
-            .map(|t| t["usage"]["output_tokens"].as_u64().unwrap())
-            .sum();
-        assert_eq!(run["usage"]["output_tokens"], per_turn);
-        let chunks = ai_sdk(name);
-        let finish = chunks.iter().find(|c| c["type"] == "finish").unwrap();
-        let meta = &finish["messageMetadata"];
+        let meta = &denied["extra"]["tool_result_meta"][0];
+        assert_eq!(meta["permission_decision"]["decision"], "reject", "{name}");
+        assert_eq!(meta["non_execution_kind"], "permission-rule", "{name}");
+        let end = of_type(&ev, "turn.end")[0];
+        let denials = end["permission_denials"].as_array().unwrap();
+        assert_eq!(denials.len(), 1, "{name}");
+        assert_eq!(denials[0]["tool_use_id"], calls[1]["tool_use_id"], "{name}");
+        assert_eq!(denials[0]["tool_input"], calls[1]["input"], "{name}");
         assert_eq!(
-            meta["usage"], run["usage"],
-            "{name}: the run's usage, both turns"
+            of_type(&ev, "session.init")[0]["permission_mode"],
+            "default"
         );
-        assert_eq!(meta["cost_usd"], run["cost_usd"]);
-        assert_eq!(meta["turns"], 2);
     }
-    if let Some(meta) = real_client_metadata("bash_bg.ndjson") {
-        assert_eq!(meta["turns"], 2);
-        assert_eq!(meta["usage"]["output_tokens"], 155);
+}
+
+/// The spans of `--format otlp` for capture `name`.
+fn spans(name: &str) -> Vec<Value> {
+    let path = root().join("fixtures/captured/2.1.332").join(name);
+    let out = bin()
+        .args(["--format", "otlp"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}");
+    let mut v = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let req: Value = serde_json::from_str(line).unwrap();
+        for rs in req["resourceSpans"].as_array().unwrap() {
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                v.extend(ss["spans"].as_array().unwrap().iter().cloned());
+            }
+        }
     }
+    v
+}
+
+/// A span's (or span event's) string attribute `key`.
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a str> {
+    span["attributes"]
+        .as_array()?
+        .iter()
+        .find(|kv| kv["key"] == key)?["value"]["stringValue"]
+        .as_str()
+}
+
+/// A custom agent from `--agents` (reviewer) that starts a nested general-purpose subagent,
+/// with `--forward-subagent-text` (both modes): each forwarded line names its own Agent call
+/// as parent and its own agent, the nested task says its parent task and depth, and the trace
+/// nests the nested subagent's Bash call under both agents.
+#[test]
+fn forwarded_subagent_text_of_a_custom_agent_nests_under_its_calls() {
+    for name in ["agents_forward.ndjson", "agents_forward.partial.ndjson"] {
+        let ev = envelope(name);
+        let calls = of_type(&ev, "tool.call");
+        let agent_calls: Vec<&&Value> = calls.iter().filter(|c| c["name"] == "Agent").collect();
+        assert_eq!(agent_calls.len(), 2, "{name}");
+        let (outer, inner) = (agent_calls[0], agent_calls[1]);
+        assert_eq!(outer["input"]["subagent_type"], "reviewer", "{name}");
+        assert!(outer["parent_tool_use_id"].is_null(), "{name}");
+        assert_eq!(inner["parent_tool_use_id"], outer["tool_use_id"], "{name}");
+        let started = of_type(&ev, "task.started");
+        assert_eq!(started.len(), 2, "{name}");
+        assert_eq!(started[0]["subagent_type"], "reviewer", "{name}");
+        assert_eq!(started[1]["extra"]["parent_task_id"], started[0]["task_id"]);
+        assert_eq!(started[1]["extra"]["spawn_depth"], 2, "{name}");
+        // The reviewer's forwarded thinking and text.
+        let thinking = of_type(&ev, "thinking");
+        assert_eq!(thinking.len(), 1, "{name}");
+        let reviewer_text = of_type(&ev, "text")
+            .into_iter()
+            .find(|t| t["text"] == "Reviewer here: delegating the command.")
+            .unwrap();
+        for e in [thinking[0], reviewer_text] {
+            assert_eq!(e["parent_tool_use_id"], outer["tool_use_id"], "{name}");
+            assert_eq!(e["agent_id"], started[0]["task_id"], "{name}");
+            assert_eq!(e["subagent_type"], "reviewer", "{name}");
+            assert_eq!(e["extra"]["task_description"], "Review the marker");
+        }
+        // The nested subagent's Bash call and text.
+        let bash = calls.iter().find(|c| c["name"] == "Bash").unwrap();
+        let nested_text = of_type(&ev, "text")
+            .into_iter()
+            .find(|t| t["text"] == "The command printed: from-nested")
+            .unwrap();
+        for e in [*bash, nested_text] {
+            assert_eq!(e["parent_tool_use_id"], inner["tool_use_id"], "{name}");
+            assert_eq!(e["agent_id"], started[1]["task_id"], "{name}");
+            assert_eq!(e["subagent_type"], "general-purpose", "{name}");
+        }
+        // The trace: Bash ← chat ← invoke_agent general-purpose ← execute_tool Agent ← chat ←
+        // invoke_agent reviewer ← execute_tool Agent ← chat ← root.
+        let sp = spans(name);
+        let by_id = |id: &Value| sp.iter().find(|s| s["spanId"] == *id);
+        let mut chain = Vec::new();
+        let bash = sp
+            .iter()
+            .find(|s| s["name"] == "execute_tool Bash")
+            .unwrap();
+        let mut cur = by_id(&bash["parentSpanId"]);
+        while let Some(s) = cur {
+            chain.push(s["name"].as_str().unwrap());
+            cur = by_id(&s["parentSpanId"]);
+        }
+        assert_eq!(
+            chain,
+            [
+                "chat claude-opus-5-5",
+                "invoke_agent general-purpose",
+                "execute_tool Agent",
+                "chat claude-opus-5-5",
+                "invoke_agent reviewer",
+                "execute_tool Agent",
+                "chat claude-opus-5-5",
+                "invoke_agent Claude Code",
+            ],
+            "{name}"
+        );
+    }
+    // Without --forward-subagent-text the CLI writes the reviewer's tool calls only.
+    for name in ["agents.ndjson", "agents.partial.ndjson"] {
+        let ev = envelope(name);
+        assert!(of_type(&ev, "thinking").is_empty(), "{name}");
+        let calls = of_type(&ev, "tool.call");
+        assert_eq!(calls.len(), 2, "{name}");
+        assert_eq!(calls[1]["parent_tool_use_id"], calls[0]["tool_use_id"]);
+        assert_eq!(calls[1]["subagent_type"], "reviewer", "{name}");
+    }
+}
+
+/// Hooks from a `--settings` file (UserPromptSubmit, PreToolUse that denies one Bash call,
+/// PostToolUse, a Stop hook that blocks once with feedback), plain, partial and with
+/// `--include-hook-events`: the denied call's result names the hook, the Stop hook's feedback
+/// is a synthetic user line, and every hook run is a `hook.started`/`hook.response` pair.
+#[test]
+fn hook_denials_stop_feedback_and_hook_events_reach_the_envelope() {
+    for name in ["hooks.ndjson", "hooks.partial.ndjson", "hook_events.ndjson"] {
+        let ev = envelope(name);
+        let results = of_type(&ev, "tool.result");
+        assert_eq!(results.len(), 2, "{name}");
+        let denied = results[1];
+        assert_eq!(denied["is_error"], true, "{name}");
+        assert_eq!(
+            denied["content"],
+            "PreToolUse:Bash hook error: hook-denied commands are not allowed"
+        );
+        let decision = &denied["extra"]["tool_result_meta"][0]["permission_decision"];
+        assert_eq!(decision["source"], "hook", "{name}");
+        let end = of_type(&ev, "turn.end")[0];
+        assert_eq!(
+            end["permission_denials"][0]["tool_use_id"], denied["tool_use_id"],
+            "{name}"
+        );
+        let feedback: Vec<&Value> = of_type(&ev, "user.text")
+            .into_iter()
+            .filter(|u| u["is_synthetic"] == true)
+            .collect();
+        assert_eq!(feedback.len(), 1, "{name}");
+        assert_eq!(
+            feedback[0]["text"],
+            "Stop hook feedback:\nPlease also say goodbye."
+        );
+        assert_eq!(of_type(&ev, "notification")[0]["key"], "stop-hook-error");
+        let texts: Vec<&Value> = of_type(&ev, "text").iter().map(|t| &t["text"]).collect();
+        assert_eq!(
+            texts,
+            [
+                "The first command printed allowed; the second was blocked.",
+                "Goodbye."
+            ],
+            "{name}"
+        );
+    }
+    let ev = envelope("hook_events.ndjson");
+    let started = of_type(&ev, "hook.started");
+    let responses = of_type(&ev, "hook.response");
+    let events: Vec<&Value> = started.iter().map(|h| &h["hook_event"]).collect();
+    assert_eq!(
+        events,
+        [
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PreToolUse",
+            "Stop",
+            "Stop"
+        ]
+    );
+    for (s, r) in started.iter().zip(&responses) {
+        assert_eq!(s["hook_id"], r["hook_id"]);
+        assert_eq!(r["exit_code"], 0);
+    }
+    assert!(
+        responses[3]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("\"permissionDecision\":\"deny\"")
+    );
+    assert!(
+        responses[4]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("\"decision\":\"block\"")
+    );
+    assert_eq!(responses[2]["stderr"], "post-tool-use-ran\n");
+}
+
+/// `--fallback-model` with the main model answering 529 overloaded (both modes): the CLI
+/// retries twice, writes `system/model_fallback` and the fallback model answers. The envelope
+/// keeps the switch; in the trace it is a root span event and every chat span requests the
+/// fallback model (in plain mode the first chat's first event names no model: it must not take
+/// the session's).
+#[test]
+fn a_model_fallback_reaches_the_envelope_and_the_trace() {
+    for name in ["fallback_model.ndjson", "fallback_model.partial.ndjson"] {
+        let ev = envelope(name);
+        assert_eq!(of_type(&ev, "api.retry").len(), 2, "{name}");
+        let f = of_type(&ev, "model.fallback")[0];
+        assert_eq!(f["original_model"], "claude-opus-5-5", "{name}");
+        assert_eq!(f["fallback_model"], "claude-sonnet-4-5", "{name}");
+        assert_eq!(f["trigger"], "overloaded", "{name}");
+        for u in of_type(&ev, "usage") {
+            assert_eq!(u["model"], "claude-sonnet-4-5", "{name}");
+        }
+        let sp = spans(name);
+        let chats: Vec<&Value> = sp
+            .iter()
+            .filter(|s| attr(s, "gen_ai.operation.name") == Some("chat"))
+            .collect();
+        assert_eq!(chats.len(), 2, "{name}");
+        for c in chats {
+            assert_eq!(c["name"], "chat claude-sonnet-4-5", "{name}");
+            assert_eq!(attr(c, "gen_ai.request.model"), Some("claude-sonnet-4-5"));
+        }
+        let root = sp.iter().find(|s| s["parentSpanId"] == "").unwrap();
+        let e = root["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "boo_normalize.model_fallback")
+            .unwrap_or_else(|| panic!("{name}: no model_fallback span event"));
+        assert_eq!(
+            attr(e, "boo_normalize.fallback.fallback_model"),
+            Some("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            attr(e, "boo_normalize.fallback.original_model"),
+            Some("claude-opus-5-5")
+        );
+        assert_eq!(
+            attr(e, "boo_normalize.fallback.trigger"),
+            Some("overloaded")
+        );
+    }
+}
+
+/// `--max-budget-usd` below the cost of one request (both modes): the CLI stops after the first
+/// reply, before running its Bash call, with `error_max_budget_usd` and a result whose usage
+/// is all zeros. The turn says so, and the run's totals keep the message's own counts (final
+/// with partial messages, provisional without) instead of the result's zeros.
+#[test]
+fn a_budget_stop_keeps_its_message_counts_in_the_run_totals() {
+    for (name, output, provisional) in [
+        ("max_budget.ndjson", 1, true),
+        ("max_budget.partial.ndjson", 43, false),
+    ] {
+        let ev = envelope(name);
+        let end = of_type(&ev, "turn.end")[0];
+        assert_eq!(end["outcome"], "max_budget", "{name}");
+        assert_eq!(end["terminal_reason"], "budget_exhausted", "{name}");
+        assert_eq!(end["errors"][0], "Reached maximum budget ($0.005)");
+        assert_eq!(end["usage"]["output_tokens"], 0, "{name}: the result's own");
+        let run_end = ev.last().unwrap();
+        assert_eq!(
+            (
+                run_end["tool_calls"].as_u64(),
+                run_end["tool_results"].as_u64()
+            ),
+            (Some(1), Some(0))
+        );
+        let u = &run_end["usage"];
+        assert_eq!(u["input_tokens"], 4, "{name}");
+        assert_eq!(u["cache_read_input_tokens"], 12288, "{name}");
+        assert_eq!(u["cache_creation_input_tokens"], 2048, "{name}");
+        assert_eq!(u["output_tokens"], output, "{name}");
+        assert_eq!(u["provisional"], provisional, "{name}");
+        assert_eq!(run_end["cost_usd"], 0.0135736, "{name}");
+    }
+}
+
+/// `--json-schema` (both modes): the model answers in text first, the CLI asks for the
+/// StructuredOutput tool in a synthetic user line, the model calls it. The result's
+/// `structured_output` is a named field of `turn.end` (what a caller of a `--json-schema` run
+/// acts on), equal to the tool call's input.
+#[test]
+fn structured_output_is_a_named_field_of_turn_end() {
+    for name in ["json_schema.ndjson", "json_schema.partial.ndjson"] {
+        let ev = envelope(name);
+        let end = of_type(&ev, "turn.end")[0];
+        let raw = &lines(name, "result")[0]["structured_output"];
+        assert_eq!(raw["answer"], "42", "{name}");
+        assert_eq!(&end["structured_output"], raw, "{name}");
+        assert!(end["extra"].get("structured_output").is_none(), "{name}");
+        assert_eq!(end["result"], r#"{"answer":"42","confidence":0.9}"#);
+        let call = of_type(&ev, "tool.call")[0];
+        assert_eq!(call["name"], "StructuredOutput", "{name}");
+        assert_eq!(&call["input"], raw, "{name}");
+        let asked: Vec<&Value> = of_type(&ev, "user.text")
+            .into_iter()
+            .filter(|u| u["is_synthetic"] == true)
+            .collect();
+        assert_eq!(asked.len(), 1, "{name}");
+        assert!(
+            asked[0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[structured-output-enforce]")
+        );
+    }
+    // Without --json-schema the field is null.
+    let ev = envelope("hooks.ndjson");
+    assert!(of_type(&ev, "turn.end")[0]["structured_output"].is_null());
+}
+
+/// `--permission-prompt-tool stdio` with stream-json input, as the Agent SDKs run the CLI
+/// (both modes): each permission prompt is a `control_request` `can_use_tool` on stdout,
+/// answered on stdin. Each becomes a `control.request` naming its call's `tool_use_id`, between
+/// the call and its result; the denied call's result carries the host's message.
+#[test]
+fn stdio_permission_prompts_are_control_requests_between_call_and_result() {
+    for name in ["permission_stdio.ndjson", "permission_stdio.partial.ndjson"] {
+        let ev = envelope(name);
+        let seq = |e: &Value| e["seq"].as_u64().unwrap();
+        let calls = of_type(&ev, "tool.call");
+        let results = of_type(&ev, "tool.result");
+        let asks = of_type(&ev, "control.request");
+        assert_eq!(
+            (calls.len(), results.len(), asks.len()),
+            (2, 2, 2),
+            "{name}"
+        );
+        for ((call, result), ask) in calls.iter().zip(&results).zip(&asks) {
+            let req = &ask["request"];
+            assert_eq!(req["subtype"], "can_use_tool", "{name}");
+            assert_eq!(req["tool_use_id"], call["tool_use_id"], "{name}");
+            assert_eq!(req["input"], call["input"], "{name}");
+            assert!(seq(call) < seq(ask) && seq(ask) < seq(result), "{name}");
+            assert_eq!(result["tool_use_id"], call["tool_use_id"], "{name}");
+        }
+        assert_eq!(results[0]["is_error"], false, "{name}");
+        assert_eq!(results[1]["is_error"], true, "{name}");
+        assert_eq!(
+            results[1]["content"],
+            "denied by the host: the input contains 'denied'"
+        );
+        let end = of_type(&ev, "turn.end")[0];
+        assert_eq!(
+            end["permission_denials"][0]["tool_use_id"], calls[1]["tool_use_id"],
+            "{name}"
+        );
+    }
+}
+
+/// An interrupt control request while a reply streams (`--input-format stream-json`, partial
+/// messages): the CLI closes the message itself (`message_delta`, then `message_stop` with
+/// `abandoned_blocks` beside `event` on the line) and writes "[Request interrupted by user]".
+/// The abandonment reaches `message.stop` and the message's record; the tool call whose input
+/// was still streaming says the CLI abandoned it and gets no result; the run's totals keep the
+/// message's counts (the result's usage is all zeros).
+#[test]
+fn an_interrupt_mid_stream_keeps_the_abandoned_blocks() {
+    let name = "stream_interrupt.partial.ndjson";
+    let ev = envelope(name);
+    let stop_line = lines(name, "stream_event")
+        .into_iter()
+        .find(|l| l["event"]["type"] == "message_stop")
+        .unwrap();
+    let abandoned = &stop_line["abandoned_blocks"];
+    assert_eq!(abandoned["from_block_index"], 1);
+    let stop = of_type(&ev, "message.stop")[0];
+    assert_eq!(&stop["abandoned_blocks"], abandoned);
+    assert!(stop["extra"].get("abandoned_blocks").is_none(), "{stop}");
+    let record = of_type(&ev, "usage")[0];
+    assert_eq!(&record["extra"]["abandoned_blocks"], abandoned);
+    let call = of_type(&ev, "tool.call")[0];
+    assert!(call["input"].is_null());
+    assert!(
+        call["input_error"]
+            .as_str()
+            .unwrap()
+            .contains("the CLI abandoned the message"),
+        "{call}"
+    );
+    assert!(of_type(&ev, "tool.result").is_empty());
+    assert_eq!(
+        of_type(&ev, "control.response")[0]["response"]["request_id"],
+        "req_int_1"
+    );
+    assert_eq!(
+        of_type(&ev, "user.text")[0]["text"],
+        "[Request interrupted by user]"
+    );
+    assert_eq!(of_type(&ev, "turn.end")[0]["outcome"], "during_execution");
+    assert_eq!(ev.last().unwrap()["usage"]["input_tokens"], 4);
+    // Without partial messages the CLI writes the text block's assistant line only.
+    let ev = envelope("stream_interrupt.ndjson");
+    assert!(of_type(&ev, "tool.call").is_empty());
+    assert_eq!(
+        of_type(&ev, "text")[0]["text"],
+        "Let me run a long command."
+    );
+    assert_eq!(ev.last().unwrap()["usage"]["input_tokens"], 4);
+}
+
+/// The SDKs' other control requests over stdin (set_permission_mode, set_model, mcp_status,
+/// set_max_thinking_tokens, an unsupported subtype) before a user message: every answer is a
+/// `control.response` with its request id (the unsupported one an error with its code, as
+/// written), the mode change a `status` event, and the run uses the model set.
+#[test]
+fn control_requests_over_stdin_keep_their_answers() {
+    let ev = envelope("stream_control.ndjson");
+    let mut ids: Vec<&str> = of_type(&ev, "control.response")
+        .iter()
+        .map(|e| e["response"]["request_id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["req_0", "req_1", "req_2", "req_3", "req_4"]);
+    let refused = of_type(&ev, "control.response")
+        .into_iter()
+        .find(|e| e["response"]["request_id"] == "req_4")
+        .unwrap();
+    assert_eq!(refused["response"]["subtype"], "error");
+    assert_eq!(refused["response"]["error_code"], "unsupported_request");
+    assert_eq!(of_type(&ev, "status")[0]["permission_mode"], "plan");
+    let init = of_type(&ev, "session.init")[0];
+    assert_eq!(init["model"], "claude-sonnet-4-5");
+    assert_eq!(init["permission_mode"], "plan");
+    assert_eq!(of_type(&ev, "usage")[0]["model"], "claude-sonnet-4-5");
 }

@@ -86,7 +86,6 @@ fn input_facts(bytes: &[u8]) -> InputFacts {
             }
             "result" => {
                 f.results += 1;
-                open.clear();
                 let u = &v["usage"];
                 let keys = [
                     "input_tokens",
@@ -94,6 +93,11 @@ fn input_facts(bytes: &[u8]) -> InputFacts {
                     "cache_read_input_tokens",
                     "cache_creation_input_tokens",
                 ];
+                // An all-zero usage (CLI 2.1.33x, a budget stop) covers none of its messages.
+                if u.is_object() && keys.iter().all(|k| u[k].as_u64().unwrap_or(0) == 0) {
+                    f.uncovered_messages += open.len();
+                }
+                open.clear();
                 f.results_usage = match (f.results_usage, u.is_object()) {
                     (Some(mut sum), true) => {
                         for (s, k) in sum.iter_mut().zip(keys) {

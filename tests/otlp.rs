@@ -308,10 +308,20 @@ fn every_fixture_gives_a_well_formed_trace() {
                 want.entry(id.to_owned()).or_insert_with(|| r.to_owned());
             }
         }
+        // A placeholder count is marked on its span exactly when the envelope says provisional.
+        let provisional: HashMap<&str, bool> = evs
+            .iter()
+            .filter(|e| e["type"] == "usage")
+            .filter_map(|e| Some((e["message_id"].as_str()?, e["provisional"] == true)))
+            .collect();
         let mut seen = 0;
         for s in spans.iter().filter(|s| op(s) == "chat") {
             let a = attrs(s);
             let id = a["gen_ai.response.id"].as_str().unwrap();
+            if let Some(p) = provisional.get(id) {
+                let marked = a.get("boo_normalize.usage.provisional") == Some(&Value::Bool(true));
+                assert_eq!(marked, *p, "{name}: {id}: provisional usage on the span");
+            }
             if let Some(r) = want.get(id) {
                 let got = &a["gen_ai.response.finish_reasons"];
                 assert_eq!(got, &serde_json::json!([r]), "{name}: {id}");

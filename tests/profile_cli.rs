@@ -93,16 +93,6 @@ fn captured_versions() -> Vec<String> {
     v
 }
 
-/// The newest captured version with the whole scenario set (`subagent.ndjson` among them):
-/// newer directories may hold only the captures of new modes (MCP, slash commands, …).
-fn newest_full() -> String {
-    captured_versions()
-        .into_iter()
-        .rev()
-        .find(|v| root().join(captured(v, "subagent.ndjson")).exists())
-        .expect("a version with the whole scenario set")
-}
-
 fn captured(version: &str, file: &str) -> String {
     format!("fixtures/captured/{version}/{file}")
 }
@@ -110,7 +100,7 @@ fn captured(version: &str, file: &str) -> String {
 #[test]
 fn oldest_vs_newest_capture_finds_the_documented_drift() {
     let v = captured_versions();
-    let (old, new) = (captured(&v[0], ""), captured(&newest_full(), ""));
+    let (old, new) = (captured(&v[0], ""), captured(v.last().unwrap(), ""));
     let (rc, r) = diff_json(&old, &new, &[]);
     assert_eq!(rc, 1, "breaking drift must fail the default --fail-on");
     // §12: claude_code_version and new init fields appeared; the subagent tool is `Agent`.
@@ -176,6 +166,7 @@ fn oldest_vs_newest_capture_finds_the_documented_drift() {
 
 #[test]
 fn adjacent_captured_versions_show_their_changelog() {
+    let v = captured_versions();
     // 1.0.x → 2.0.x: claude_code_version, skills, plugins on init; tool_use_result on user lines.
     let (_, r) = diff_json(&captured("1.0.128", ""), &captured("2.0.76", ""), &[]);
     for p in ["claude_code_version", "skills", "plugins"] {
@@ -213,12 +204,17 @@ fn adjacent_captured_versions_show_their_changelog() {
             "{p}"
         );
     }
-    // The same scenario on 2.1.45 and the newest: the subagent tool_use is renamed, and its
-    // tool_use_result shapes are compared with each other rather than reported as a new kind.
-    let newest = newest_full();
+    // The same scenario on 2.1.45 and the newest that has it (2.1.332 has only captures of
+    // modes): the subagent tool_use is renamed, and its tool_use_result shapes are compared with
+    // each other rather than reported as a new kind.
+    let newest = v
+        .iter()
+        .rev()
+        .find(|n| root().join(captured(n, "subagent.ndjson")).exists())
+        .unwrap();
     let (_, r) = diff_json(
         &captured("2.1.45", "subagent.ndjson"),
-        &captured(&newest, "subagent.ndjson"),
+        &captured(newest, "subagent.ndjson"),
         &[],
     );
     assert!(
@@ -559,7 +555,10 @@ fn noise_lines_and_foreign_objects_are_counted() {
 #[test]
 fn allow_file_accepts_known_drift() {
     let tmp = tempfile::tempdir().unwrap();
-    let (old, new) = (captured("2.1.45", ""), captured(&newest_full(), ""));
+    let (old, new) = (
+        captured("2.1.45", ""),
+        captured(captured_versions().last().unwrap(), ""),
+    );
     let o = run(&["diff", &old, &new, "--format", "json"]);
     assert_eq!(code(&o), 1);
     let all = tmp.path().join("all.json");
@@ -615,7 +614,7 @@ fn fail_on_thresholds() {
 #[test]
 fn text_and_markdown_reports() {
     let v = captured_versions();
-    let (old, new) = (captured(&v[0], ""), captured(&newest_full(), ""));
+    let (old, new) = (captured(&v[0], ""), captured(v.last().unwrap(), ""));
     let o = run(&["diff", &old, &new, "--format", "markdown"]);
     assert_eq!(code(&o), 1);
     let md = stdout(&o);

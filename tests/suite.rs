@@ -22,6 +22,7 @@ mod fidelity;
 mod fidelity_items;
 mod fidelity_modes;
 mod fidelity_peers;
+mod fidelity_sessions;
 mod golden;
 mod latency;
 mod normalize;

@@ -101,6 +101,7 @@ type TurnEnd struct {
 	StopReason        json.RawMessage `json:"stop_reason"`
 	TerminalReason    json.RawMessage `json:"terminal_reason"`
 	Errors            json.RawMessage `json:"errors"`
+	StructuredOutput  json.RawMessage `json:"structured_output"`
 }
 
 // Diagnostic is `diagnostic`: an input line that was not usable, accounted for.

@@ -57,6 +57,11 @@ pub const MAPPED: &[(&str, &str, &str)] = &[
     ("user", "isReplay", "user.text replay"),
     (
         "stream_event",
+        "abandoned_blocks",
+        "message.stop abandoned_blocks (CLI 2.1.332 writes it beside event on its own message_stop)",
+    ),
+    (
+        "stream_event",
         "event",
         "message.start, block.*, *.delta, message.delta, message.stop, stream.ping, stream.error events; members they do not map go under extra.event",
     ),
@@ -123,10 +128,19 @@ pub fn write_facts(o: &mut Out, src: Val<'_, '_>) {
 }
 
 /// Whether member `k` (value `x`) of line `src` is mapped by the line's own events: as
-/// [`is_mapped`], and a user line's `tool_use_result` only when a `tool_result` block of the line
-/// takes it (a string-content line or one of text blocks keeps it under `extra`).
+/// [`is_mapped`], a user line's `tool_use_result` only when a `tool_result` block of the line
+/// takes it (a string-content line or one of text blocks keeps it under `extra`), and a stream
+/// line's `abandoned_blocks` only on a `message_stop` whose event has none of its own.
 fn mapped_on(kind: &str, src: Val<'_, '_>, k: &str, x: Val<'_, '_>) -> bool {
-    is_mapped(kind, k, x) && (k != "tool_use_result" || has_tool_result_block(src))
+    is_mapped(kind, k, x)
+        && match k {
+            "tool_use_result" => has_tool_result_block(src),
+            "abandoned_blocks" => get(src, "event").is_some_and(|e| {
+                get(e, "type").and_then(str_of) == Some("message_stop")
+                    && get(e, "abandoned_blocks").is_none()
+            }),
+            _ => true,
+        }
 }
 
 /// Whether the line's message has a `tool_result` block.

@@ -182,7 +182,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TURN_END,
-            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.",
+            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.",
             vec![
                 ("outcome", s()),
                 ("subtype", ns()),
@@ -198,6 +198,7 @@ fn defs() -> Vec<Def> {
                 ("stop_reason", any()),
                 ("terminal_reason", any()),
                 ("errors", any()),
+                ("structured_output", any()),
                 ("extra", obj()),
             ],
             false,
@@ -220,7 +221,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::MESSAGE_STOP,
-            "Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra).",
+            "Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra); CLI 2.1.332 writes it beside event on the line ({api_message_id, from_block_index}, e.g. after an interrupt), the CLI's wire schema inside the event. A tool call whose input was still streaming then comes from its fragments with an input_error that says the CLI abandoned it.",
             vec![("message_id", ns()), ("abandoned_blocks", any())],
             true,
         ),

@@ -82,6 +82,7 @@ impl State {
             ("stop_reason", "stop_reason"),
             ("terminal_reason", "terminal_reason"),
             ("errors", "errors"),
+            ("structured_output", "structured_output"),
         ] {
             o.key(field);
             if field == "stop_reason" {
@@ -121,13 +122,18 @@ impl State {
                 "stop_reason",
                 "terminal_reason",
                 "errors",
+                "structured_output",
             ],
         );
         ev.end();
     }
 
     /// A result ends a turn: its own usage (final, the turn's main-thread messages) replaces the
-    /// counts those messages carried; without one, theirs stand. Its cost is the run's so far.
+    /// counts those messages carried; without one, theirs stand. So do they when the result's usage
+    /// is all zeros and theirs is not: CLI 2.1.33x writes such a usage on the result of a turn
+    /// stopped by `--max-budget-usd` (`error_max_budget_usd`) or an interrupt, which counts none
+    /// of its messages.
+    /// Its cost is the run's so far.
     fn settle_totals(&mut self, v: Val<'_, '_>) {
         let t = &mut self.totals;
         let own = get(v, "usage").and_then(|u| {
@@ -141,7 +147,7 @@ impl State {
                 cache_creation: n("cache_creation_input_tokens").unwrap_or(0),
             })
         });
-        match own {
+        match own.filter(|own| covers(own, &t.open)) {
             Some(own) => {
                 t.settled.add(own);
                 t.open = super::Tokens::default();
@@ -158,6 +164,17 @@ impl State {
             t.cost = Some(o.buf);
         }
     }
+}
+
+/// Whether a result's usage `own` can be the final count of the messages `open`: not when it is
+/// all zeros and they are not. (A non-zero result usage stands even where it is below the
+/// messages' sum: CLI 1.0.x results count less than their turn's messages, and that is what the
+/// CLI reports as final.)
+fn covers(own: &super::Tokens, open: &super::Tokens) -> bool {
+    let zero = |t: &super::Tokens| {
+        t.input == 0 && t.output == 0 && t.cache_read == 0 && t.cache_creation == 0
+    };
+    !zero(own) || zero(open)
 }
 
 #[cfg(test)]

@@ -143,19 +143,30 @@ impl State {
             "message_stop" => {
                 let id = self.streams.get(&key).and_then(|s| s.message_id.clone());
                 // The CLI's own message_stop for a message it gave up on names the blocks it
-                // abandoned: kept on the event and in the message's record.
+                // abandoned: kept on the event and in the message's record. CLI 2.1.332 writes
+                // it beside `event` on the line (`{api_message_id, from_block_index}`), the
+                // CLI's wire schema inside the event; the event's wins.
+                let abandoned = get(e, "abandoned_blocks").or_else(|| get(v, "abandoned_blocks"));
                 if let Some(id) = id.as_deref() {
                     self.note_message(ev, ctx, id, e);
+                    if let Some(a) = abandoned {
+                        self.note_abandoned(ev, ctx, id, a);
+                    }
                 }
                 let o = ev.begin_ephemeral(ek::MESSAGE_STOP, ctx);
                 o.key("message_id");
                 o.opt_str(id.as_deref());
-                if let Some(a) = get(e, "abandoned_blocks") {
+                if let Some(a) = abandoned {
                     o.key("abandoned_blocks");
                     o.value(a);
                 }
                 ev.end();
-                self.flush_stream(&key, ev, "message_stop came before the block stop");
+                let why = if abandoned.is_some() {
+                    "the CLI abandoned the message (abandoned_blocks on its message_stop) before the block stop"
+                } else {
+                    "message_stop came before the block stop"
+                };
+                self.flush_stream(&key, ev, why);
                 self.flush_usage(&key, ev);
             }
             "ping" => {

@@ -210,6 +210,25 @@ impl State {
         }
     }
 
+    /// The CLI abandoned blocks of message `message_id` (`abandoned_blocks` of its own
+    /// `message_stop`): kept in the message's record, under `extra`.
+    pub(super) fn note_abandoned(
+        &mut self,
+        ev: &Events,
+        ctx: &Ctx<'_>,
+        message_id: &str,
+        a: Val<'_, '_>,
+    ) {
+        let key = ctx.parent.map(str::to_owned);
+        if let Some(p) = self
+            .usage
+            .get_mut(&key)
+            .filter(|p| p.message_id == message_id)
+        {
+            merge_one(&mut p.extra, "abandoned_blocks", a, ctx, &ev.out);
+        }
+    }
+
     /// A synthetic user line names message `id` as refused (`refused_message_id`): its
     /// pending record gets `stop_reason` `refusal` unless one came.
     pub(super) fn note_refusal(&mut self, parent: &Option<String>, id: &str) {

@@ -32,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,11 +70,24 @@ SLASH_SESSION = "0b0e0000-0000-4000-8000-000000000001"
 # The first run's session id in the resume/continue scenarios.
 RESUME_SESSION = "0b0e0000-0000-4000-8000-000000000002"
 
-# name -> scenario.  "prompt" is the -p prompt; "args" extra claude flags;
-# "env" extra environment.  Every scenario is captured twice: "<name>" and
+# The custom agent the agents scenarios define with --agents.
+REVIEWER_AGENTS = ('{"reviewer":{"description":"Reviews code and commands",'
+                   '"prompt":"You are a careful reviewer.","tools":["Bash","Read","Agent","Task"]}}')
+
+# name -> scenario.  "prompt" is the -p prompt (None: `-p` alone, the prompt comes on stdin);
+# "args" extra claude flags; "env" extra environment; "stdin" (for --input-format stream-json)
+# a list of steps {"after_results": N, "sleep": S, "line": OBJ}: OBJ is written to the CLI's
+# stdin as one JSON line once N `result` lines have appeared on its stdout and S seconds more
+# have passed; stdin is closed after the last step and "close_after_results" results.
+# "answer_can_use_tool" (with stdin and --permission-prompt-tool stdio) answers each
+# `control_request` `can_use_tool` the CLI writes: deny when the tool input (as JSON) contains
+# "deny_if" (with "message"), else allow with the input unchanged.
+# "permission_mode" replaces bypassPermissions; "files" maps names to write under the temp root
+# (a string, or {"copy": "<file in tests/support>"}); in "args" and in those files `@TMP@` stands
+# for the temp root and `@CWD@` for the working directory.  Every scenario is captured twice: "<name>" and
 # "<name>.partial" (with --include-partial-messages), unless
 # "partial_variant" is False; "min_version" skips older CLIs.
-# Optional (see prepare_work and run_before): "files" {path: text} written into the working
+# Optional (see prepare_work and run_before): "work_files" {path: text} written into the working
 # directory; "support_files" [name] copied from tests/support into it; "before" [{"prompt",
 # "args"}] earlier runs in the same HOME and cwd against the same fake API (for --resume and
 # --continue), whose output is not kept.
@@ -157,6 +171,161 @@ SCENARIOS = {
         "env": {},
         "min_version": "2.1.300",
     },
+    "stream_input": {
+        "script": "stream_input.json",
+        "prompt": None,
+        "args": ["--input-format", "stream-json", "--replay-user-messages", "--max-turns", "5"],
+        "env": {},
+        # An SDK-style session over stdin: an initialize control request, a string message,
+        # a content-array message after the first result (runs Bash), a third message whose
+        # reply is slow and an interrupt control request while it waits.
+        "stdin": [
+            {"after_results": 0, "line": {"type": "control_request", "request_id": "req_init_1",
+                                          "request": {"subtype": "initialize"}}},
+            {"after_results": 0, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                                          "message": {"role": "user", "content": "first question"}}},
+            {"after_results": 1, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                                          "message": {"role": "user", "content": [
+                                              {"type": "text", "text": "second question"}]}}},
+            {"after_results": 2, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                                          "message": {"role": "user", "content": "third question"}}},
+            {"after_results": 2, "sleep": 1.5,
+             "line": {"type": "control_request", "request_id": "req_int_1",
+                      "request": {"subtype": "interrupt"}}},
+        ],
+        "close_after_results": 3,
+        "min_version": "2.1.300",
+    },
+    "stream_control": {
+        "script": "stream_control.json",
+        "prompt": None,
+        "args": ["--input-format", "stream-json", "--max-turns", "5"],
+        "env": {},
+        # The SDKs' other control requests: each gets a control_response (an error one for the
+        # unsupported subtype); set_permission_mode also makes a system/status line.
+        # (get_context_usage is left out: its 20 KB answer races with the first request.)
+        "stdin": [{"after_results": 0, "line": {"type": "control_request", "request_id": "req_%d" % i,
+                                                "request": r}}
+                  for i, r in enumerate([
+                      {"subtype": "set_permission_mode", "mode": "plan"},
+                      {"subtype": "set_model", "model": "claude-sonnet-4-5"},
+                      {"subtype": "mcp_status"},
+                      {"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 1000},
+                      {"subtype": "no_such_request"},
+                  ])]
+        + [{"after_results": 0, "sleep": 1.0,
+            "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                     "message": {"role": "user", "content": "first question"}}}],
+        "close_after_results": 1,
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
+    "stream_interrupt": {
+        "script": "stream_interrupt.json",
+        "prompt": None,
+        "args": ["--input-format", "stream-json", "--max-turns", "5"],
+        "env": {},
+        # The interrupt arrives while the reply's tool input is still streaming.
+        "stdin": [
+            {"after_results": 0, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                                          "message": {"role": "user", "content": "Run the long command."}}},
+            {"after_results": 0, "sleep": 2.5,
+             "line": {"type": "control_request", "request_id": "req_int_1",
+                      "request": {"subtype": "interrupt"}}},
+        ],
+        "close_after_results": 1,
+        "min_version": "2.1.300",
+    },
+    "permission_stdio": {
+        "script": "permission_prompt.json",
+        "prompt": None,
+        "permission_mode": "default",
+        "args": ["--input-format", "stream-json", "--max-turns", "5",
+                 "--permission-prompt-tool", "stdio"],
+        "env": {},
+        # As the Agent SDKs run the CLI: permission prompts are control requests on stdout,
+        # answered with control responses on stdin.
+        "stdin": [{"after_results": 0,
+                   "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
+                            "message": {"role": "user",
+                                        "content": "Create allowed.txt and denied.txt with touch."}}}],
+        "close_after_results": 1,
+        "answer_can_use_tool": {"deny_if": "denied",
+                                "message": "denied by the host: the input contains 'denied'"},
+        "min_version": "2.1.300",
+    },
+    "permission_prompt": {
+        "script": "permission_prompt.json",
+        "prompt": "Create allowed.txt and denied.txt with touch.",
+        "permission_mode": "default",
+        "args": ["--max-turns", "5",
+                 "--mcp-config", '{"mcpServers":{"perm":{"command":"python3",'
+                                 '"args":["@TMP@/mcp_echo.py","--approve-deny","denied"]}}}',
+                 "--permission-prompt-tool", "mcp__perm__approve"],
+        "env": {},
+        # The MCP tool allows `touch allowed.txt` and denies `touch denied.txt`.
+        "files": {"mcp_echo.py": {"copy": "mcp_echo.py"}},
+        "min_version": "2.1.300",
+    },
+    "agents": {
+        "script": "agents.json",
+        "prompt": "Ask the reviewer agent to check the marker command.",
+        "args": ["--max-turns", "5", "--agents", REVIEWER_AGENTS],
+        "env": {},
+        "min_version": "2.1.300",
+    },
+    "agents_forward": {
+        "script": "agents.json",
+        "prompt": "Ask the reviewer agent to check the marker command.",
+        "args": ["--max-turns", "5", "--forward-subagent-text", "--agents", REVIEWER_AGENTS],
+        "env": {},
+        "min_version": "2.1.300",
+    },
+    "hooks": {
+        "script": "hooks.json",
+        "prompt": "Run `echo allowed`, then `echo hook-denied`, then tell me what happened.",
+        "args": ["--max-turns", "8", "--settings", "@TMP@/settings.json"],
+        "env": {},
+        # PreToolUse denies any Bash command containing "hook-denied"; the Stop hook blocks the
+        # first stop with feedback (the CLI then writes a synthetic user line).
+        "files": {"settings.json": {"copy": "scenarios/hooks.settings.json"}},
+        "min_version": "2.1.300",
+    },
+    "hook_events": {
+        "script": "hooks.json",
+        "prompt": "Run `echo allowed`, then `echo hook-denied`, then tell me what happened.",
+        "args": ["--max-turns", "8", "--settings", "@TMP@/settings.json", "--include-hook-events"],
+        "env": {},
+        "files": {"settings.json": {"copy": "scenarios/hooks.settings.json"}},
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
+    "json_schema": {
+        "script": "json_schema.json",
+        "prompt": "What is the answer? Reply in the requested structure.",
+        "args": ["--max-turns", "5", "--json-schema",
+                 '{"type":"object","properties":{"answer":{"type":"string"},'
+                 '"confidence":{"type":"number"}},"required":["answer"]}'],
+        "env": {},
+        "min_version": "2.1.300",
+    },
+    "max_budget": {
+        "script": "max_budget.json",
+        "prompt": "Run `echo one` and `echo two`.",
+        # One request costs about $0.013 against the stand-in's fixed usage.
+        "args": ["--max-turns", "5", "--max-budget-usd", "0.005"],
+        "env": {},
+        "min_version": "2.1.300",
+    },
+    "fallback_model": {
+        "script": "fallback_model.json",
+        "prompt": "Run `echo fallback` and tell me what it printed.",
+        "args": ["--max-turns", "5", "--model", "claude-opus-5-5",
+                 "--fallback-model", "claude-sonnet-4-5"],
+        # The default retries: the CLI switches models after a few 529s in a row.
+        "env": {},
+        "min_version": "2.1.300",
+    },
     "max_turns": {
         "script": "max_turns.json",
         "prompt": "Keep checking until it works.",
@@ -193,7 +362,7 @@ SCENARIOS = {
         "prompt": "/context",
         "args": ["--max-turns", "3"],
         "env": {},
-        "files": SLASH_FILES,
+        "work_files": SLASH_FILES,
         # A local command makes no request: the same lines with partial messages (2.1.332).
         "partial_variant": False,
         "min_version": "2.1.300",
@@ -203,7 +372,7 @@ SCENARIOS = {
         "prompt": "/cost",
         "args": ["--max-turns", "3"],
         "env": {},
-        "files": SLASH_FILES,
+        "work_files": SLASH_FILES,
         # A local command makes no request: the same lines with partial messages (2.1.332).
         "partial_variant": False,
         "min_version": "2.1.300",
@@ -213,7 +382,8 @@ SCENARIOS = {
         "prompt": "/greet fixture",
         "args": ["--max-turns", "3"],
         "env": {},
-        "files": SLASH_FILES,
+        "work_files": SLASH_FILES,
+        "partial_variant": True,
         "min_version": "2.1.300",
     },
     "slash_compact": {
@@ -221,7 +391,7 @@ SCENARIOS = {
         "prompt": "/compact",
         "args": ["--max-turns", "3", "--resume", SLASH_SESSION],
         "env": {},
-        "files": SLASH_FILES,
+        "work_files": SLASH_FILES,
         # A conversation to compact: one earlier run under a fixed session id, resumed here.
         "before": [{"prompt": "Greet me and tell me what the notes say.",
                     "args": ["--max-turns", "3", "--session-id", SLASH_SESSION]}],
@@ -320,6 +490,12 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
     os.makedirs(work)
     with open(os.path.join(work, "notes.txt"), "w") as f:
         f.write("fixture notes\n")
+    for fname, spec in sc.get("files", {}).items():
+        if isinstance(spec, dict):
+            with open(os.path.join(HERE, spec["copy"])) as f:
+                spec = f.read()
+        with open(os.path.join(tmp_root, fname), "w") as f:
+            f.write(spec.replace("@TMP@", tmp_root).replace("@CWD@", work))
     prepare_work(sc, work)
     with open(os.path.join(SCEN_DIR, sc["script"])) as f:
         script_text = f.read().replace("@CWD@", work)
@@ -330,7 +506,11 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
 
     fake, port = start_fake(script_path, log_path, tmp_root, port)
     try:
-        args = ["-p", sc["prompt"]] + BASE_ARGS + sc["args"]
+        base = list(BASE_ARGS)
+        if "permission_mode" in sc:
+            base[base.index("bypassPermissions")] = sc["permission_mode"]
+        extra = [a.replace("@TMP@", tmp_root).replace("@CWD@", work) for a in sc["args"]]
+        args = (["-p"] if sc["prompt"] is None else ["-p", sc["prompt"]]) + base + extra
         if partial:
             args.append("--include-partial-messages")
         env = dict(BASE_ENV)
@@ -340,16 +520,20 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
         env["PATH"] = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
         run_before(entry, sc, work, env, timeout)
         cmd = [entry] + args
-        p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=timeout)
-            rc = p.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            rc = "timeout"
+        if sc.get("stdin"):
+            out, err, rc = converse(cmd, work, env, sc["stdin"], sc.get("close_after_results", 0),
+                                    timeout, sc.get("answer_can_use_tool"))
+        else:
+            p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True)
+            try:
+                out, err = p.communicate(timeout=timeout)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+                rc = "timeout"
     finally:
         fake.terminate()
         fake.wait()
@@ -358,8 +542,8 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
 
 
 def prepare_work(sc, work):
-    """Write the scenario's "files" and copy its "support_files" into WORK."""
-    for rel, text in sc.get("files", {}).items():
+    """Write the scenario's "work_files" and copy its "support_files" into WORK."""
+    for rel, text in sc.get("work_files", {}).items():
         path = os.path.join(work, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
@@ -386,11 +570,99 @@ def before_note(sc):
                    for b in sc.get("before", []))
 
 
+def can_use_tool_answer(line, rule):
+    """The control_response to a `can_use_tool` control_request LINE under RULE, else None."""
+    if line.get("type") != "control_request" or rule is None:
+        return None
+    req = line.get("request") or {}
+    if req.get("subtype") != "can_use_tool":
+        return None
+    inp = req.get("input") or {}
+    if rule["deny_if"] in json.dumps(inp):
+        verdict = {"behavior": "deny", "message": rule["message"]}
+    else:
+        verdict = {"behavior": "allow", "updatedInput": inp}
+    return {"type": "control_response",
+            "response": {"subtype": "success", "request_id": line.get("request_id"),
+                         "response": verdict}}
+
+
+def converse(cmd, work, env, steps, close_after, timeout, can_use_tool=None):
+    """Run CMD with a piped stdin fed by STEPS (see SCENARIOS) as `result` lines appear, and
+    `can_use_tool` control requests answered under the rule CAN_USE_TOOL."""
+    p = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    cond = threading.Condition()
+    state = {"results": 0, "eof": False}
+    out, err = [], []
+    stdin_lock = threading.Lock()
+
+    def write(obj):
+        with stdin_lock:
+            p.stdin.write((json.dumps(obj) + "\n").encode())
+            p.stdin.flush()
+
+    def wait_results(n):
+        with cond:
+            cond.wait_for(lambda: state["results"] >= n or state["eof"])
+            return state["results"] >= n
+
+    def writer():
+        try:
+            for st in steps:
+                if not wait_results(st.get("after_results", 0)):
+                    return
+                if st.get("sleep"):
+                    time.sleep(float(st["sleep"]))
+                write(st["line"])
+            wait_results(close_after)
+            with stdin_lock:
+                p.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def reader():
+        for line in p.stdout:
+            out.append(line)
+            try:
+                obj = json.loads(line)
+                is_result = obj.get("type") == "result"
+            except (ValueError, AttributeError):
+                obj, is_result = None, False
+            answer = can_use_tool_answer(obj, can_use_tool) if isinstance(obj, dict) else None
+            if answer is not None:
+                try:
+                    write(answer)
+                except (BrokenPipeError, OSError, ValueError):
+                    pass
+            if is_result:
+                with cond:
+                    state["results"] += 1
+                    cond.notify_all()
+        with cond:
+            state["eof"] = True
+            cond.notify_all()
+
+    threads = [threading.Thread(target=writer, daemon=True), threading.Thread(target=reader),
+               threading.Thread(target=lambda: err.append(p.stderr.read()))]
+    for t in threads:
+        t.start()
+    try:
+        rc = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        rc = "timeout"
+    threads[1].join()
+    threads[2].join()
+    return b"".join(out), b"".join(err), rc
+
+
 # ------------------------------------------------------------ determinism
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?")
 ID_RE = re.compile(r"\b(msg|toolu|req|srvtoolu)_[0-9A-Za-z]{10,}")
-VOLATILE_KEY = re.compile(r"(duration|_ms$|Ms$|ttft|elapsed|timestamp|_time$)", re.I)
+VOLATILE_KEY = re.compile(r"(duration|_ms$|Ms$|ttft|elapsed|timestamp|_time$|^pid$)", re.I)
 PID_RE = re.compile(r"(/cc-socks/)\d+")
 DUR_TEXT_RE = re.compile(r"((?:duration|_ms)[A-Za-z_]*\"?:\s*)\d+", re.I)
 # keys whose values are random per run (ids of background tasks / agents);
@@ -567,7 +839,10 @@ def main():
                 f.write(err)
             if a.keep_request_log and os.path.exists(log_path):
                 shutil.copy(log_path, base + ".requests.jsonl")
-            flags = "-p %s %s" % (json.dumps(args[1]), " ".join(args[2:]))
+            if SCENARIOS[split_variant(v)[0]]["prompt"] is None:
+                flags = " ".join(args) + " (stdin: %d lines)" % len(SCENARIOS[split_variant(v)[0]]["stdin"])
+            else:
+                flags = "-p %s %s" % (json.dumps(args[1]), " ".join(args[2:]))
             flags += before_note(SCENARIOS[split_variant(v)[0]])
             envs = " ".join("%s=%s" % (k, v2) for k, v2 in sorted(env.items())
                             if k not in ("HOME", "ANTHROPIC_BASE_URL"))

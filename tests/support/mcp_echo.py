@@ -5,6 +5,11 @@
 One tool, `echo` ({"text": string}), answering `echo: <text>`. Messages are newline-delimited
 JSON-RPC 2.0 on stdin/stdout, as the MCP stdio transport specifies. With `--log FILE` every
 request received is appended to FILE (one JSON line each), so a test can see the call arrive.
+
+With `--approve-deny STR` a second tool, `approve`, answers claude's `--permission-prompt-tool`
+calls (`{tool_name, input, tool_use_id}`): a call whose input (as JSON) contains STR is denied
+(`{"behavior":"deny","message":…}`), every other one allowed unchanged
+(`{"behavior":"allow","updatedInput":input}`).
 """
 
 import json
@@ -20,6 +25,31 @@ TOOL = {
     },
 }
 
+APPROVE = {
+    "name": "approve",
+    "description": "Decide whether a tool call may run.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "tool_name": {"type": "string"},
+            "input": {"type": "object"},
+            "tool_use_id": {"type": "string"},
+        },
+        "required": ["tool_name", "input"],
+    },
+}
+
+# The --approve-deny marker (None: no `approve` tool).
+DENY = None
+
+
+def decide(args):
+    inp = args.get("input") or {}
+    if DENY is not None and DENY in json.dumps(inp):
+        return {"behavior": "deny",
+                "message": "denied by the approve tool: the input contains %r" % DENY}
+    return {"behavior": "allow", "updatedInput": inp}
+
 
 def answer(req):
     method = req.get("method")
@@ -31,7 +61,10 @@ def answer(req):
             "serverInfo": {"name": "echo", "version": "1.0.0"},
         }
     if method == "tools/list":
-        return {"tools": [TOOL]}
+        return {"tools": [TOOL] + ([APPROVE] if DENY is not None else [])}
+    if method == "tools/call" and params.get("name") == "approve" and DENY is not None:
+        verdict = decide(params.get("arguments") or {})
+        return {"content": [{"type": "text", "text": json.dumps(verdict)}], "isError": False}
     if method == "tools/call":
         text = (params.get("arguments") or {}).get("text", "")
         return {"content": [{"type": "text", "text": "echo: " + str(text)}], "isError": False}
@@ -45,9 +78,15 @@ def answer(req):
 
 
 def main():
+    global DENY
     log = None
-    if len(sys.argv) == 3 and sys.argv[1] == "--log":
-        log = sys.argv[2]
+    args = sys.argv[1:]
+    while len(args) >= 2:
+        if args[0] == "--log":
+            log = args[1]
+        elif args[0] == "--approve-deny":
+            DENY = args[1]
+        args = args[2:]
     for line in sys.stdin:
         line = line.strip()
         if not line:

@@ -738,7 +738,7 @@ export interface UsageEvent {
   stop_sequence: unknown;
 }
 /**
- * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true.
+ * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.
  */
 export interface TurnEndEvent {
   v: 1;
@@ -795,6 +795,7 @@ export interface TurnEndEvent {
   stop_reason: unknown;
   terminal_reason: unknown;
   errors: unknown;
+  structured_output: unknown;
 }
 /**
  * Stream lifecycle: message_start.
@@ -898,7 +899,7 @@ export interface MessageDeltaEvent {
   usage: unknown;
 }
 /**
- * Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra).
+ * Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra); CLI 2.1.332 writes it beside event on the line ({api_message_id, from_block_index}, e.g. after an interrupt), the CLI's wire schema inside the event. A tool call whose input was still streaming then comes from its fragments with an input_error that says the CLI abandoned it.
  */
 export interface MessageStopEvent {
   v: 1;

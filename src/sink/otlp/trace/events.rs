@@ -1,6 +1,6 @@
-//! Span events of the trace: turn ends, diagnostics, repaired lines, API retries, stream errors,
-//! background tasks' start and end and the CLI's informational notices on the root span; a guard's policy violation and a
-//! permission denial on the tool call's span.
+//! Span events of the trace: turn ends, diagnostics, repaired lines, API retries, model
+//! fallbacks, stream errors, background tasks' start and end and the CLI's informational notices
+//! on the root span; a guard's policy violation and a permission denial on the tool call's span.
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::span::Event;
@@ -31,6 +31,12 @@ impl Trace {
                 ];
                 let attrs = attr::fields(ev, &keys, "boo_normalize.retry.");
                 self.root_event("boo_normalize.api_retry", now, attrs);
+            }
+            "model.fallback" => {
+                self.fallback = text(ev, "fallback_model").map(str::to_owned);
+                let keys = ["original_model", "fallback_model", "trigger"];
+                let attrs = attr::fields(ev, &keys, "boo_normalize.fallback.");
+                self.root_event("boo_normalize.model_fallback", now, attrs);
             }
             kind::LINE_REPAIRED => {
                 let attrs = attr::fields(ev, &["kind", "count", "line"], "boo_normalize.repair.");
@@ -88,6 +94,7 @@ impl Trace {
 
     fn turn_end(&mut self, ev: &Value, now: u64) {
         self.terminal = true;
+        self.fallback = None;
         let outcome = text(ev, "outcome").unwrap_or("unknown");
         self.failed_outcome = (outcome != "success").then(|| outcome.to_owned());
         let attrs = attr::fields(

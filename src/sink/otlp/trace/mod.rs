@@ -71,6 +71,9 @@ pub struct Trace {
     finished: Vec<Span>,
     session_id: Option<String>,
     model: Option<String>,
+    /// The model the CLI switched to (`model.fallback`) until the turn ends: the request model
+    /// of a chat whose first event names none (the CLI tries its main model again next turn).
+    fallback: Option<String>,
     cli_version: Option<String>,
     /// The last turn's outcome when it was not `success`.
     failed_outcome: Option<String>,
@@ -99,6 +102,7 @@ impl Trace {
             finished: Vec::new(),
             session_id: None,
             model: None,
+            fallback: None,
             cli_version: None,
             failed_outcome: None,
             terminal: false,
@@ -276,6 +280,7 @@ impl Trace {
             let start = t.last.unwrap_or(parent_start).min(now);
             let input = std::mem::take(&mut t.input);
             let model = text(ev, "model")
+                .or(self.fallback.as_deref())
                 .or(self.model.as_deref())
                 .unwrap_or("")
                 .to_owned();
@@ -373,6 +378,14 @@ impl Trace {
         if kind == ek::USAGE {
             if let Some(u) = ev.get("usage") {
                 attr::usage(&mut chat.span.attributes, u);
+            }
+            // A count that is the CLI's placeholder (no final value arrived) says so, as the
+            // envelope does, so that a backend can tell it from a measured one.
+            if ev.get("provisional") == Some(&Value::Bool(true)) {
+                attr::set(
+                    &mut chat.span.attributes,
+                    attr::bool("boo_normalize.usage.provisional", true),
+                );
             }
             self.close_chat(msg);
         }
