@@ -66,24 +66,48 @@ fn mcp_servers_and_calls_keep_their_facts() {
                 .unwrap()
                 .contains(&json!("mcp__echo__echo"))
         );
-        let call = one(&ev, "tool.call");
-        assert_eq!(call["name"], "mcp__echo__echo", "{name}");
-        assert_eq!(call["input"], json!({"text": "hello mcp"}));
+        let calls = of_type(&ev, "tool.call");
+        let results = of_type(&ev, "tool.result");
+        assert_eq!((calls.len(), results.len()), (3, 3), "{name}");
+        for (c, r) in calls.iter().zip(&results) {
+            assert_eq!(c["tool_use_id"], r["tool_use_id"], "{name}");
+            assert_eq!(c["name"], r["name"], "{name}");
+        }
+        // 2.1.332 defers MCP tools: ToolSearch loads the schema, its result a tool_reference.
+        assert_eq!(calls[0]["name"], "ToolSearch");
         assert_eq!(
-            call["extra"]["tool_use_meta"][0]["display_name"], "Echo",
+            results[0]["content"],
+            json!([{"type": "tool_reference", "tool_name": "mcp__echo__echo"}])
+        );
+        assert_eq!(
+            results[0]["structured"]["matches"],
+            json!(["mcp__echo__echo"])
+        );
+        let (ok, refused) = (calls[1], calls[2]);
+        assert_eq!(ok["name"], "mcp__echo__echo", "{name}");
+        assert_eq!(ok["input"], json!({"text": "hello mcp"}));
+        assert_eq!(
+            ok["extra"]["tool_use_meta"][0]["display_name"], "Echo",
             "{name}: the MCP display name"
         );
-        let result = one(&ev, "tool.result");
-        assert_eq!(result["tool_use_id"], call["tool_use_id"]);
-        assert_eq!(result["name"], "mcp__echo__echo");
-        assert_eq!(result["content"][0]["text"], "echo: hello mcp");
-        let id = call["tool_use_id"].as_str().unwrap();
+        assert_eq!(results[1]["content"][0]["text"], "echo: hello mcp");
+        assert_eq!(results[1]["is_error"], false);
+        // The server's isError result is the call's error result.
+        assert_eq!(
+            refused["extra"]["tool_use_meta"][0]["server_display_name"],
+            "echo"
+        );
+        assert_eq!(results[2]["is_error"], true);
+        assert_eq!(results[2]["content"], "echo refused: fail on purpose");
         let chunks = ai_sdk(name);
-        let out: Vec<&Value> = chunks
-            .iter()
-            .filter(|c| c["type"] == "tool-output-available" && c["toolCallId"] == id)
-            .collect();
-        assert_eq!(out.len(), 1, "{name}: {chunks:#?}");
+        let part = |ty: &str, call: &Value| {
+            chunks
+                .iter()
+                .filter(|c| c["type"] == ty && c["toolCallId"] == call["tool_use_id"])
+                .count()
+        };
+        assert_eq!(part("tool-output-available", ok), 1, "{name}: {chunks:#?}");
+        assert_eq!(part("tool-output-error", refused), 1, "{name}: {chunks:#?}");
     }
 }
 

@@ -2,7 +2,8 @@
 """A minimal MCP server over stdio (stdlib only), for tests that pass claude an inline
 `--mcp-config '{"mcpServers":{"echo":{"command":"python3","args":["mcp_echo.py"]}}}'`.
 
-One tool, `echo` ({"text": string}), answering `echo: <text>`. Messages are newline-delimited
+One tool, `echo` ({"text": string}), answering `echo: <text>`, or an `isError` result when the
+text starts with "fail". Messages are newline-delimited
 JSON-RPC 2.0 on stdin/stdout, as the MCP stdio transport specifies. With `--log FILE` every
 request received is appended to FILE (one JSON line each), so a test can see the call arrive.
 
@@ -66,8 +67,11 @@ def answer(req):
         verdict = decide(params.get("arguments") or {})
         return {"content": [{"type": "text", "text": json.dumps(verdict)}], "isError": False}
     if method == "tools/call":
-        text = (params.get("arguments") or {}).get("text", "")
-        return {"content": [{"type": "text", "text": "echo: " + str(text)}], "isError": False}
+        text = str((params.get("arguments") or {}).get("text", ""))
+        if text.startswith("fail"):
+            # A tool-level error (the call itself succeeded): MCP's isError result.
+            return {"content": [{"type": "text", "text": "echo refused: " + text}], "isError": True}
+        return {"content": [{"type": "text", "text": "echo: " + text}], "isError": False}
     if method == "ping":
         return {}
     if method in ("resources/list", "resources/templates/list"):
