@@ -309,13 +309,19 @@ fn real_client_metadata(name: &str) -> Option<Value> {
 /// `total_cost_usd` is the session's (both runs), `model_usage_since_last_result` the run's own.
 #[test]
 fn resumed_runs_keep_the_session_and_both_cost_figures() {
-    for name in ["resume.ndjson", "resume.partial.ndjson", "continue.ndjson"] {
+    let first = "0b0e0000-0000-4000-8000-000000000002";
+    for name in [
+        "resume.ndjson",
+        "resume.partial.ndjson",
+        "continue.ndjson",
+        "resume_fork.ndjson",
+    ] {
         let ev = envelope(name);
-        assert!(
-            ev.iter()
-                .all(|e| e["session_id"] == "0b0e0000-0000-4000-8000-000000000002"),
-            "{name}"
-        );
+        let sid = &ev[0]["session_id"];
+        assert!(ev.iter().all(|e| &e["session_id"] == sid), "{name}");
+        // --fork-session: a session id of its own, and nothing in the stream names the first.
+        let forked = name.starts_with("resume_fork");
+        assert_eq!(sid != first, forked, "{name}: {sid}");
         let end = one(&ev, "turn.end");
         let own = end["extra"]["model_usage_since_last_result"]["claude-opus-5-5"]["costUSD"]
             .as_f64()

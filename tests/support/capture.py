@@ -419,6 +419,17 @@ SCENARIOS = {
                     "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
         "min_version": "2.1.300",
     },
+    "resume_fork": {
+        "script": "resume.json",
+        "prompt": "What did the command print before, and what do the notes say?",
+        "args": ["--max-turns", "5", "--resume", RESUME_SESSION, "--fork-session"],
+        "env": {},
+        # The fork gets a session id of its own; partial messages add what --resume showed.
+        "partial_variant": False,
+        "before": [{"prompt": "Run `echo hello`.",
+                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
+        "min_version": "2.1.300",
+    },
     "bash_bg": {
         "script": "bash_bg.json",
         "prompt": "Run the marker command in the background and tell me what it printed.",
