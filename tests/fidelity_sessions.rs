@@ -245,6 +245,41 @@ fn local_slash_commands_keep_their_output_and_what_ran() {
     }
 }
 
+/// Automatic compaction in the middle of a turn: the boundary (trigger auto, with the uuids of
+/// the messages it keeps) and the synthetic summary come between the last tool result and the
+/// answer; every call stays paired and the turn's usage covers the messages before and after.
+#[test]
+fn auto_compaction_mid_turn_keeps_its_boundary_and_pairs() {
+    let ev = envelope("autocompact.ndjson");
+    let kinds: Vec<&str> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let at = |t: &str| kinds.iter().position(|k| *k == t).unwrap();
+    let boundary = &ev[at("compact.boundary")];
+    assert_eq!(boundary["trigger"], "auto");
+    let meta = &boundary["extra"]["compact_metadata"];
+    assert!(meta["pre_tokens"].as_u64().unwrap() > 100_000);
+    assert_eq!(boundary["pre_tokens"], meta["pre_tokens"]);
+    // The kept messages are the last reply's text and call and the call's result.
+    let kept = meta["preserved_messages"]["uuids"].as_array().unwrap();
+    let calls = of_type(&ev, "tool.call");
+    let results = of_type(&ev, "tool.result");
+    assert!(kept.contains(&calls[3]["uuid"]) && kept.contains(&results[3]["uuid"]));
+    let summary = &ev[at("compact.boundary") + 1];
+    assert_eq!(summary["type"], "user.text");
+    assert_eq!(summary["is_synthetic"], true);
+    assert_eq!(meta["preserved_messages"]["anchor_uuid"], summary["uuid"]);
+    assert_eq!(calls.len(), 4);
+    for (c, r) in calls.iter().zip(&results) {
+        assert_eq!(c["tool_use_id"], r["tool_use_id"]);
+    }
+    assert!(at("status") < at("compact.boundary") && at("compact.boundary") < at("turn.end"));
+    let run = one(&ev, "run.end");
+    assert_eq!(run["turns"], 1);
+    assert_eq!(
+        run["usage"]["input_tokens"],
+        one(&ev, "turn.end")["usage"]["input_tokens"]
+    );
+}
+
 /// `/compact` writes two `system/status` lines before `system/init`: the AI SDK profile's
 /// `start` then has no session, which a `message-metadata` chunk brings once init comes.
 #[test]

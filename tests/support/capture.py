@@ -430,6 +430,15 @@ SCENARIOS = {
                     "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
         "min_version": "2.1.300",
     },
+    "autocompact": {
+        "script": "autocompact.json",
+        "prompt": "Run `echo one`, `echo two`, `echo three` and `echo four`, one at a time.",
+        "args": ["--max-turns", "8", "--autocompact", "100000"],
+        "env": {},
+        # Partial messages add only the streams and `requesting` statuses (2.1.332).
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
     "bash_bg": {
         "script": "bash_bg.json",
         "prompt": "Run the marker command in the background and tell me what it printed.",
