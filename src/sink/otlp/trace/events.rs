@@ -1,6 +1,6 @@
 //! Span events of the trace: turn ends, diagnostics, repaired lines, API retries, model
-//! fallbacks, stream errors, background tasks' start and end and the CLI's informational notices
-//! on the root span; a guard's policy violation and a permission denial on the tool call's span.
+//! fallbacks, stream errors, background tasks' start and end, compactions and the CLI's
+//! informational notices on the root span; a guard's policy violation and a permission denial on the tool call's span.
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::span::Event;
@@ -80,6 +80,17 @@ impl Trace {
                     ));
                 }
                 self.root_event(name, now, attrs);
+            }
+            "compact.boundary" => {
+                // The conversation was compacted (manual /compact or automatic): what it held
+                // before and after.
+                let mut attrs =
+                    attr::fields(ev, &["trigger", "pre_tokens"], "boo_normalize.compact.");
+                if let Some(meta) = ev.get("extra").and_then(|x| x.get("compact_metadata")) {
+                    let keys = ["post_tokens", "duration_ms"];
+                    attrs.extend(attr::fields(meta, &keys, "boo_normalize.compact."));
+                }
+                self.root_event("boo_normalize.compact_boundary", now, attrs);
             }
             "informational" => {
                 let mut attrs = attr::fields(ev, &["level", "content"], "boo_normalize.info.");

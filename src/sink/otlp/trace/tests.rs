@@ -203,9 +203,10 @@ fn a_permission_denial_is_on_the_call_and_a_notice_on_the_root() {
     );
 }
 
-/// A background task's start and end are root events (its summary only with content on).
+/// A background task's start and end are root events (its summary only with content on), and
+/// so is a compaction.
 #[test]
-fn a_background_task_starts_and_ends_on_the_root() {
+fn a_background_task_and_a_compaction_are_root_events() {
     for content in [false, true] {
         let mut t = Trace::new("r", content);
         let started = json!({"task_id": "b1", "tool_use_id": "t1", "task_type": "local_bash",
@@ -214,6 +215,9 @@ fn a_background_task_starts_and_ends_on_the_root() {
         let done = json!({"task_id": "b1", "tool_use_id": "t1", "status": "completed",
             "summary": "done", "output_file": "/tmp/b1.output"});
         t.event("task.notification", &done, at(2), None);
+        let compact = json!({"trigger": "auto", "pre_tokens": 164395,
+            "extra": {"compact_metadata": {"trigger": "auto", "post_tokens": 2638}}});
+        t.event("compact.boundary", &compact, at(2), None);
         t.end(at(3), "eof");
         let root = t.take_finished().pop().unwrap();
         let events: Vec<(&str, Vec<&str>)> = root
@@ -226,6 +230,8 @@ fn a_background_task_starts_and_ends_on_the_root() {
             .collect();
         assert_eq!(events[0].0, "boo_normalize.task_started");
         assert_eq!(events[1].0, "boo_normalize.task_notification");
+        assert_eq!(events[2].0, "boo_normalize.compact_boundary");
+        assert!(events[2].1.contains(&"boo_normalize.compact.post_tokens"));
         assert!(events[1].1.contains(&"boo_normalize.task.status"));
         assert_eq!(
             events[1].1.contains(&"boo_normalize.task.summary"),
