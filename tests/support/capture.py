@@ -70,6 +70,23 @@ SLASH_SESSION = "0b0e0000-0000-4000-8000-000000000001"
 # The first run's session id in the resume/continue scenarios.
 RESUME_SESSION = "0b0e0000-0000-4000-8000-000000000002"
 
+
+def resumed_run(args, partial_variant=True):
+    """A scenario whose captured run finds (ARGS: --resume, --continue, …) an earlier run made
+    under RESUME_SESSION in the same HOME and cwd."""
+    sc = {
+        "script": "resume.json",
+        "prompt": "What did the command print before, and what do the notes say?",
+        "args": ["--max-turns", "5"] + args,
+        "env": {},
+        "before": [{"prompt": "Run `echo hello`.",
+                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
+        "min_version": "2.1.300",
+    }
+    if not partial_variant:
+        sc["partial_variant"] = False
+    return sc
+
 # The custom agent the agents scenarios define with --agents.
 REVIEWER_AGENTS = ('{"reviewer":{"description":"Reviews code and commands",'
                    '"prompt":"You are a careful reviewer.","tools":["Bash","Read","Agent","Task"]}}')
@@ -399,37 +416,12 @@ SCENARIOS = {
         "partial_variant": False,
         "min_version": "2.1.300",
     },
-    "resume": {
-        "script": "resume.json",
-        "prompt": "What did the command print before, and what do the notes say?",
-        "args": ["--max-turns", "5", "--resume", RESUME_SESSION],
-        "env": {},
-        "before": [{"prompt": "Run `echo hello`.",
-                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
-        "min_version": "2.1.300",
-    },
-    "continue": {
-        "script": "resume.json",
-        "prompt": "What did the command print before, and what do the notes say?",
-        "args": ["--max-turns", "5", "--continue"],
-        "env": {},
-        # The same lines as resume (masked); partial messages add nothing --resume did not show.
-        "partial_variant": False,
-        "before": [{"prompt": "Run `echo hello`.",
-                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
-        "min_version": "2.1.300",
-    },
-    "resume_fork": {
-        "script": "resume.json",
-        "prompt": "What did the command print before, and what do the notes say?",
-        "args": ["--max-turns", "5", "--resume", RESUME_SESSION, "--fork-session"],
-        "env": {},
-        # The fork gets a session id of its own; partial messages add what --resume showed.
-        "partial_variant": False,
-        "before": [{"prompt": "Run `echo hello`.",
-                    "args": ["--max-turns", "5", "--session-id", RESUME_SESSION]}],
-        "min_version": "2.1.300",
-    },
+    "resume": resumed_run(["--resume", RESUME_SESSION]),
+    # The same lines as resume (masked); partial messages add nothing --resume did not show.
+    "continue": resumed_run(["--continue"], partial_variant=False),
+    # The fork gets a session id of its own; partial messages add what --resume showed.
+    "resume_fork": resumed_run(["--resume", RESUME_SESSION, "--fork-session"],
+                               partial_variant=False),
     "autocompact": {
         "script": "autocompact.json",
         "prompt": "Run `echo one`, `echo two`, `echo three` and `echo four`, one at a time.",
