@@ -437,3 +437,29 @@ fn a_background_command_pairs_with_its_task_and_both_turns_count() {
         assert_eq!(meta["usage"]["output_tokens"], 155);
     }
 }
+
+/// A background command stopped with TaskStop (loaded with ToolSearch: deferred in 2.1.332):
+/// the task is killed and notified as stopped between the TaskStop call and its result, both
+/// naming the command's call; the run has a single turn (a stopped task starts none).
+#[test]
+fn a_stopped_background_command_says_so_and_names_its_call() {
+    let ev = envelope("bash_bg_stop.ndjson");
+    let calls = of_type(&ev, "tool.call");
+    let names: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Bash", "ToolSearch", "TaskStop"]);
+    let started = one(&ev, "task.started");
+    assert_eq!(started["tool_use_id"], calls[0]["tool_use_id"]);
+    assert_eq!(calls[2]["input"]["task_id"], started["task_id"]);
+    assert_eq!(one(&ev, "task.updated")["patch"]["status"], "killed");
+    let done = one(&ev, "task.notification");
+    assert_eq!(
+        (&done["status"], &done["tool_use_id"]),
+        (&json!("stopped"), &calls[0]["tool_use_id"])
+    );
+    let results = of_type(&ev, "tool.result");
+    let stop = results.iter().find(|r| r["name"] == "TaskStop").unwrap();
+    assert_eq!(stop["structured"]["task_id"], started["task_id"]);
+    let seq = |e: &Value| e["seq"].as_u64().unwrap();
+    assert!(seq(calls[2]) < seq(done) && seq(done) < seq(stop));
+    assert_eq!(one(&ev, "run.end")["turns"], 1);
+}

@@ -431,6 +431,14 @@ SCENARIOS = {
         "partial_variant": False,
         "min_version": "2.1.300",
     },
+    "bash_bg_stop": {
+        "script": "bash_bg_stop.json",
+        "prompt": "Start `sleep 30` in the background, then stop it.",
+        "args": ["--max-turns", "6"],
+        "env": {},
+        "partial_variant": False,
+        "min_version": "2.1.300",
+    },
     "bash_bg": {
         "script": "bash_bg.json",
         "prompt": "Run the marker command in the background and tell me what it printed.",

@@ -400,7 +400,7 @@ class Handler(BaseHTTPRequestHandler):
 
         seed = self.server.script.seed
         msg_id = fake_id("msg_", seed, answered, no if kind == "side" else 0)
-        content = self.build_content(spec, req["tools"], seed + answered, last_user)
+        content = self.build_content(spec, req["tools"], seed + answered, last_user, req["raw"])
         model = spec.get("model") or body.get("model") or "claude-sonnet-4-5-20250929"
         out_tokens = sum(est_tokens(json.dumps(b)) for b in content)
         usage = {
@@ -430,7 +430,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(200, message, {"request-id": self.req_id(no)})
 
-    def build_content(self, spec, tools, answered, last_user=""):
+    def build_content(self, spec, tools, answered, last_user="", raw=""):
         tool_names = [t.get("name") for t in tools if isinstance(t, dict)]
         out = []
         for i, b in enumerate(spec.get("content") or []):
@@ -450,7 +450,8 @@ class Handler(BaseHTTPRequestHandler):
                 out.append({"type": "tool_use",
                             "id": b.get("id") or fake_id("toolu_", answered, i),
                             "name": name,
-                            "input": resolve_input(b.get("input", {}), name, tools, last_user)})
+                            "input": resolve_input(b.get("input", {}), name, tools, last_user,
+                                                   raw)})
             else:
                 out.append(dict(b))
         return out
@@ -515,16 +516,17 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-def resolve_input(inp, name, tools, last_user=""):
+def resolve_input(inp, name, tools, last_user="", raw=""):
     """Keys written "?key" are kept (as "key") only if the request's schema
     for tool NAME has that property -- for inputs that differ by CLI version,
     e.g. {"?run_in_background": false} for the 2.1.x Agent tool.  A value
     {"$match_last_user": REGEX} becomes the first group of REGEX in the text of
     the request's last user message (e.g. a path the CLI made up and told the
-    model, such as a background task's output file); "" when it does not match."""
+    model, such as a background task's output file); {"$match_request": REGEX}
+    the same in the whole request body (as JSON text); "" when it does not match."""
     if not isinstance(inp, dict):
         return inp
-    inp = {k: match_last_user(v, last_user) for k, v in inp.items()}
+    inp = {k: match_made_up(v, last_user, raw) for k, v in inp.items()}
     props = None
     for t in tools:
         if isinstance(t, dict) and t.get("name") == name:
@@ -539,11 +541,14 @@ def resolve_input(inp, name, tools, last_user=""):
     return out
 
 
-def match_last_user(v, last_user):
-    """{"$match_last_user": REGEX} -> group 1 of REGEX in LAST_USER; other values as they are."""
-    if isinstance(v, dict) and set(v) == {"$match_last_user"}:
-        m = re.search(v["$match_last_user"], last_user)
-        return m.group(1) if m else ""
+def match_made_up(v, last_user, raw):
+    """{"$match_last_user": REGEX} -> group 1 of REGEX in LAST_USER, {"$match_request": REGEX}
+    the same in RAW (the request body); other values as they are."""
+    if isinstance(v, dict) and len(v) == 1:
+        for key, text in (("$match_last_user", last_user), ("$match_request", raw)):
+            if key in v:
+                m = re.search(v[key], text)
+                return m.group(1) if m else ""
     return v
 
 
