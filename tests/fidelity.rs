@@ -236,11 +236,18 @@ fn every_member_of_an_extra_corpus_reaches_the_envelope() {
         eprintln!("skipped: set BOO_FIDELITY_CORPUS=DIR to check more captures");
         return;
     };
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
-        .collect();
+    // capture.py --out DIR writes DIR/<VERSION>/*.ndjson: look one level down too.
+    let ndjson = |p: &std::path::Path| p.extension().is_some_and(|x| x == "ndjson");
+    let mut paths = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            let inner = std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path());
+            paths.extend(inner.filter(|p| ndjson(p)));
+        } else if ndjson(&p) {
+            paths.push(p);
+        }
+    }
     paths.sort();
     check_all(&paths);
 }

@@ -482,6 +482,30 @@ def install(version):
     return p.stdout.strip().splitlines()[-1]
 
 
+_HELP = {}
+
+
+def without_unknown(entry, args):
+    """ARGS less `--permission-mode X` and `--max-turns N` where ENTRY's --help does not list
+    them: CLIs before about 1.0.3x have neither (and refuse unknown options), and as root they
+    refuse --dangerously-skip-permissions, so such a CLI runs with its default permissions."""
+    if entry not in _HELP:
+        p = subprocess.run([entry, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                           "HOME": "/tmp"})
+        _HELP[entry] = p.stdout
+    out, skip = [], False
+    for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if a in ("--permission-mode", "--max-turns") and a not in _HELP[entry]:
+            skip = True
+            continue
+        out.append(a)
+    return out
+
+
 def start_fake(script_path, log_path, workdir, port=0):
     port_file = os.path.join(workdir, "port")
     proc = subprocess.Popen([sys.executable, FAKE, "--script", script_path, "--port", str(port),
@@ -533,6 +557,7 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
         args = (["-p"] if sc["prompt"] is None else ["-p", sc["prompt"]]) + base + extra
         if partial:
             args.append("--include-partial-messages")
+        args = without_unknown(entry, args)
         env = dict(BASE_ENV)
         env.update(sc["env"])
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:%d" % port
