@@ -271,6 +271,20 @@ fn maturin() -> Option<PathBuf> {
         skip("python3 not found: the PyPI wheel test needs it");
         return None;
     }
+    // maturin asks `cargo metadata` for every platform's dependencies (Windows' too), which a
+    // build for this machine never downloaded: fetch the whole lockfile first, so the offline
+    // build below works on a fresh machine (a no-op once they are in cargo's cache).
+    let fetched = nested_cargo(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(root())
+        .args(["fetch", "--locked", "--quiet"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !fetched {
+        skip(
+            "cargo fetch --locked failed (no crates.io access?): the wheel build needs every crate",
+        );
+        return None;
+    }
     let venv = target_dir().join("packaging-tools/maturin");
     let bin = venv.join("bin/maturin");
     let ok = venv.join(".installed-ok-with-uv");
