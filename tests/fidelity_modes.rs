@@ -4,34 +4,22 @@
 
 use crate::common;
 
-use common::{bin, events, root};
+use common::{bin, captured, of_type};
 use serde_json::Value;
 
 /// The envelope of capture `name` (`--strict`: no unknown line, no diagnostic).
 fn envelope(name: &str) -> Vec<Value> {
-    let path = root().join("fixtures/captured/2.1.332").join(name);
-    let out = bin().arg("--strict").arg(&path).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{name}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    events(&out.stdout)
+    common::strict_envelope(&captured("2.1.332", name))
 }
 
 /// The raw lines of capture `name` of type `t`.
 fn lines(name: &str, t: &str) -> Vec<Value> {
-    let path = root().join("fixtures/captured/2.1.332").join(name);
-    std::fs::read_to_string(path)
+    std::fs::read_to_string(captured("2.1.332", name))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|v| v["type"] == t)
         .collect()
-}
-
-fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["type"] == t).collect()
 }
 
 /// `--input-format stream-json --replay-user-messages`: three user messages over stdin (a
@@ -122,7 +110,7 @@ fn a_permission_prompt_tool_denial_reaches_the_result_and_the_turn_end() {
 
 /// The spans of `--format otlp` for capture `name`.
 fn spans(name: &str) -> Vec<Value> {
-    let path = root().join("fixtures/captured/2.1.332").join(name);
+    let path = captured("2.1.332", name);
     let out = bin()
         .args(["--format", "otlp"])
         .arg(&path)

@@ -92,19 +92,10 @@ pub fn ai_sdk(lines: &[Value]) -> Vec<Value> {
         ],
         &ndjson(lines),
     );
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect()
+    crate::common::sse_data(&out)
 }
 
-/// The events of type `t`.
-pub fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["type"] == t).collect()
-}
+pub use crate::common::of_type;
 
 /// The events that input line `n` produced.
 pub fn on_line(ev: &[Value], n: u64) -> Vec<&Value> {

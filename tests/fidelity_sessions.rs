@@ -5,41 +5,23 @@
 
 use crate::common;
 
-use common::{bin, events, root};
+use common::{bin, captured, of_type};
 use serde_json::{Value, json};
-
-const DIR: &str = "fixtures/captured/2.1.332";
 
 /// The envelope of capture `name`, which must pass `--strict`.
 fn envelope(name: &str) -> Vec<Value> {
-    let out = bin()
-        .arg("--strict")
-        .arg(root().join(DIR).join(name))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{name}: {out:?}");
-    events(&out.stdout)
+    common::strict_envelope(&captured("2.1.332", name))
 }
 
 /// The AI SDK profile's chunks for capture `name` (without the final `[DONE]`).
 fn ai_sdk(name: &str) -> Vec<Value> {
     let out = bin()
         .args(["--format", "sse", "--sse-profile", "ai-sdk"])
-        .arg(root().join(DIR).join(name))
+        .arg(captured("2.1.332", name))
         .output()
         .unwrap();
     assert!(out.status.success(), "{name}: {out:?}");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect()
-}
-
-fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["type"] == t).collect()
+    common::sse_data(&out.stdout)
 }
 
 fn one<'a>(ev: &'a [Value], t: &str) -> &'a Value {
@@ -332,7 +314,7 @@ fn real_client_metadata(name: &str) -> Option<Value> {
             return None;
         }
     };
-    let server = Server::start(&root().join(DIR).join(name), &["--timeout", "60"])?;
+    let server = Server::start(&captured("2.1.332", name), &["--timeout", "60"])?;
     let url = format!("http://127.0.0.1:{}/chat", server.port);
     let got = node(dir, &["ai-sdk-read.mjs", &url]);
     drop(server);

@@ -69,6 +69,44 @@ pub fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The events of type `t`.
+pub fn of_type<'a>(ev: &'a [serde_json::Value], t: &str) -> Vec<&'a serde_json::Value> {
+    ev.iter().filter(|e| e["type"] == t).collect()
+}
+
+/// The JSON payloads of an SSE stream's `data:` lines, without the AI SDK's closing `[DONE]`.
+pub fn sse_data(stdout: &[u8]) -> Vec<serde_json::Value> {
+    std::str::from_utf8(stdout)
+        .expect("output is UTF-8")
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("bad data line {e}: {d}")))
+        .collect()
+}
+
+/// Capture `name` of CLI `version` in `fixtures/captured/`.
+pub fn captured(version: &str, name: &str) -> PathBuf {
+    root().join("fixtures/captured").join(version).join(name)
+}
+
+/// The envelope of the file at `path`, which must pass `--strict` (no unknown line, no
+/// diagnostic).
+pub fn strict_envelope(path: &Path) -> Vec<serde_json::Value> {
+    let out = bin()
+        .arg("--strict")
+        .arg(path)
+        .output()
+        .expect("run boo-normalize");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    events(&out.stdout)
+}
+
 /// Number of lines in `bytes` as the tool counts them (an unterminated last line counts).
 pub fn line_count(bytes: &[u8]) -> u64 {
     let n = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
