@@ -1,6 +1,7 @@
-//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned below) against the loopback
-//! Messages API stand-in `tests/support/fake_anthropic.py`: installing it project-locally (or
-//! skipping with a message), the scripted API, and the `spawn` command line that runs it.
+//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`: 2.1.45, or `BOO_CLAUDE_VERSION`)
+//! against the loopback Messages API stand-in `tests/support/fake_anthropic.py`: installing it
+//! project-locally (or skipping with a message), the scripted API, and the `spawn` command line
+//! that runs it.
 
 use std::fs;
 use std::io::BufReader;
@@ -13,8 +14,11 @@ use serde_json::Value;
 
 use crate::spawn_common::*;
 
-/// The pinned CLI version (JS release: runs on node, small install, captured in fixtures/).
-pub const CLI_VERSION: &str = "2.1.45";
+/// The CLI version under test: `BOO_CLAUDE_VERSION`, else the pinned 2.1.45 (see
+/// `tests/support/README.md`).
+pub fn cli_version() -> &'static str {
+    crate::common::claude_version()
+}
 
 pub const RUN_MAX: Duration = Duration::from_secs(90);
 
@@ -35,7 +39,7 @@ pub fn cli() -> Option<&'static PathBuf> {
         }
         let out = Command::new("bash")
             .arg(root().join("tests/support/install-claude.sh"))
-            .arg(CLI_VERSION)
+            .arg(cli_version())
             .stderr(Stdio::piped())
             .output();
         match out {
@@ -45,7 +49,8 @@ pub fn cli() -> Option<&'static PathBuf> {
             }
             Ok(o) => {
                 eprintln!(
-                    "SKIP (real claude CLI): claude CLI {CLI_VERSION} could not be installed: {}",
+                    "SKIP (real claude CLI): claude CLI {} could not be installed: {}",
+                    cli_version(),
                     String::from_utf8_lossy(&o.stderr)
                         .lines()
                         .last()
