@@ -263,15 +263,16 @@ impl Live {
     }
 }
 
-/// The running claude CLI processes of a run: carrying `mark` and running the installed CLI
-/// (which soon renames itself `claude`, so its argv cannot be read from `/proc`).
+/// The running claude CLI processes of a run: carrying `mark` and running the installed CLI.
+/// A JS release starts as `node ENTRY …` and soon renames itself `claude` (so its argv cannot
+/// be read from `/proc`); a native release runs as `ENTRY …`.
 pub fn claude_procs(mark: &str) -> Vec<(i32, String)> {
     let cli = need_path().to_string_lossy().into_owned();
     procs_with(mark)
         .into_iter()
         .filter(|(_, cmd)| {
-            let mut words = cmd.split(' ');
-            words.next() == Some("claude") || words.next() == Some(cli.as_str())
+            let words: Vec<&str> = cmd.split(' ').take(2).collect();
+            words.first() == Some(&"claude") || words.contains(&cli.as_str())
         })
         .collect()
 }
