@@ -67,6 +67,24 @@ pub fn cli() -> Option<&'static PathBuf> {
     .as_ref()
 }
 
+/// Whether the CLI under test lists `option` in its `--help` (for flags that came in a later
+/// release than the pinned one).
+pub fn cli_has_option(option: &str) -> bool {
+    let d = Dirs::new();
+    let out = Command::new(need_path())
+        .arg("--help")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &d.home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("claude --help");
+    assert!(out.status.success(), "claude --help failed");
+    String::from_utf8_lossy(&out.stdout)
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .any(|w| w == option)
+}
+
 macro_rules! need_cli {
     () => {
         match $crate::adapters::harness::cli() {
