@@ -177,7 +177,7 @@ fn output_cap_of_5_mb() {
         &json!({"responses": [
             {"content": [
                 {"type": "text", "text": big},
-                {"type": "tool_use", "name": "Bash", "input": {"command": format!("sleep 30 # {mark}"), "description": "wait"}}
+                {"type": "tool_use", "name": "Bash", "input": {"command": long_job(30, &mark), "description": "wait"}}
             ]},
             {"content": [{"type": "text", "text": "done"}]}
         ]}),

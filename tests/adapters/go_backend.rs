@@ -375,7 +375,7 @@ fn a_restarted_backend_resumes_the_browser_stream() {
         &json!({"responses": [
             {"content": [{"type": "text", "text": "Working on it."},
                 {"type": "tool_use", "name": "Bash", "input": {
-                "command": format!("sleep 60 # {mark}"), "description": "work"}}]},
+                "command": long_job(60, &mark), "description": "work"}}]},
             {"content": [{"type": "text", "text": "Resumed fine."}]}
         ]}),
     );

@@ -387,6 +387,14 @@ pub fn background_then_hang(mark: &str) -> Value {
     ]})
 }
 
+/// A Bash command whose tool call runs for `secs` seconds, as a build or a test run would (its
+/// command line has `sleep {secs}` and `mark`). Not a bare `sleep N`: newer CLIs (2.1.332)
+/// refuse a command that begins with `sleep N` for N ≥ 25 ("Blocked: standalone sleep N") and
+/// the call ends at once.
+pub fn long_job(secs: u32, mark: &str) -> String {
+    format!("sh -c 'sleep {secs}' # {mark}")
+}
+
 /// An inline `--mcp-config` JSON for `tests/support/mcp_echo.py` (server `echo`, tool
 /// `mcp__echo__echo`), and the file where the server logs every request it gets.
 pub fn mcp_echo(d: &Dirs) -> (String, PathBuf) {
