@@ -325,7 +325,7 @@ fn a_hanging_api_ends_in_a_timeout() {
     );
     let out = output_within(c, RUN_MAX);
     let ev = browser_events(&out.stdout);
-    assert_eq!(of_type(&ev, "run.error")[0]["cause"], "no_result");
+    assert_session_error(&ev);
     let end = run_end(&ev);
     assert_eq!(end["cause"], "timeout");
     assert_eq!(out.status.code(), Some(124));

@@ -39,7 +39,7 @@ fn sigint_interrupts_one_session_only() {
     assert_eq!(end["reason"], "SIGINT");
     assert_eq!(end["signals_sent"][0], "SIGINT");
     assert!(end["descendants_killed"].as_u64().unwrap() >= 1, "{end}");
-    assert_eq!(of_type(&ev, "run.error")[0]["cause"], "no_result");
+    assert_session_error(&ev);
     assert_eq!(code, Some(130));
     assert_no_procs(&ma, Duration::from_secs(1));
     let (code_b, ev_b, err_b) = b.finish();
@@ -98,7 +98,7 @@ fn sigterm_then_sigkill_after_five_seconds() {
     assert_eq!(end["reason"], "SIGTERM");
     assert_eq!(end["signals_sent"], json!(["SIGTERM"]), "{end}");
     assert!(end["descendants_killed"].as_u64().unwrap() >= 1, "{end}");
-    assert_eq!(of_type(&ev, "run.error")[0]["cause"], "no_result");
+    assert_session_error(&ev);
     assert_eq!(code, Some(143));
     assert_no_procs(&mark, Duration::from_secs(1));
 }

@@ -407,6 +407,32 @@ pub fn mcp_echo(d: &Dirs) -> (String, PathBuf) {
     (config.to_string(), log)
 }
 
+/// The session error of a run that was stopped before it finished (a timeout, an idle timeout,
+/// a signal to boo-normalize): `run.error` (`no_result`, right before `run.end`) when the CLI
+/// wrote no result, or, when it wrote one as it stopped (2.1.332 does on SIGINT when the
+/// interrupt finds it between a tool result and the next reply: `error_during_execution`), that
+/// last `turn.end`, an error. Never a success, never both, and `terminal_seen` says which.
+pub fn assert_session_error(ev: &[Value]) {
+    let end = run_end(ev);
+    let errors = of_type(ev, "run.error");
+    let turns = of_type(ev, "turn.end");
+    if end["terminal_seen"] == false {
+        assert!(turns.is_empty(), "turn.end without terminal_seen: {end}");
+        assert_eq!(errors.len(), 1, "{:?}", types(ev));
+        assert_eq!(errors[0]["cause"], "no_result");
+        assert_eq!(ev[ev.len() - 2]["type"], "run.error", "{:?}", types(ev));
+    } else {
+        assert_eq!(end["terminal_seen"], true, "{end}");
+        assert!(
+            errors.is_empty(),
+            "run.error although a result came: {errors:?}"
+        );
+        let last = turns.last().expect("terminal_seen, so a turn.end");
+        assert_eq!(last["is_error"], true, "{last}");
+        assert_ne!(last["outcome"], "success", "{last}");
+    }
+}
+
 /// The types of `ev`, for failure messages.
 pub fn types(ev: &[Value]) -> Vec<&str> {
     ev.iter().filter_map(|e| e["type"].as_str()).collect()
