@@ -409,9 +409,11 @@ pub fn mcp_echo(d: &Dirs) -> (String, PathBuf) {
 
 /// The session error of a run that was stopped before it finished (a timeout, an idle timeout,
 /// a signal to boo-normalize): `run.error` (`no_result`, right before `run.end`) when the CLI
-/// wrote no result, or, when it wrote one as it stopped (2.1.332 does on SIGINT when the
-/// interrupt finds it between a tool result and the next reply: `error_during_execution`), that
-/// last `turn.end`, an error. Never a success, never both, and `terminal_seen` says which.
+/// wrote no result, or, when it wrote one as it stopped, that last `turn.end`, an error. 2.1.45
+/// writes none; 2.1.332 answers a SIGINT with an `error_during_execution` result or not,
+/// depending on when it lands (with one the interrupt refused a call in progress, or came soon
+/// after a tool result; without one it came seconds into a request that hangs). Never a
+/// success, never both, and `terminal_seen` says which.
 pub fn assert_session_error(ev: &[Value]) {
     let end = run_end(ev);
     let errors = of_type(ev, "run.error");
