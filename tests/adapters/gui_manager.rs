@@ -49,11 +49,10 @@ fn sigint_interrupts_one_session_only() {
 }
 
 /// `--stop-signal TERM --grace 5s`: SIGTERM to the session's process group (no SIGINT), and
-/// whatever ignores it is SIGKILLed 5 s later. Here the tool's `trap '' TERM` shell, in the
-/// CLI's group on 2.1.45, which dies of the TERM and leaves it; 2.1.332 runs its tools in their
-/// own session and SIGKILLs them itself on TERM, so the shell also leaves a TERM-ignoring process
-/// of its own session outside the CLI's reach (`stubborn`, a double fork), as a tool's
-/// background job would be.
+/// whatever ignores it is SIGKILLed 5 s later. Here the tool's `trap '' TERM` shell (in its own
+/// session: the CLI dies of the TERM and leaves it, 2.1.45 and 2.1.158), and, since 2.1.332
+/// SIGKILLs its running tool itself on TERM, a TERM-ignoring process the shell left outside the
+/// CLI's reach (`stubborn`, a double fork), as a tool's background job would be.
 #[test]
 fn sigterm_then_sigkill_after_five_seconds() {
     need_cli!();
