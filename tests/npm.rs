@@ -292,21 +292,22 @@ fn typescript_client_tests_and_example_typecheck() {
     );
 }
 
-/// The pinned real claude CLI (installed project-locally by tests/support/install-claude.sh,
-/// as the spawn tests do), or `None` after a note: the real-CLI client test then skips.
+/// The real claude CLI the adapter tests run (`BOO_CLAUDE_VERSION`, else the pinned one; installed
+/// project-locally by tests/support/install-claude.sh, as the spawn tests do), or `None` after a
+/// note: the real-CLI client test then skips.
 fn pinned_claude() -> Option<PathBuf> {
-    const VERSION: &str = "2.1.45";
+    let version = crate::common::claude_version();
     if !have("python3") {
         eprintln!("note: python3 missing: the client's real-CLI test skips");
         return None;
     }
     let out = Command::new("bash")
         .arg(root().join("tests/support/install-claude.sh"))
-        .arg(VERSION)
+        .arg(version)
         .output()
         .ok()?;
     if !out.status.success() {
-        eprintln!("note: claude CLI {VERSION} unavailable: the client's real-CLI test skips");
+        eprintln!("note: claude CLI {version} unavailable: the client's real-CLI test skips");
         return None;
     }
     Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))

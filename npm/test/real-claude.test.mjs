@@ -1,6 +1,6 @@
-// spawn() with the real claude CLI (the pinned version the Rust tests install under target/)
-// against the loopback Messages API stand-in tests/support/fake_anthropic.py. Skipped unless
-// BOO_CLAUDE_BIN names that CLI (tests/npm.rs sets it when the CLI is installed).
+// spawn() with the real claude CLI (the version the Rust tests install: 2.1.45, or
+// BOO_CLAUDE_VERSION) against the loopback Messages API stand-in tests/support/fake_anthropic.py.
+// Skipped unless BOO_CLAUDE_BIN names that CLI (tests/npm.rs sets it when the CLI is installed).
 import assert from "node:assert/strict";
 import { spawn as spawnProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +13,7 @@ import { collect, repo } from "./support.mjs";
 
 const claude = process.env.BOO_CLAUDE_BIN;
 
-test("the real claude CLI against the loopback API: tool uses paired, run.end totals", { skip: !claude && "BOO_CLAUDE_BIN not set (no pinned claude CLI installed)" }, async (t) => {
+test("the real claude CLI against the loopback API: tool uses paired, run.end totals", { skip: !claude && "BOO_CLAUDE_BIN not set (no claude CLI installed by tests/npm.rs)" }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "boo-npm-claude-"));
   const home = join(dir, "home");
   const work = join(dir, "work");

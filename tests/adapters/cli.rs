@@ -51,7 +51,7 @@ fn tool_calls_and_results() {
     assert_eq!(end["cause"], "exit");
     assert_eq!(end["exit_code"], 0);
     assert_eq!(end["terminal_seen"], true);
-    assert_eq!(end["cli_version"], CLI_VERSION);
+    assert_eq!(end["cli_version"], cli_version());
     assert_eq!(end["signals_sent"], json!([]));
     assert_eq!(code, Some(0));
     let v = schema_validator();
@@ -125,7 +125,7 @@ fn record_replay_and_stand_in_round_trip() {
         (end["rec"].as_str(), end["exit_code"].as_i64()),
         (Some("end"), Some(0))
     );
-    assert_eq!(end["cli_version"], CLI_VERSION);
+    assert_eq!(end["cli_version"], cli_version());
 
     let replayed = Command::new(BIN)
         .args(["replay", "--speed", "max"])

@@ -118,19 +118,17 @@ fn claude_flags_pass_through_and_take_effect() {
     assert_eq!(turn["permission_denials"][0]["tool_name"], "Bash", "{turn}");
 }
 
-#[test]
-fn a_flag_the_cli_does_not_know_fails_loudly() {
-    need_cli!();
-    // `--bare` came after the pinned CLI: claude's own error reaches stderr, the stream still
-    // ends with run.error (no result) and run.end, and the status is claude's.
+/// A flag claude does not know: claude's own error reaches stderr, the stream still ends with
+/// run.error (no result) and run.end, the status is claude's, and nothing reached the API.
+fn assert_refused_flag(flag: &str) {
     let d = Dirs::new();
     let fake = Fake::start(&d, &json!({"responses": []}));
-    let mark = marker("go_bare");
-    let c = backend(&d, &fake, &mark, &["--prompt", "Say hi."], &["--bare"]);
+    let mark = marker("go_badflag");
+    let c = backend(&d, &fake, &mark, &["--prompt", "Say hi."], &[flag]);
     let out = output_within(c, RUN_MAX);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("claude: error: unknown option '--bare'"),
+        err.contains(&format!("claude: error: unknown option '{flag}'")),
         "{err}"
     );
     let ev = browser_events(&out.stdout);
@@ -142,6 +140,62 @@ fn a_flag_the_cli_does_not_know_fails_loudly() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(fake.requests().is_empty(), "claude reached the API");
+    assert_no_procs(&mark, Duration::from_secs(2));
+}
+
+#[test]
+fn a_flag_the_cli_does_not_know_fails_loudly() {
+    need_cli!();
+    assert_refused_flag("--no-such-boo-flag");
+}
+
+/// `--bare`, which the README's backend passes, on the CLI under test: one that predates it
+/// (2.1.45) refuses it loudly, as any unknown flag; one that has it (2.1.110 and later) runs
+/// with it, and it takes effect: the working directory's CLAUDE.md, which the same run without
+/// `--bare` sends to the API, is not read.
+#[test]
+fn bare_passes_through_on_every_version() {
+    need_cli!();
+    if !cli_has_option("--bare") {
+        assert_refused_flag("--bare");
+        return;
+    }
+    let memo = format!("BOO-MEMO-{}", std::process::id());
+    let mut sent = Vec::new();
+    for bare in [false, true] {
+        let d = Dirs::new();
+        fs::write(d.work.join("CLAUDE.md"), format!("Project notes: {memo}\n")).unwrap();
+        let fake = Fake::start(
+            &d,
+            &json!({"responses": [{"content": [{"type": "text", "text": "hi"}]}]}),
+        );
+        let mark = marker("go_bare");
+        let flags: &[&str] = if bare { &["--bare"] } else { &[] };
+        let out = output_within(
+            backend(&d, &fake, &mark, &["--prompt", "Say hi."], flags),
+            RUN_MAX,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "bare={bare}: {err}");
+        let ev = browser_events(&out.stdout);
+        let turn = of_type(&ev, "turn.end");
+        assert_eq!(turn.len(), 1, "bare={bare}: {err}");
+        assert_eq!(turn[0]["outcome"], "success", "bare={bare}");
+        assert_eq!(text_of(&turn[0]["result"]), "hi");
+        let main: Vec<Value> = fake
+            .requests()
+            .into_iter()
+            .filter(|r| r["kind"] == "main")
+            .collect();
+        assert!(!main.is_empty(), "bare={bare}: no request");
+        sent.push(main.iter().any(|r| r["body"].to_string().contains(&memo)));
+        assert_no_procs(&mark, Duration::from_secs(2));
+    }
+    assert_eq!(
+        sent,
+        [true, false],
+        "CLAUDE.md sent without and with --bare"
+    );
 }
 
 #[test]
@@ -271,7 +325,7 @@ fn a_hanging_api_ends_in_a_timeout() {
     );
     let out = output_within(c, RUN_MAX);
     let ev = browser_events(&out.stdout);
-    assert_eq!(of_type(&ev, "run.error")[0]["cause"], "no_result");
+    assert_session_error(&ev);
     let end = run_end(&ev);
     assert_eq!(end["cause"], "timeout");
     assert_eq!(out.status.code(), Some(124));
@@ -321,7 +375,7 @@ fn a_restarted_backend_resumes_the_browser_stream() {
         &json!({"responses": [
             {"content": [{"type": "text", "text": "Working on it."},
                 {"type": "tool_use", "name": "Bash", "input": {
-                "command": format!("sleep 60 # {mark}"), "description": "work"}}]},
+                "command": long_job(60, &mark), "description": "work"}}]},
             {"content": [{"type": "text", "text": "Resumed fine."}]}
         ]}),
     );

@@ -1,6 +1,7 @@
-//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned below) against the loopback
-//! Messages API stand-in `tests/support/fake_anthropic.py`: installing it project-locally (or
-//! skipping with a message), the scripted API, and the `spawn` command line that runs it.
+//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`: 2.1.45, or `BOO_CLAUDE_VERSION`)
+//! against the loopback Messages API stand-in `tests/support/fake_anthropic.py`: installing it
+//! project-locally (or skipping with a message), the scripted API, and the `spawn` command line
+//! that runs it.
 
 use std::fs;
 use std::io::BufReader;
@@ -13,8 +14,11 @@ use serde_json::Value;
 
 use crate::spawn_common::*;
 
-/// The pinned CLI version (JS release: runs on node, small install, captured in fixtures/).
-pub const CLI_VERSION: &str = "2.1.45";
+/// The CLI version under test: `BOO_CLAUDE_VERSION`, else the pinned 2.1.45 (see
+/// `tests/support/README.md`).
+pub fn cli_version() -> &'static str {
+    crate::common::claude_version()
+}
 
 pub const RUN_MAX: Duration = Duration::from_secs(90);
 
@@ -35,7 +39,7 @@ pub fn cli() -> Option<&'static PathBuf> {
         }
         let out = Command::new("bash")
             .arg(root().join("tests/support/install-claude.sh"))
-            .arg(CLI_VERSION)
+            .arg(cli_version())
             .stderr(Stdio::piped())
             .output();
         match out {
@@ -45,7 +49,8 @@ pub fn cli() -> Option<&'static PathBuf> {
             }
             Ok(o) => {
                 eprintln!(
-                    "SKIP (real claude CLI): claude CLI {CLI_VERSION} could not be installed: {}",
+                    "SKIP (real claude CLI): claude CLI {} could not be installed: {}",
+                    cli_version(),
                     String::from_utf8_lossy(&o.stderr)
                         .lines()
                         .last()
@@ -60,6 +65,24 @@ pub fn cli() -> Option<&'static PathBuf> {
         }
     })
     .as_ref()
+}
+
+/// Whether the CLI under test lists `option` in its `--help` (for flags that came in a later
+/// release than the pinned one).
+pub fn cli_has_option(option: &str) -> bool {
+    let d = Dirs::new();
+    let out = Command::new(need_path())
+        .arg("--help")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &d.home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("claude --help");
+    assert!(out.status.success(), "claude --help failed");
+    String::from_utf8_lossy(&out.stdout)
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .any(|w| w == option)
 }
 
 macro_rules! need_cli {
@@ -258,15 +281,16 @@ impl Live {
     }
 }
 
-/// The running claude CLI processes of a run: carrying `mark` and running the installed CLI
-/// (which soon renames itself `claude`, so its argv cannot be read from `/proc`).
+/// The running claude CLI processes of a run: carrying `mark` and running the installed CLI.
+/// A JS release starts as `node ENTRY …` and soon renames itself `claude` (so its argv cannot
+/// be read from `/proc`); a native release runs as `ENTRY …`.
 pub fn claude_procs(mark: &str) -> Vec<(i32, String)> {
     let cli = need_path().to_string_lossy().into_owned();
     procs_with(mark)
         .into_iter()
         .filter(|(_, cmd)| {
-            let mut words = cmd.split(' ');
-            words.next() == Some("claude") || words.next() == Some(cli.as_str())
+            let words: Vec<&str> = cmd.split(' ').take(2).collect();
+            words.first() == Some(&"claude") || words.contains(&cli.as_str())
         })
         .collect()
 }
@@ -363,6 +387,14 @@ pub fn background_then_hang(mark: &str) -> Value {
     ]})
 }
 
+/// A Bash command whose tool call runs for `secs` seconds, as a build or a test run would (its
+/// command line has `sleep {secs}` and `mark`). Not a bare `sleep N`: newer CLIs (2.1.332)
+/// refuse a command that begins with `sleep N` for N ≥ 25 ("Blocked: standalone sleep N") and
+/// the call ends at once.
+pub fn long_job(secs: u32, mark: &str) -> String {
+    format!("sh -c 'sleep {secs}' # {mark}")
+}
+
 /// An inline `--mcp-config` JSON for `tests/support/mcp_echo.py` (server `echo`, tool
 /// `mcp__echo__echo`), and the file where the server logs every request it gets.
 pub fn mcp_echo(d: &Dirs) -> (String, PathBuf) {
@@ -373,6 +405,34 @@ pub fn mcp_echo(d: &Dirs) -> (String, PathBuf) {
         "args": [server.to_str().unwrap(), "--log", log.to_str().unwrap()]
     }}});
     (config.to_string(), log)
+}
+
+/// The session error of a run that was stopped before it finished (a timeout, an idle timeout,
+/// a signal to boo-normalize): `run.error` (`no_result`, right before `run.end`) when the CLI
+/// wrote no result, or, when it wrote one as it stopped, that last `turn.end`, an error. 2.1.45
+/// writes none; 2.1.332 answers a SIGINT with an `error_during_execution` result or not,
+/// depending on when it lands (with one the interrupt refused a call in progress, or came soon
+/// after a tool result; without one it came seconds into a request that hangs). Never a
+/// success, never both, and `terminal_seen` says which.
+pub fn assert_session_error(ev: &[Value]) {
+    let end = run_end(ev);
+    let errors = of_type(ev, "run.error");
+    let turns = of_type(ev, "turn.end");
+    if end["terminal_seen"] == false {
+        assert!(turns.is_empty(), "turn.end without terminal_seen: {end}");
+        assert_eq!(errors.len(), 1, "{:?}", types(ev));
+        assert_eq!(errors[0]["cause"], "no_result");
+        assert_eq!(ev[ev.len() - 2]["type"], "run.error", "{:?}", types(ev));
+    } else {
+        assert_eq!(end["terminal_seen"], true, "{end}");
+        assert!(
+            errors.is_empty(),
+            "run.error although a result came: {errors:?}"
+        );
+        let last = turns.last().expect("terminal_seen, so a turn.end");
+        assert_eq!(last["is_error"], true, "{last}");
+        assert_ne!(last["outcome"], "success", "{last}");
+    }
 }
 
 /// The types of `ev`, for failure messages.

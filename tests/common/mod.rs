@@ -123,3 +123,14 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
     }
     c
 }
+
+/// The claude CLI version the real-CLI tests run (the adapter contracts, the TypeScript client's
+/// real-CLI test): `BOO_CLAUDE_VERSION` if set (e.g. `BOO_CLAUDE_VERSION=2.1.332`), else the
+/// pinned 2.1.45 (a JS release: small install, quick start, captured in fixtures/).
+pub fn claude_version() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| match std::env::var("BOO_CLAUDE_VERSION") {
+        Ok(v) if !v.trim().is_empty() => v.trim().to_owned(),
+        _ => "2.1.45".to_owned(),
+    })
+}
