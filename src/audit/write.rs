@@ -32,6 +32,12 @@ pub struct Audit<W: Write> {
     hasher: Option<Hasher>,
     /// Added to every `mono_us` (a continued run, see [`Audit::continuing_from`]).
     mono_base: u64,
+    /// The raw lines of the batch being built are escaped here rather than on the hashing
+    /// thread (see [`Audit::ship`]).
+    escape_here: bool,
+    /// Batches on their way from which the next batch's raw lines are escaped here: [`DEPTH`]
+    /// (tests: 0, always, or more than `DEPTH`, never).
+    escape_from: usize,
 }
 
 impl<W: Write> Audit<W> {
@@ -52,6 +58,8 @@ impl<W: Write> Audit<W> {
             pool: Vec::new(),
             hasher: None,
             mono_base: 0,
+            escape_here: false,
+            escape_from: DEPTH,
         }
     }
 
@@ -78,6 +86,15 @@ impl<W: Write> Audit<W> {
     /// (see [`Sink::event`]); default [`STREAM_RECORD`].
     pub fn stream_records_from(mut self, bytes: usize) -> Self {
         self.stream_at = bytes;
+        self
+    }
+
+    /// Escape the raw lines of the batches built while `n` batches are on their way on this
+    /// thread (0: all of them).
+    #[cfg(test)]
+    fn escape_from(mut self, n: usize) -> Self {
+        self.escape_from = n;
+        self.escape_here = n == 0;
         self
     }
 
@@ -182,7 +199,7 @@ impl<W: Write> Audit<W> {
         let start = self.rec.buf.len();
         self.cli_and_event_key(ctx);
         self.rec.raw(events.bytes(meta));
-        let raw = self.raw_and_extras(meta, ctx, true);
+        let raw = self.raw_and_extras(meta, ctx, !self.escape_here);
         self.recs.push(Rec {
             seq: meta.seq,
             unix_us: ctx.stamp.unix_us,
@@ -199,6 +216,13 @@ impl<W: Write> Audit<W> {
 
     /// Hand the batch in `rec` to the hashing thread, after writing the batches it has
     /// finished (waiting for the oldest only when [`DEPTH`] batches are on their way).
+    ///
+    /// The two threads share the work by batches: a record's raw line is escaped on the hashing
+    /// thread (its costliest part after the hash), except in a batch built while that thread is
+    /// [`DEPTH`] batches behind, which this thread would soon have to wait for: that batch's
+    /// lines are escaped here instead. So when the hashing thread is the slower one (escaping
+    /// and hashing take more than the pipeline's own work on some input, or another process has
+    /// its core), the pipeline takes over part of its work rather than wait.
     fn ship(&mut self) -> io::Result<()> {
         if self.recs.is_empty() {
             return Ok(());
@@ -219,6 +243,7 @@ impl<W: Write> Audit<W> {
                 spare: self.pool.pop().unwrap_or_default(),
             })
         });
+        self.escape_here = hasher.in_flight() >= self.escape_from;
         self.hasher = Some(hasher);
         sent
     }
@@ -454,8 +479,10 @@ mod tests {
             ev.out().u64(i);
             ev.end();
         }
-        let write = |sync: bool| {
-            let mut a = Audit::new(Vec::new(), "r", GENESIS).stream_records_from(200_000);
+        let write = |sync: bool, escape_from: usize| {
+            let mut a = Audit::new(Vec::new(), "r", GENESIS)
+                .stream_records_from(200_000)
+                .escape_from(escape_from);
             if sync {
                 a = a.with_sync(|_| Ok(()));
             }
@@ -474,11 +501,16 @@ mod tests {
             a.flush().unwrap();
             (std::mem::take(&mut a.w), a.prev)
         };
-        let (whole, h1) = write(true);
-        let (batched, h2) = write(false);
+        let (whole, h1) = write(true, DEPTH);
         assert!(whole.len() > 8 * BATCH_BYTES, "several batches");
-        assert!(whole == batched, "batched records differ");
-        assert_eq!(h1, h2);
+        // Raw lines escaped on the hashing thread, on the pipeline's, or as the threads' pace
+        // decides: the same bytes.
+        for escape_from in [usize::MAX, 0, DEPTH] {
+            let (batched, h2) = write(false, escape_from);
+            assert!(whole == batched, "batched records differ ({escape_from})");
+            assert_eq!(h1, h2);
+        }
+        let (batched, _) = write(false, DEPTH);
         let summary = crate::audit::verify::verify(&batched[..]).unwrap();
         assert_eq!(summary.records, 4000);
     }
