@@ -12,8 +12,9 @@
 //! record-by-record writer makes: the bytes written are exactly those of records built and
 //! hashed one at a time.
 
-use std::io;
+use std::io::{self, Write};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
@@ -52,6 +53,9 @@ pub struct Batch {
     /// Room for the finished records (handed back holding the records as they were handed
     /// over, emptied, for reuse).
     pub spare: Vec<u8>,
+    /// Handed back: how writing the finished records went, when the helper thread writes them
+    /// (see [`Hasher::start`]); `None`: they are for the sink to write.
+    pub written: Option<io::Result<()>>,
 }
 
 impl Batch {
@@ -112,8 +116,8 @@ pub struct Hasher {
 }
 
 impl Hasher {
-    /// Start the helper thread.
-    pub fn start(run_id: &str) -> io::Result<Self> {
+    /// Start the helper thread; with `out`, it writes each batch there once finished.
+    pub fn start(run_id: &str, out: Option<Arc<Mutex<dyn Write + Send>>>) -> io::Result<Self> {
         let run_id = run_id.to_owned();
         let (to, work) = sync_channel::<Batch>(DEPTH);
         let (done, from) = sync_channel::<Batch>(DEPTH);
@@ -125,6 +129,10 @@ impl Hasher {
                 for mut b in work {
                     b.finish(head, &run_id, &mut ts);
                     head = b.prev.expect("set by finish");
+                    if let Some(out) = &out {
+                        let mut w = out.lock().unwrap_or_else(PoisonError::into_inner);
+                        b.written = Some(w.write_all(&b.buf));
+                    }
                     if done.send(b).is_err() {
                         return;
                     }

@@ -42,8 +42,9 @@
 //! the file stays one chain across runs. The writer takes an exclusive advisory lock on the file
 //! for the whole run (a second writer fails instead of interleaving), and refuses to append
 //! after a torn last record. Records are hashed on a helper thread and handed to the kernel a
-//! batch of whole records per `write`, at the latest whenever the pipeline flushes (its input
-//! has nothing more ready); a record of 1 MiB or more is written in pieces. With `--fsync` each
+//! batch of whole records per `write` (by that thread for `--audit FILE`, see [`shared`]), at
+//! the latest whenever the pipeline flushes (its input has nothing more ready); a record of
+//! 1 MiB or more is written in pieces. With `--fsync` each
 //! record is one `write` followed by `fdatasync`, so a crash loses at most the record being
 //! written. A crash mid-write leaves a torn last record, which `audit verify` reports and which
 //! appending refuses to build on.
@@ -51,6 +52,7 @@
 pub mod batch;
 pub mod read;
 mod record;
+pub mod shared;
 pub mod verify;
 pub mod write;
 

@@ -3,12 +3,14 @@
 //! whole records at a time.
 
 use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::batch::{BATCH_BYTES, Batch, DEPTH, Hasher, Rec};
 use super::record::{Ts, head, raw_member, tail};
+use super::shared::Shared;
 use super::{TAIL_LEN, bad};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
@@ -32,6 +34,28 @@ pub struct Audit<W: Write> {
     hasher: Option<Hasher>,
     /// Added to every `mono_us` (a continued run, see [`Audit::continuing_from`]).
     mono_base: u64,
+    /// The raw lines of the batch being built are escaped here rather than on the hashing
+    /// thread (see [`Audit::ship`]).
+    escape_here: bool,
+    /// Batches on their way from which the next batch's raw lines are escaped here: [`DEPTH`]
+    /// (tests: 0, always, or more than `DEPTH`, never).
+    escape_from: usize,
+    /// Where the hashing thread writes the batches it finishes (see
+    /// [`Audit::writing_on_helper`]); `None`: this thread writes them.
+    helper_out: Option<Arc<Mutex<dyn Write + Send>>>,
+}
+
+impl<W: Write + Send + 'static> Audit<Shared<W>> {
+    /// An audit sink whose batches the hashing thread writes to `w` itself (see
+    /// [`super::shared`]): for a file, whose `write` calls (copying the records into the page
+    /// cache) are then not on the pipeline thread. Otherwise as [`Audit::new`].
+    pub fn writing_on_helper(w: W, run_id: &str, prev: [u8; 64]) -> Self {
+        let w = Shared::new(w);
+        let out = w.handle();
+        let mut a = Audit::new(w, run_id, prev);
+        a.helper_out = Some(out);
+        a
+    }
 }
 
 impl<W: Write> Audit<W> {
@@ -52,6 +76,9 @@ impl<W: Write> Audit<W> {
             pool: Vec::new(),
             hasher: None,
             mono_base: 0,
+            escape_here: false,
+            escape_from: DEPTH,
+            helper_out: None,
         }
     }
 
@@ -78,6 +105,15 @@ impl<W: Write> Audit<W> {
     /// (see [`Sink::event`]); default [`STREAM_RECORD`].
     pub fn stream_records_from(mut self, bytes: usize) -> Self {
         self.stream_at = bytes;
+        self
+    }
+
+    /// Escape the raw lines of the batches built while `n` batches are on their way on this
+    /// thread (0: all of them).
+    #[cfg(test)]
+    fn escape_from(mut self, n: usize) -> Self {
+        self.escape_from = n;
+        self.escape_here = n == 0;
         self
     }
 
@@ -182,7 +218,7 @@ impl<W: Write> Audit<W> {
         let start = self.rec.buf.len();
         self.cli_and_event_key(ctx);
         self.rec.raw(events.bytes(meta));
-        let raw = self.raw_and_extras(meta, ctx, true);
+        let raw = self.raw_and_extras(meta, ctx, !self.escape_here);
         self.recs.push(Rec {
             seq: meta.seq,
             unix_us: ctx.stamp.unix_us,
@@ -199,13 +235,20 @@ impl<W: Write> Audit<W> {
 
     /// Hand the batch in `rec` to the hashing thread, after writing the batches it has
     /// finished (waiting for the oldest only when [`DEPTH`] batches are on their way).
+    ///
+    /// The two threads share the work by batches: a record's raw line is escaped on the hashing
+    /// thread (its costliest part after the hash), except in a batch built while that thread is
+    /// [`DEPTH`] batches behind, which this thread would soon have to wait for: that batch's
+    /// lines are escaped here instead. So when the hashing thread is the slower one (escaping
+    /// and hashing take more than the pipeline's own work on some input, or another process has
+    /// its core), the pipeline takes over part of its work rather than wait.
     fn ship(&mut self) -> io::Result<()> {
         if self.recs.is_empty() {
             return Ok(());
         }
         let mut hasher = match self.hasher.take() {
             Some(h) => h,
-            None => Hasher::start(&self.run_id)?,
+            None => Hasher::start(&self.run_id, self.helper_out.clone())?,
         };
         let sent = self.land_finished(&mut hasher, DEPTH - 1).and_then(|()| {
             // The chain head is known here only when no batch is on its way; otherwise the
@@ -217,8 +260,10 @@ impl<W: Write> Audit<W> {
                 recs: std::mem::take(&mut self.recs),
                 prev,
                 spare: self.pool.pop().unwrap_or_default(),
+                written: None,
             })
         });
+        self.escape_here = hasher.in_flight() >= self.escape_from;
         self.hasher = Some(hasher);
         sent
     }
@@ -234,7 +279,10 @@ impl<W: Write> Audit<W> {
             };
             let Some(b) = done else { return Ok(()) };
             self.prev = b.prev.expect("a finished batch holds its last hash");
-            let written = self.w.write_all(&b.buf);
+            let written = match b.written {
+                Some(r) => r,
+                None => self.w.write_all(&b.buf),
+            };
             for mut v in [b.buf, b.spare] {
                 v.clear();
                 self.pool.push(v);
@@ -454,12 +502,8 @@ mod tests {
             ev.out().u64(i);
             ev.end();
         }
-        let write = |sync: bool| {
-            let mut a = Audit::new(Vec::new(), "r", GENESIS).stream_records_from(200_000);
-            if sync {
-                a = a.with_sync(|_| Ok(()));
-            }
-            for (m, raw) in ev.metas.iter().zip(&lines) {
+        fn feed<W: Write>(mut a: Audit<W>, ev: &Events, lines: &[String]) -> Audit<W> {
+            for (m, raw) in ev.metas.iter().zip(lines) {
                 let c = EventCtx {
                     raw: Some(raw.as_bytes()),
                     stamp: Stamp {
@@ -469,17 +513,41 @@ mod tests {
                     cli_version: (m.seq >= 1000).then_some("2.1.0"),
                     ..EventCtx::default()
                 };
-                a.event(&ev, m, &c).unwrap();
+                a.event(ev, m, &c).unwrap();
             }
             a.flush().unwrap();
+            a
+        }
+        let write = |sync: bool, escape_from: usize| {
+            let mut a = Audit::new(Vec::new(), "r", GENESIS)
+                .stream_records_from(200_000)
+                .escape_from(escape_from);
+            if sync {
+                a = a.with_sync(|_| Ok(()));
+            }
+            let mut a = feed(a, &ev, &lines);
             (std::mem::take(&mut a.w), a.prev)
         };
-        let (whole, h1) = write(true);
-        let (batched, h2) = write(false);
+        let (whole, h1) = write(true, DEPTH);
         assert!(whole.len() > 8 * BATCH_BYTES, "several batches");
-        assert!(whole == batched, "batched records differ");
-        assert_eq!(h1, h2);
-        let summary = crate::audit::verify::verify(&batched[..]).unwrap();
+        // Raw lines escaped on the hashing thread, on the pipeline's, or as the threads' pace
+        // decides: the same bytes.
+        for escape_from in [usize::MAX, 0, DEPTH] {
+            let (batched, h2) = write(false, escape_from);
+            assert!(whole == batched, "batched records differ ({escape_from})");
+            assert_eq!(h1, h2);
+        }
+        // Batches written by the hashing thread, the big record by the sink in between: the
+        // same bytes, in order.
+        let a = Audit::writing_on_helper(Vec::new(), "r", GENESIS).stream_records_from(200_000);
+        let mut a = feed(a, &ev, &lines);
+        assert_eq!(a.prev, h1);
+        let by_helper = a.w.with(std::mem::take);
+        assert!(
+            whole == by_helper,
+            "records written by the hashing thread differ"
+        );
+        let summary = crate::audit::verify::verify(&by_helper[..]).unwrap();
         assert_eq!(summary.records, 4000);
     }
 

@@ -170,9 +170,10 @@ impl Outputs {
             let (f, prev) = audit::open_append(p)
                 .and_then(|(f, prev)| Ok((CutBack::new(f)?, prev)))
                 .map_err(|e| Error::io(p.display().to_string(), e))?;
-            let mut a = Audit::new(f, run_id, prev).continuing_from(self.audit_mono_base);
+            let mut a =
+                Audit::writing_on_helper(f, run_id, prev).continuing_from(self.audit_mono_base);
             if self.fsync {
-                a = a.with_sync(CutBack::sync_data);
+                a = a.with_sync(|w| w.with(CutBack::sync_data));
             }
             sinks.push(named(p, Box::new(a)));
         }
