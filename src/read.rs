@@ -9,6 +9,9 @@ use std::io::{self, Read};
 /// Size of one `read` call. Large enough to amortize syscalls, small enough to stay in cache.
 const CHUNK: usize = 256 * 1024;
 
+/// Smallest buffer of [`LineReader::with_size_hint`].
+const MIN_BUF: usize = 4 * 1024;
+
 /// One framed input line.
 #[derive(Debug)]
 pub struct Line<'a> {
@@ -22,6 +25,12 @@ pub struct Line<'a> {
     pub terminated: bool,
     /// When `max_line_bytes` cut the line: its real length (terminator excluded).
     pub oversized: Option<u64>,
+}
+
+/// The buffer a reader of an input of `size` bytes (when known) needs.
+fn buffer_for(size: Option<u64>) -> usize {
+    size.and_then(|n| usize::try_from(n).ok())
+        .map_or(CHUNK, |n| n.saturating_add(1).clamp(MIN_BUF, CHUNK))
 }
 
 /// A `\n` line reader over any byte source.
@@ -40,15 +49,45 @@ pub struct LineReader<R> {
 impl<R: Read> LineReader<R> {
     /// A reader with no line-length limit.
     pub fn new(src: R) -> Self {
+        Self::new_with(src, CHUNK)
+    }
+
+    fn new_with(src: R, buf: usize) -> Self {
         LineReader {
             src,
-            buf: vec![0; CHUNK],
+            buf: vec![0; buf],
             pos: 0,
             end: 0,
             eof: false,
             number: 0,
             max_line: None,
         }
+    }
+
+    /// A reader for an input of `size` bytes when known (a regular file): its buffer is no larger
+    /// than the input needs (plus one byte, to see the end without growing), so a batch of small
+    /// files does not allocate and clear a whole chunk per file. A wrong size is harmless: the
+    /// buffer grows as for any long line.
+    pub fn with_size_hint(src: R, size: Option<u64>) -> Self {
+        Self::new_with(src, buffer_for(size))
+    }
+
+    /// [`LineReader::with_size_hint`] reading into `buf`, the buffer of an earlier reader
+    /// ([`LineReader::into_buffer`]): memory already touched is used again (grown if it is
+    /// smaller than this input needs).
+    pub fn reusing(src: R, mut buf: Vec<u8>, size: Option<u64>) -> Self {
+        let want = buffer_for(size);
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
+        let mut r = Self::new_with(src, 0);
+        r.buf = buf;
+        r
+    }
+
+    /// The buffer, for [`LineReader::reusing`].
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
     }
 
     /// Cut lines longer than `max` bytes: only the first `max` bytes are kept and the rest is
@@ -200,6 +239,43 @@ pub(crate) mod tests {
         );
         assert!(lines(b"", 3, None).is_empty());
         assert_eq!(lines(b"\n", 3, None).len(), 1);
+    }
+
+    #[test]
+    fn a_size_hint_only_sizes_the_buffer() {
+        let mut input = Vec::new();
+        for i in 0..20_000 {
+            input.extend_from_slice(format!("line {i} {}\n", "y".repeat(i % 300)).as_bytes());
+        }
+        input.extend_from_slice(b"last");
+        let want = {
+            let mut r = LineReader::new(&input[..]);
+            let mut v = Vec::new();
+            while let Some(l) = r.next_line().unwrap() {
+                v.push((l.bytes.to_vec(), l.terminated));
+            }
+            v
+        };
+        // A reused buffer, larger or smaller than the input, with stale bytes in it.
+        let mut buf = vec![b'z'; 7];
+        for hint in [10, 100 << 20, input.len() as u64] {
+            let mut r = LineReader::reusing(Trickle(&input, 5000), buf, Some(hint));
+            let mut v = Vec::new();
+            while let Some(l) = r.next_line().unwrap() {
+                v.push((l.bytes.to_vec(), l.terminated));
+            }
+            assert_eq!(v, want, "reused, hint {hint}");
+            buf = r.into_buffer();
+        }
+        // Right, too small (the file grew) and too large.
+        for hint in [input.len() as u64, 10, 100 << 20] {
+            let mut r = LineReader::with_size_hint(Trickle(&input, 5000), Some(hint));
+            let mut v = Vec::new();
+            while let Some(l) = r.next_line().unwrap() {
+                v.push((l.bytes.to_vec(), l.terminated));
+            }
+            assert_eq!(v, want, "hint {hint}");
+        }
     }
 
     #[test]
