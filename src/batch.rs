@@ -12,7 +12,10 @@
 //! waiting thread costs nothing and the work simply flows to whichever thread runs.
 //!
 //! Work done ahead is held until it is taken; workers stop claiming while more than
-//! [`AHEAD_BYTES`] of input is held, which bounds memory.
+//! [`AHEAD_BYTES`] of input is held, which bounds memory. The calling thread may go further
+//! ([`MAIN_AHEAD_BYTES`]) while it waits: on a loaded machine the worker it waits for may not be
+//! running, and a thread that could work but waits is what would make two threads slower than
+//! one.
 //!
 //! The number of threads is the number of cores, or `BOO_NORMALIZE_THREADS` (`1`: the calling
 //! thread only). A batch smaller than [`PARALLEL_MIN_BYTES`] runs on the calling thread alone.
@@ -32,6 +35,9 @@ pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// soon (fresh memory costs page faults), large enough that workers rarely wait while the
 /// calling thread does a large file in turn.
 pub const AHEAD_BYTES: u64 = 2 << 20;
+
+/// [`AHEAD_BYTES`] for the calling thread while it waits for a worker's job.
+pub const MAIN_AHEAD_BYTES: u64 = 16 << 20;
 
 /// The number of threads batch work uses: `BOO_NORMALIZE_THREADS` if set to a positive number
 /// (`RAYON_NUM_THREADS`, its older name, is read too), else the number of cores.
@@ -105,12 +111,12 @@ impl<T, R> Shared<T, R> {
     }
 
     /// Claim the next job to do ahead, if it may be done ahead and fits the memory bound.
-    fn claim_ahead(&self, st: &mut State<T, R>) -> Option<(usize, T)> {
+    fn claim_ahead(&self, st: &mut State<T, R>, limit: u64) -> Option<(usize, T)> {
         let i = st.next;
         if i >= st.items.len() || !self.ahead[i] || st.stop {
             return None;
         }
-        if st.held > 0 && st.held + self.bytes[i] > AHEAD_BYTES {
+        if st.held > 0 && st.held + self.bytes[i] > limit {
             return None;
         }
         st.next += 1;
@@ -184,7 +190,7 @@ where
                     if st.stop || st.next >= n {
                         return;
                     }
-                    let Some((i, item)) = shared.claim_ahead(&mut st) else {
+                    let Some((i, item)) = shared.claim_ahead(&mut st, AHEAD_BYTES) else {
                         st.workers_waiting += 1;
                         st = shared
                             .for_workers
@@ -237,7 +243,7 @@ fn run_calling_thread<T, R, S, E>(
                 break Turn::Done(r);
             }
             // A worker is on it: help ahead meanwhile, or wait.
-            if let Some((i, item)) = shared.claim_ahead(&mut st) {
+            if let Some((i, item)) = shared.claim_ahead(&mut st, MAIN_AHEAD_BYTES) {
                 drop(st);
                 let r = ahead(item, mine);
                 st = shared.lock();
