@@ -44,6 +44,9 @@ pub struct LineReader<R> {
     eof: bool,
     number: u64,
     max_line: Option<usize>,
+    /// Where [`LineReader::has_buffered_line`] found the next line's `\n`, so that
+    /// [`LineReader::next_line`] does not search for it again.
+    nl: Option<usize>,
 }
 
 impl<R: Read> LineReader<R> {
@@ -61,6 +64,7 @@ impl<R: Read> LineReader<R> {
             eof: false,
             number: 0,
             max_line: None,
+            nl: None,
         }
     }
 
@@ -104,8 +108,12 @@ impl<R: Read> LineReader<R> {
 
     /// True when the next line can be returned without another `read` call, i.e. without
     /// possibly blocking. The pipeline flushes its output when this is false.
-    pub fn has_buffered_line(&self) -> bool {
-        self.eof || memchr::memchr(b'\n', &self.buf[self.pos..self.end]).is_some()
+    pub fn has_buffered_line(&mut self) -> bool {
+        if self.eof || self.nl.is_some() {
+            return true;
+        }
+        self.nl = memchr::memchr(b'\n', &self.buf[self.pos..self.end]).map(|i| self.pos + i);
+        self.nl.is_some()
     }
 
     fn fill(&mut self) -> io::Result<usize> {
@@ -143,8 +151,12 @@ impl<R: Read> LineReader<R> {
         // Bytes of an oversized line that were dropped (not kept in the buffer).
         let mut dropped: u64 = 0;
         loop {
-            let avail = &self.buf[self.pos + scanned..self.end];
-            if let Some(i) = memchr::memchr(b'\n', avail) {
+            let found = match self.nl.take() {
+                // Found by `has_buffered_line` since the last line (so `scanned` is 0).
+                Some(nl) => Some(nl - self.pos - scanned),
+                None => memchr::memchr(b'\n', &self.buf[self.pos + scanned..self.end]),
+            };
+            if let Some(i) = found {
                 let start = self.pos;
                 let nl = self.pos + scanned + i;
                 self.pos = nl + 1;
@@ -239,6 +251,31 @@ pub(crate) mod tests {
         );
         assert!(lines(b"", 3, None).is_empty());
         assert_eq!(lines(b"\n", 3, None).len(), 1);
+    }
+
+    #[test]
+    fn asking_for_a_buffered_line_changes_no_line() {
+        let mut input = Vec::new();
+        for i in 0..3000 {
+            input.extend_from_slice(format!("{i} {}\r\n", "w".repeat(i % 50)).as_bytes());
+        }
+        input.extend_from_slice(b"end");
+        for max in [None, Some(20)] {
+            let want = lines(&input, 333, max);
+            let mut r = LineReader::new(Trickle(&input, 333)).with_max_line(max);
+            let mut got = Vec::new();
+            loop {
+                // Ask once, twice or not at all before each line.
+                for _ in 0..got.len() % 3 {
+                    r.has_buffered_line();
+                }
+                let Some(l) = r.next_line().unwrap() else {
+                    break;
+                };
+                got.push((l.bytes.to_vec(), l.terminated, l.oversized));
+            }
+            assert_eq!(got, want, "max {max:?}");
+        }
     }
 
     #[test]
