@@ -85,6 +85,8 @@ struct State<T, R> {
     main_waits_for: Option<usize>,
     /// Workers waiting for a job they may claim.
     workers_waiting: usize,
+    /// Set when a worker panicked: the job it had will never be done.
+    lost: bool,
 }
 
 struct Shared<T, R> {
@@ -122,6 +124,22 @@ impl<T, R> Shared<T, R> {
         st.next += 1;
         st.held += self.bytes[i];
         Some((i, st.items[i].take().expect("each job is claimed once")))
+    }
+}
+
+/// Tells the calling thread when a worker panics, so that it does not wait for that worker's
+/// job forever.
+struct PanicGuard<'a, T, R>(&'a Shared<T, R>);
+
+impl<T, R> Drop for PanicGuard<'_, T, R> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            let mut st = self.0.lock();
+            st.lost = true;
+            st.stop = true;
+            self.0.for_main.notify_all();
+            self.0.for_workers.notify_all();
+        }
     }
 }
 
@@ -176,6 +194,7 @@ where
             stop: false,
             main_waits_for: None,
             workers_waiting: 0,
+            lost: false,
         }),
         for_main: Condvar::new(),
         for_workers: Condvar::new(),
@@ -184,6 +203,7 @@ where
     thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(move || {
+                let _guard = PanicGuard(shared);
                 let mut s = init();
                 let mut st = shared.lock();
                 loop {
@@ -250,6 +270,8 @@ fn run_calling_thread<T, R, S, E>(
                 st.done[i] = Some(r);
                 continue;
             }
+            // The scope re-raises the worker's panic once this thread is out.
+            assert!(!st.lost, "a batch worker thread panicked");
             st.main_waits_for = Some(pos);
             st = shared
                 .for_main
@@ -356,6 +378,29 @@ mod tests {
         )
         .unwrap();
         assert!(ahead > 0);
+    }
+
+    #[test]
+    fn a_panicking_worker_is_a_panic_not_a_hang() {
+        let sizes: Vec<u64> = vec![1 << 20; 32];
+        let r = std::panic::catch_unwind(|| {
+            in_order(
+                jobs(&sizes, |_| true),
+                2,
+                || (),
+                |i, _| {
+                    if i == 3 {
+                        panic!("job three");
+                    }
+                    i
+                },
+                |_, _| -> Result<(), ()> {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    Ok(())
+                },
+            )
+        });
+        assert!(r.is_err());
     }
 
     #[test]
