@@ -10,8 +10,9 @@ Sections (each optional, --only picks some):
   to the envelope from the same rounds, the audit sink's goal (issue 19: at most 1.3x the envelope's
   CPU and wall time), peak RSS on the mix and on one 50 MiB line.
 - dir: a directory of >= 200 captures (fixtures and the shared corpus, copied until there are 200)
-  through profile, diff and redact with BOO_NORMALIZE_THREADS=1 and with every core, interleaved; goal:
-  wall time on every core <= 0.6x one thread on an idle machine.
+  through profile, diff and redact with BOO_NORMALIZE_THREADS=1 and with the default (every core
+  not busy as the command starts), interleaved; goal: wall time on every core <= 0.6x one thread
+  on an idle machine, never slower beside busy processes.
 - fresh: `git clone` of this checkout, then `cargo test` in it (build and run timed apart); goal:
   <= 6 min on 2 cores. Slow (minutes); only with --only fresh or --fresh.
 

@@ -17,8 +17,9 @@
 //! running, and a thread that could work but waits is what would make two threads slower than
 //! one.
 //!
-//! The number of threads is the number of cores, or `BOO_NORMALIZE_THREADS` (`1`: the calling
-//! thread only). A batch smaller than [`PARALLEL_MIN_BYTES`] runs on the calling thread alone.
+//! The number of threads is the number of cores not busy with other work ([`threads`]), or
+//! `BOO_NORMALIZE_THREADS` (`1`: the calling thread only). A batch smaller than
+//! [`PARALLEL_MIN_BYTES`] runs on the calling thread alone.
 
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread;
@@ -40,17 +41,35 @@ pub const AHEAD_BYTES: u64 = 2 << 20;
 pub const MAIN_AHEAD_BYTES: u64 = 16 << 20;
 
 /// The number of threads batch work uses: `BOO_NORMALIZE_THREADS` if set to a positive number
-/// (`RAYON_NUM_THREADS`, its older name, is read too), else the number of cores.
+/// (`RAYON_NUM_THREADS`, its older name, is read too), else the number of cores that are not busy
+/// with other work as the batch starts (at least one). A thread that only competes for a core
+/// another process keeps busy gains nothing and costs a share of the work in hand-overs, so on a
+/// loaded machine a batch runs on one thread rather than more slowly on two.
 pub fn threads() -> usize {
-    ["BOO_NORMALIZE_THREADS", "RAYON_NUM_THREADS"]
+    let set = ["BOO_NORMALIZE_THREADS", "RAYON_NUM_THREADS"]
         .iter()
         .find_map(|k| {
             std::env::var(k)
                 .ok()
                 .and_then(|v| v.trim().parse::<usize>().ok())
         })
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()))
+        .filter(|&n| n > 0);
+    set.unwrap_or_else(|| {
+        let cores = thread::available_parallelism().map_or(1, |n| n.get());
+        let busy = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|t| busy_elsewhere(&t))
+            .unwrap_or(0);
+        cores.saturating_sub(busy).max(1)
+    })
+}
+
+/// Threads running or ready to run right now other than the caller, from the text of Linux's
+/// `/proc/loadavg` (its fourth field, `runnable/total`, counts the reading thread too).
+fn busy_elsewhere(loadavg: &str) -> Option<usize> {
+    let field = loadavg.split_whitespace().nth(3)?;
+    let running: usize = field.split('/').next()?.parse().ok()?;
+    Some(running.saturating_sub(1))
 }
 
 /// One job of a batch.
@@ -401,6 +420,13 @@ mod tests {
             )
         });
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn busy_cores_are_read_from_loadavg() {
+        assert_eq!(busy_elsewhere("0.10 0.20 0.30 1/160 4242\n"), Some(0));
+        assert_eq!(busy_elsewhere("3.10 2.20 1.30 3/160 4242\n"), Some(2));
+        assert_eq!(busy_elsewhere("garbage"), None);
     }
 
     #[test]
