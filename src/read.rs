@@ -253,13 +253,20 @@ pub(crate) mod tests {
         assert_eq!(lines(b"\n", 3, None).len(), 1);
     }
 
+    /// `n` numbered lines of varied length (up to `width` more bytes) ending in `end`, and a last
+    /// line without one.
+    fn numbered(n: usize, width: usize, end: &str) -> Vec<u8> {
+        let mut input = Vec::new();
+        for i in 0..n {
+            input.extend_from_slice(format!("{i} {}{end}", "w".repeat(i % width)).as_bytes());
+        }
+        input.extend_from_slice(b"last");
+        input
+    }
+
     #[test]
     fn asking_for_a_buffered_line_changes_no_line() {
-        let mut input = Vec::new();
-        for i in 0..3000 {
-            input.extend_from_slice(format!("{i} {}\r\n", "w".repeat(i % 50)).as_bytes());
-        }
-        input.extend_from_slice(b"end");
+        let input = numbered(3000, 50, "\r\n");
         for max in [None, Some(20)] {
             let want = lines(&input, 333, max);
             let mut r = LineReader::new(Trickle(&input, 333)).with_max_line(max);
@@ -278,40 +285,30 @@ pub(crate) mod tests {
         }
     }
 
+    /// Every line `r` gives: bytes and whether terminated.
+    fn drain<R: Read>(r: &mut LineReader<R>) -> Vec<(Vec<u8>, bool)> {
+        let mut v = Vec::new();
+        while let Some(l) = r.next_line().unwrap() {
+            v.push((l.bytes.to_vec(), l.terminated));
+        }
+        v
+    }
+
     #[test]
     fn a_size_hint_only_sizes_the_buffer() {
-        let mut input = Vec::new();
-        for i in 0..20_000 {
-            input.extend_from_slice(format!("line {i} {}\n", "y".repeat(i % 300)).as_bytes());
-        }
-        input.extend_from_slice(b"last");
-        let want = {
-            let mut r = LineReader::new(&input[..]);
-            let mut v = Vec::new();
-            while let Some(l) = r.next_line().unwrap() {
-                v.push((l.bytes.to_vec(), l.terminated));
-            }
-            v
-        };
+        let input = numbered(20_000, 300, "\n");
+        let want = drain(&mut LineReader::new(&input[..]));
         // A reused buffer, larger or smaller than the input, with stale bytes in it.
         let mut buf = vec![b'z'; 7];
         for hint in [10, 100 << 20, input.len() as u64] {
             let mut r = LineReader::reusing(Trickle(&input, 5000), buf, Some(hint));
-            let mut v = Vec::new();
-            while let Some(l) = r.next_line().unwrap() {
-                v.push((l.bytes.to_vec(), l.terminated));
-            }
-            assert_eq!(v, want, "reused, hint {hint}");
+            assert_eq!(drain(&mut r), want, "reused, hint {hint}");
             buf = r.into_buffer();
         }
         // Right, too small (the file grew) and too large.
         for hint in [input.len() as u64, 10, 100 << 20] {
             let mut r = LineReader::with_size_hint(Trickle(&input, 5000), Some(hint));
-            let mut v = Vec::new();
-            while let Some(l) = r.next_line().unwrap() {
-                v.push((l.bytes.to_vec(), l.terminated));
-            }
-            assert_eq!(v, want, "hint {hint}");
+            assert_eq!(drain(&mut r), want, "hint {hint}");
         }
     }
 
