@@ -10,8 +10,9 @@ Sections (each optional, --only picks some):
   to the envelope from the same rounds, the audit sink's goal (issue 19: at most 1.3x the envelope's
   CPU and wall time), peak RSS on the mix and on one 50 MiB line.
 - dir: a directory of >= 200 captures (fixtures and the shared corpus, copied until there are 200)
-  through profile, diff and redact with RAYON_NUM_THREADS=1 and with every core, interleaved; goal:
-  wall time on every core <= 0.6x one thread on an idle machine.
+  through profile, diff and redact with BOO_NORMALIZE_THREADS=1 and with the default (every core
+  not busy as the command starts), interleaved; goal: wall time on every core <= 0.6x one thread
+  on an idle machine, never slower beside busy processes.
 - fresh: `git clone` of this checkout, then `cargo test` in it (build and run timed apart); goal:
   <= 6 min on 2 cores. Slow (minutes); only with --only fresh or --fresh.
 
@@ -231,8 +232,9 @@ def dir_section(a, tmp):
     ]
     cmds = []
     for name, cmd in jobs:
-        cmds.append((name + " 1", ["env", "RAYON_NUM_THREADS=1"] + cmd))
-        cmds.append((name + " all", ["env", "-u", "RAYON_NUM_THREADS"] + cmd))
+        # BOO_NORMALIZE_THREADS, and its older name for binaries from before it (--bin).
+        cmds.append((name + " 1", ["env", "BOO_NORMALIZE_THREADS=1", "RAYON_NUM_THREADS=1"] + cmd))
+        cmds.append((name + " all", ["env", "-u", "BOO_NORMALIZE_THREADS", "-u", "RAYON_NUM_THREADS"] + cmd))
     before = loadavg()
     best = interleaved(cmds, os.devnull, a.runs)
     after = loadavg()
@@ -246,7 +248,7 @@ def dir_section(a, tmp):
             h.kill()
             h.wait()
     out = ["### Batch work over a directory of captures", ""]
-    out.append(f"Input: {len(files)} captures ({total / 1e6:.1f} MB; fixtures/ and the shared corpus, copied until there are {a.dir_files}); diff compares the first half with the second. Best of {a.runs} interleaved rounds, output to /dev/null, RAYON_NUM_THREADS=1 against every core ({os.cpu_count()}). Load average before {before}, after {after}.")
+    out.append(f"Input: {len(files)} captures ({total / 1e6:.1f} MB; fixtures/ and the shared corpus, copied until there are {a.dir_files}); diff compares the first half with the second. Best of {a.runs} interleaved rounds, output to /dev/null, BOO_NORMALIZE_THREADS=1 against every core ({os.cpu_count()}). Load average before {before}, after {after}.")
     out.append("")
     out.append("| command | 1 thread wall s | every core wall s | ratio | 1 thread CPU s | every core CPU s | under load: 1 thread / every core wall s | ratio |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|")

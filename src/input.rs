@@ -6,6 +6,7 @@ use std::io;
 #[cfg(unix)]
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::error::Error;
 
@@ -17,6 +18,9 @@ pub struct Input {
     pub reader: Box<dyn io::Read + Send>,
     /// The length of a regular file; `None` for stdin, pipes and devices.
     pub size: Option<u64>,
+    /// The regular file `reader` reads (the same handle), for a batch command that reads it
+    /// again from its start (`redact`, when a file read ahead must be redacted again in turn).
+    pub file: Option<Arc<File>>,
     ready: Readiness,
 }
 
@@ -43,6 +47,7 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
                 ready: Readiness::of_stdin(),
                 reader: Box::new(io::stdin()),
                 size: None,
+                file: None,
             });
         } else {
             let file = File::open(f).map_err(|e| Error::io(&name, e))?;
@@ -51,10 +56,12 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
                 .ok()
                 .filter(|m| m.is_file())
                 .map(|m| m.len());
+            let file = Arc::new(file);
             inputs.push(Input {
                 size,
                 ready: Readiness::of_file(&file),
-                reader: Box::new(file),
+                reader: Box::new(Arc::clone(&file)),
+                file: size.is_some().then_some(file),
                 name,
             });
         }

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod batch;
 pub mod capture;
 pub mod clock;
 pub mod envelope;

@@ -9,6 +9,9 @@ use std::io::{self, Read};
 /// Size of one `read` call. Large enough to amortize syscalls, small enough to stay in cache.
 const CHUNK: usize = 256 * 1024;
 
+/// Smallest buffer of [`LineReader::with_size_hint`].
+const MIN_BUF: usize = 4 * 1024;
+
 /// One framed input line.
 #[derive(Debug)]
 pub struct Line<'a> {
@@ -24,6 +27,12 @@ pub struct Line<'a> {
     pub oversized: Option<u64>,
 }
 
+/// The buffer a reader of an input of `size` bytes (when known) needs.
+fn buffer_for(size: Option<u64>) -> usize {
+    size.and_then(|n| usize::try_from(n).ok())
+        .map_or(CHUNK, |n| n.saturating_add(1).clamp(MIN_BUF, CHUNK))
+}
+
 /// A `\n` line reader over any byte source.
 pub struct LineReader<R> {
     src: R,
@@ -35,20 +44,54 @@ pub struct LineReader<R> {
     eof: bool,
     number: u64,
     max_line: Option<usize>,
+    /// Where [`LineReader::has_buffered_line`] found the next line's `\n`, so that
+    /// [`LineReader::next_line`] does not search for it again.
+    nl: Option<usize>,
 }
 
 impl<R: Read> LineReader<R> {
     /// A reader with no line-length limit.
     pub fn new(src: R) -> Self {
+        Self::new_with(src, CHUNK)
+    }
+
+    fn new_with(src: R, buf: usize) -> Self {
         LineReader {
             src,
-            buf: vec![0; CHUNK],
+            buf: vec![0; buf],
             pos: 0,
             end: 0,
             eof: false,
             number: 0,
             max_line: None,
+            nl: None,
         }
+    }
+
+    /// A reader for an input of `size` bytes when known (a regular file): its buffer is no larger
+    /// than the input needs (plus one byte, to see the end without growing), so a batch of small
+    /// files does not allocate and clear a whole chunk per file. A wrong size is harmless: the
+    /// buffer grows as for any long line.
+    pub fn with_size_hint(src: R, size: Option<u64>) -> Self {
+        Self::new_with(src, buffer_for(size))
+    }
+
+    /// [`LineReader::with_size_hint`] reading into `buf`, the buffer of an earlier reader
+    /// ([`LineReader::into_buffer`]): memory already touched is used again (grown if it is
+    /// smaller than this input needs).
+    pub fn reusing(src: R, mut buf: Vec<u8>, size: Option<u64>) -> Self {
+        let want = buffer_for(size);
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
+        let mut r = Self::new_with(src, 0);
+        r.buf = buf;
+        r
+    }
+
+    /// The buffer, for [`LineReader::reusing`].
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
     }
 
     /// Cut lines longer than `max` bytes: only the first `max` bytes are kept and the rest is
@@ -65,8 +108,12 @@ impl<R: Read> LineReader<R> {
 
     /// True when the next line can be returned without another `read` call, i.e. without
     /// possibly blocking. The pipeline flushes its output when this is false.
-    pub fn has_buffered_line(&self) -> bool {
-        self.eof || memchr::memchr(b'\n', &self.buf[self.pos..self.end]).is_some()
+    pub fn has_buffered_line(&mut self) -> bool {
+        if self.eof || self.nl.is_some() {
+            return true;
+        }
+        self.nl = memchr::memchr(b'\n', &self.buf[self.pos..self.end]).map(|i| self.pos + i);
+        self.nl.is_some()
     }
 
     fn fill(&mut self) -> io::Result<usize> {
@@ -104,8 +151,12 @@ impl<R: Read> LineReader<R> {
         // Bytes of an oversized line that were dropped (not kept in the buffer).
         let mut dropped: u64 = 0;
         loop {
-            let avail = &self.buf[self.pos + scanned..self.end];
-            if let Some(i) = memchr::memchr(b'\n', avail) {
+            let found = match self.nl.take() {
+                // Found by `has_buffered_line` since the last line (so `scanned` is 0).
+                Some(nl) => Some(nl - self.pos - scanned),
+                None => memchr::memchr(b'\n', &self.buf[self.pos + scanned..self.end]),
+            };
+            if let Some(i) = found {
                 let start = self.pos;
                 let nl = self.pos + scanned + i;
                 self.pos = nl + 1;
@@ -200,6 +251,65 @@ pub(crate) mod tests {
         );
         assert!(lines(b"", 3, None).is_empty());
         assert_eq!(lines(b"\n", 3, None).len(), 1);
+    }
+
+    /// `n` numbered lines of varied length (up to `width` more bytes) ending in `end`, and a last
+    /// line without one.
+    fn numbered(n: usize, width: usize, end: &str) -> Vec<u8> {
+        let mut input = Vec::new();
+        for i in 0..n {
+            input.extend_from_slice(format!("{i} {}{end}", "w".repeat(i % width)).as_bytes());
+        }
+        input.extend_from_slice(b"last");
+        input
+    }
+
+    #[test]
+    fn asking_for_a_buffered_line_changes_no_line() {
+        let input = numbered(3000, 50, "\r\n");
+        for max in [None, Some(20)] {
+            let want = lines(&input, 333, max);
+            let mut r = LineReader::new(Trickle(&input, 333)).with_max_line(max);
+            let mut got = Vec::new();
+            loop {
+                // Ask once, twice or not at all before each line.
+                for _ in 0..got.len() % 3 {
+                    r.has_buffered_line();
+                }
+                let Some(l) = r.next_line().unwrap() else {
+                    break;
+                };
+                got.push((l.bytes.to_vec(), l.terminated, l.oversized));
+            }
+            assert_eq!(got, want, "max {max:?}");
+        }
+    }
+
+    /// Every line `r` gives: bytes and whether terminated.
+    fn drain<R: Read>(r: &mut LineReader<R>) -> Vec<(Vec<u8>, bool)> {
+        let mut v = Vec::new();
+        while let Some(l) = r.next_line().unwrap() {
+            v.push((l.bytes.to_vec(), l.terminated));
+        }
+        v
+    }
+
+    #[test]
+    fn a_size_hint_only_sizes_the_buffer() {
+        let input = numbered(20_000, 300, "\n");
+        let want = drain(&mut LineReader::new(&input[..]));
+        // A reused buffer, larger or smaller than the input, with stale bytes in it.
+        let mut buf = vec![b'z'; 7];
+        for hint in [10, 100 << 20, input.len() as u64] {
+            let mut r = LineReader::reusing(Trickle(&input, 5000), buf, Some(hint));
+            assert_eq!(drain(&mut r), want, "reused, hint {hint}");
+            buf = r.into_buffer();
+        }
+        // Right, too small (the file grew) and too large.
+        for hint in [input.len() as u64, 10, 100 << 20] {
+            let mut r = LineReader::with_size_hint(Trickle(&input, 5000), Some(hint));
+            assert_eq!(drain(&mut r), want, "hint {hint}");
+        }
     }
 
     #[test]

@@ -423,7 +423,7 @@ fn several_files_are_one_stream_on_any_number_of_threads() {
         let out = Command::new(BIN)
             .args(["redact", "--summary", "--redact-key", "k"])
             .args(files)
-            .env("RAYON_NUM_THREADS", threads)
+            .env("BOO_NORMALIZE_THREADS", threads)
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");

@@ -26,12 +26,11 @@ pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
         }
         None => None,
     };
-    // Both sides at once (each also spreads its files over the cores).
-    let (old, new) = rayon::join(
-        || input::load(std::slice::from_ref(&a.old), false),
-        || input::load(std::slice::from_ref(&a.new), false),
-    );
-    let (old, new) = (old?, new?);
+    // Both sides at once, their files spread over the cores together.
+    let sides = [std::slice::from_ref(&a.old), std::slice::from_ref(&a.new)];
+    let [old, new]: [_; 2] = input::load_sides(&sides, false)?
+        .try_into()
+        .expect("two sides");
     let mut changes = diff(&old, &new);
     if let Some(al) = &allow {
         al.apply(&mut changes);

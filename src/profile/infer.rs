@@ -62,12 +62,23 @@ impl Profiler {
     /// Profile one stream. `path_version` is the version to assume when no `init` names one
     /// (see [`version_from_path`]).
     pub fn add_stream<R: Read>(&mut self, src: R, path_version: Option<String>) -> io::Result<()> {
+        self.add_sized_stream(src, None, path_version)
+    }
+
+    /// [`Profiler::add_stream`] for a stream of `size` bytes when known (a regular file: the
+    /// read buffer is sized to it).
+    pub fn add_sized_stream<R: Read>(
+        &mut self,
+        src: R,
+        size: Option<u64>,
+        path_version: Option<String>,
+    ) -> io::Result<()> {
         let mut st = Stream {
             path_version,
             ..Stream::default()
         };
         st.pending.input.streams = 1;
-        let mut reader = LineReader::new(src);
+        let mut reader = LineReader::with_size_hint(src, size);
         while let Some(line) = reader.next_line()? {
             let Profiler { parser, groups, .. } = self;
             let target = match &st.version {

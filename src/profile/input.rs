@@ -5,10 +5,9 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use super::infer::version_from_path;
 use super::{Profile, Profiler};
+use crate::batch::{self, Job, Turn};
 use crate::error::Error;
 
 /// File extensions picked up when a directory is given.
@@ -58,26 +57,63 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
 
 /// Profile every input: captures are profiled, saved profiles merged in.
 ///
-/// Each input is profiled on its own, on as many threads as there are cores (`RAYON_NUM_THREADS`
-/// sets another number), and the parts are merged in input order: the document is the same
-/// whatever the number of threads, and the same as profiling the inputs together (counts add up;
-/// see [`Profile::merge`]). The first input that cannot be read is the error.
+/// Each input is profiled on its own, on every core (see [`crate::batch`]), and the parts are
+/// merged in input order as they come: the document is the same whatever the number of threads,
+/// and the same as profiling the inputs together (counts add up; see [`Profile::merge`]). The
+/// first input that cannot be read is the error.
 pub fn load(paths: &[PathBuf], by_version: bool) -> Result<Profile, Error> {
-    let files = expand(paths)?;
-    let parts: Vec<Result<Profile, Error>> =
-        files.par_iter().map(|f| load_one(f, by_version)).collect();
-    let mut p = Profile::default();
-    for part in parts {
-        p.merge(&part?);
-    }
-    if !by_version {
-        p.by_version.clear();
-    }
-    Ok(p)
+    let mut sides = load_sides(&[paths], by_version)?;
+    Ok(sides.pop().expect("one side"))
 }
 
-/// One input's profile: a capture profiled (per version with `by_version`), or a saved profile.
-fn load_one(f: &Path, by_version: bool) -> Result<Profile, Error> {
+/// [`load`] for several lists of inputs at once (`diff`'s two sides): one profile per list, the
+/// files of every list spread over the cores together. The first input that cannot be read, in
+/// list order, is the error.
+pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>, Error> {
+    let mut jobs = Vec::new();
+    for (side, paths) in sides.iter().enumerate() {
+        for f in expand(paths)? {
+            let size = (f.as_os_str() != "-")
+                .then(|| fs::metadata(&f).ok())
+                .flatten()
+                .filter(|m| m.is_file())
+                .map(|m| m.len());
+            jobs.push(Job {
+                bytes: size.unwrap_or(0),
+                // stdin, pipes and unreadable paths in turn (the latter fail there, in order).
+                ahead: size.is_some(),
+                item: (side, f, size),
+            });
+        }
+    }
+    let mut out: Vec<Profile> = sides.iter().map(|_| Profile::default()).collect();
+    let load =
+        |(side, f, size): (usize, PathBuf, Option<u64>)| (side, load_one(&f, size, by_version));
+    batch::in_order(
+        jobs,
+        batch::threads(),
+        || (),
+        |job, _| load(job),
+        |turn, _| {
+            let (side, part) = match turn {
+                Turn::Own(job) => load(job),
+                Turn::Done(done) => done,
+            };
+            out[side].merge(&part?);
+            Ok::<(), Error>(())
+        },
+    )?;
+    if !by_version {
+        for p in &mut out {
+            p.by_version.clear();
+        }
+    }
+    Ok(out)
+}
+
+/// One input's profile: a capture of `size` bytes (when known) profiled (per version with
+/// `by_version`), or a saved profile.
+fn load_one(f: &Path, size: Option<u64>, by_version: bool) -> Result<Profile, Error> {
     let profiler = Profiler::new().by_version(by_version);
     let name = f.display().to_string();
     if name == "-" {
@@ -103,7 +139,11 @@ fn load_one(f: &Path, by_version: bool) -> Result<Profile, Error> {
     }
     let mut profiler = profiler;
     profiler
-        .add_stream(io::Cursor::new(head).chain(file), version_from_path(f))
+        .add_sized_stream(
+            io::Cursor::new(head).chain(file),
+            size,
+            version_from_path(f),
+        )
         .map_err(|e| Error::io(&name, e))?;
     Ok(profiler.finish())
 }
