@@ -242,6 +242,63 @@ fn record_to_a_full_device() {
     assert_no_procs(&mark, Duration::from_secs(5));
 }
 
+/// `normalize --record /dev/full`: the capture's first write (its header) failing is a failed
+/// sink as in `spawn`, not a refusal to start: exit 74, stdout ends with `run.end` naming it.
+#[test]
+fn normalize_record_to_a_full_device() {
+    let d = Dirs::new();
+    let mark = marker("ndevfull");
+    let input = d.path().join("in.ndjson");
+    fs::write(&input, format!("{INIT}\n")).unwrap();
+    let mut c = command(&d.home, &mark);
+    c.args(["--record", "/dev/full"]).arg(&input);
+    let out = drained(c, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(74));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("boo-normalize: /dev/full: No space left on device"),
+        "{stderr}"
+    );
+    let end = last(&out);
+    assert_eq!(end["cause"], "sink_failed");
+    assert_eq!(end["sink"], "/dev/full");
+}
+
+/// A `--record` file that cannot be created is refused before anything runs, like the other
+/// output files (exit 2, nothing on stdout, no child started), by `normalize` and `spawn` alike.
+#[test]
+fn record_that_cannot_be_created() {
+    let d = Dirs::new();
+    let mark = marker("recnodir");
+    let rec = d.path().join("no-such-dir").join("cap.jsonl");
+    let started = d.path().join("started");
+    let bin = fake(
+        &d,
+        &format!("touch '{}'; echo \"$INIT\"", started.display()),
+    );
+    let input = d.path().join("in.ndjson");
+    fs::write(&input, format!("{INIT}\n")).unwrap();
+    let mut normalize = command(&d.home, &mark);
+    normalize.arg("--record").arg(&rec).arg(&input);
+    let mut spawn = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi there"]);
+    spawn.arg("--record").arg(&rec);
+    for c in [normalize, spawn] {
+        let out = drained(c, Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            stderr.contains(&format!("boo-normalize: {}: No such file", rec.display())),
+            "{stderr}"
+        );
+    }
+    assert!(!started.exists(), "the child was started");
+}
+
 /// A capture that hits the size limit mid-run: same contract as the audit log.
 #[test]
 fn capture_filling_up_mid_run() {
