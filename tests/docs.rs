@@ -75,6 +75,7 @@ fn every_help_ends_with_examples() {
         &["audit"],
         &["audit", "verify"],
         &["redact"],
+        &["generate-man"],
     ] {
         let out = bin().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
@@ -84,6 +85,28 @@ fn every_help_ends_with_examples() {
             "`boo-normalize {} --help` does not end with examples",
             args.join(" ")
         );
+    }
+}
+
+/// The commands that run the pipeline say in their help's exit status what the README's table
+/// says they can end with: 3 (no `result` line) and 74 (an output file failed mid-run).
+#[test]
+fn help_exit_status_names_no_result_and_failed_sinks() {
+    for args in [&[][..], &["normalize"], &["replay"], &["spawn"]] {
+        let out = bin().args(args).arg("--help").output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let status = text
+            .split("Exit status:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("`boo-normalize {} --help`: no exit status", args.join(" ")));
+        let status = status.split("\n\n").next().unwrap().replace('\n', " ");
+        for code in [" 3 ", " 74 "] {
+            assert!(
+                status.contains(code),
+                "`boo-normalize {} --help` exit status lacks{code}: {status}",
+                args.join(" ")
+            );
+        }
     }
 }
 

@@ -31,7 +31,13 @@ Examples:
   boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
-diagnostics or unknown events, 2 usage or I/O error.";
+diagnostics or unknown events, 2 usage or I/O error, 3 no `result` line (run.error written;
+--allow-no-result: 0), 74 an output file (--audit, --record, …) failed mid-run.";
+
+const GENERATE_MAN_HELP: &str = "\
+Examples:
+  boo-normalize generate-man ~/.local/share/man/man1   # then: man boo-normalize
+  boo-normalize generate-man man                       # a checkout's man/ (a test checks it)";
 
 /// Normalize Claude Code stream-json into a stable, versioned envelope (NDJSON).
 #[derive(Debug, Parser)]
@@ -73,7 +79,7 @@ pub enum Command {
         shell: Shell,
     },
     /// Write the man pages into DIR (used to keep man/ in sync).
-    #[command(hide = true)]
+    #[command(hide = true, after_help = GENERATE_MAN_HELP)]
     GenerateMan {
         /// Output directory.
         dir: PathBuf,
