@@ -110,6 +110,32 @@ fn help_exit_status_names_no_result_and_failed_sinks() {
     }
 }
 
+/// Every page a man page names (`boo-normalize-audit-verify(1)` in `audit`'s SUBCOMMANDS) is
+/// one of the pages in `man/`, so `man NAME` finds what the page points to.
+#[test]
+fn man_pages_name_only_pages_that_exist() {
+    let dir = root().join("man");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, _) in text.match_indices("boo\\-normalize") {
+            let rest = &text[i..];
+            let Some(end) = rest.find("(1)") else {
+                continue;
+            };
+            let name = rest[..end].replace("\\-", "-");
+            if name.contains(char::is_whitespace) || name.len() > 60 {
+                continue;
+            }
+            assert!(
+                dir.join(format!("{name}.1")).exists(),
+                "{} names {name}(1), which man/ does not have",
+                path.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn readme_lists_every_exit_status() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();

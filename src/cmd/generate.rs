@@ -20,21 +20,38 @@ pub fn man(dir: &Path) -> Result<ExitCode, Error> {
     render_main(&cmd, &mut page).map_err(|e| Error::io(ctx(), e))?;
     write(dir, "boo-normalize.1", &page)?;
     for sub in cmd.get_subcommands() {
-        if sub.is_hide_set() {
-            continue;
+        if !sub.is_hide_set() {
+            sub_pages(dir, "boo-normalize", sub)?;
         }
-        let name = format!("boo-normalize-{}", sub.get_name());
-        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
-        let sub = sub.clone().name(leaked).bin_name(leaked);
-        let mut page = Vec::new();
-        clap_mangen::Man::new(sub)
-            .section("1")
-            .manual("boo-normalize manual")
-            .render(&mut page)
-            .map_err(|e| Error::io(ctx(), e))?;
-        write(dir, &format!("{name}.1"), &page)?;
     }
     Ok(ExitCode::OK)
+}
+
+/// The page of `sub` (under `parent`, e.g. `boo-normalize-audit`) and of each of its own
+/// subcommands (`boo-normalize-audit-verify`), so that every page a SUBCOMMANDS section names
+/// exists. Pages list no `help` subcommand: `--help` is on every page already.
+fn sub_pages(dir: &Path, parent: &str, sub: &clap::Command) -> Result<(), Error> {
+    let ctx = || dir.display().to_string();
+    let name = format!("{parent}-{}", sub.get_name());
+    let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+    let sub = sub
+        .clone()
+        .name(leaked)
+        .bin_name(leaked)
+        .disable_help_subcommand(true);
+    let mut page = Vec::new();
+    clap_mangen::Man::new(sub.clone())
+        .section("1")
+        .manual("boo-normalize manual")
+        .render(&mut page)
+        .map_err(|e| Error::io(ctx(), e))?;
+    write(dir, &format!("{name}.1"), &page)?;
+    for nested in sub.get_subcommands() {
+        if !nested.is_hide_set() {
+            sub_pages(dir, &name, nested)?;
+        }
+    }
+    Ok(())
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
