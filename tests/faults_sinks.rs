@@ -299,6 +299,46 @@ fn record_that_cannot_be_created() {
     assert!(!started.exists(), "the child was started");
 }
 
+/// `--help` and `--version` write to stdout like any command: a full device is an I/O error
+/// on stdout (exit 2, `boo-normalize: stdout: cause`), a reader that closed the pipe is not.
+#[test]
+fn help_and_version_to_a_full_device_or_a_closed_pipe() {
+    let d = Dirs::new();
+    let mark = marker("helpfull");
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["spawn", "--help"],
+        &["--version"],
+    ] {
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut c = command(&d.home, &mark);
+        c.args(args).stdout(full).stderr(Stdio::piped());
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr, "boo-normalize: stdout: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+        let mut c = command(&d.home, &mark);
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = c.spawn().unwrap();
+        let mut child = child;
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// A capture that hits the size limit mid-run: same contract as the audit log.
 #[test]
 fn capture_filling_up_mid_run() {

@@ -166,14 +166,36 @@ pub fn parse() -> Cli {
 
 fn parse_from(args: Vec<std::ffi::OsString>) -> Cli {
     let Some(split) = replay::split_as_claude(&args) else {
-        return Cli::parse_from(args);
+        return or_exit(Cli::try_parse_from(args));
     };
-    let mut cli = Cli::parse_from(split.head);
+    let mut cli = or_exit(Cli::try_parse_from(split.head));
     if let Some(Command::Replay(r)) = &mut cli.command {
         r.as_claude_file = split.file;
         r.claude_args = split.claude_args;
     }
     cli
+}
+
+/// The parsed command line, or exit: a usage error as clap reports it (exit 2); `--help` and
+/// `--version` with their text on stdout (exit 0), where a failed write is an I/O error on
+/// stdout like any other command's (`boo-normalize: stdout: cause`, exit 2; a reader that
+/// closed the pipe early: exit 0, quietly).
+fn or_exit(parsed: Result<Cli, clap::Error>) -> Cli {
+    use std::io::Write;
+    let e = match parsed {
+        Ok(cli) => return cli,
+        Err(e) if e.use_stderr() => e.exit(),
+        Err(e) => e,
+    };
+    let written = e.print().and_then(|()| std::io::stdout().flush());
+    match written {
+        Ok(()) => std::process::exit(e.exit_code()),
+        Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(w) => {
+            let _ = writeln!(std::io::stderr(), "boo-normalize: stdout: {w}");
+            std::process::exit(i32::from(boo_normalize::exit::ExitCode::ERROR.code()));
+        }
+    }
 }
 
 #[cfg(test)]
