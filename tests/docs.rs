@@ -136,6 +136,47 @@ fn man_pages_name_only_pages_that_exist() {
     }
 }
 
+/// The main man page's ENVIRONMENT names every variable the code reads by name (`OTEL_*`,
+/// `BOO_*`, `LAST_EVENT_ID`, `CLAUDE_BIN`; a `…_TRACES_…` variant by its plain name).
+#[test]
+fn man_page_environment_names_every_variable_read() {
+    let page = std::fs::read_to_string(root().join("man/boo-normalize.1")).unwrap();
+    let page = page.replace("\\-", "-");
+    let env = page
+        .split(".SH ENVIRONMENT")
+        .nth(1)
+        .and_then(|t| t.split(".SH").next())
+        .expect("an ENVIRONMENT section")
+        .replace('\n', " ");
+    let name =
+        regex::Regex::new(r#""((?:OTEL|BOO)_[A-Z0-9_]+|LAST_EVENT_ID|CLAUDE_BIN)""#).unwrap();
+    let mut files = vec![root().join("src")];
+    let mut seen = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if p.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        // Unit tests set made-up variables; the code above them is what runs.
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for c in name.captures_iter(code) {
+            let var = c[1].replace("_TRACES_", "_");
+            seen += 1;
+            assert!(
+                env.contains(&var),
+                "{} reads {}, which the man page's ENVIRONMENT does not name",
+                p.display(),
+                &c[1]
+            );
+        }
+    }
+    assert!(seen > 5, "found only {seen} variables in src/");
+}
+
 #[test]
 fn readme_lists_every_exit_status() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
