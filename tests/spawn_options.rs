@@ -290,9 +290,18 @@ fn missing_binary_and_bad_usage() {
         Some(2)
     );
     let c = spawn_cmd(&d, &bin, &mark, &["--timeout", "soon"]);
-    assert_eq!(
-        output_within(c, Duration::from_secs(10)).status.code(),
-        Some(2)
+    let out = output_within(c, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+    // A usage error reads like every other error (the npm client takes the last line that
+    // starts `boo-normalize: ` as the message).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("boo-normalize: invalid value 'soon' for '--timeout"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\nFor more information, try '--help'."),
+        "{stderr}"
     );
 }
 

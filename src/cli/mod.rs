@@ -176,17 +176,27 @@ fn parse_from(args: Vec<std::ffi::OsString>) -> Cli {
     cli
 }
 
-/// The parsed command line, or exit: a usage error as clap reports it (exit 2); `--help` and
-/// `--version` with their text on stdout (exit 0), where a failed write is an I/O error on
-/// stdout like any other command's (`boo-normalize: stdout: cause`, exit 2; a reader that
-/// closed the pipe early: exit 0, quietly).
+/// The parsed command line, or exit: a usage error (exit 2) reads `boo-normalize: cause` like
+/// every other error, then clap's tip and usage lines; `--help` and `--version` write their
+/// text on stdout (exit 0), where a failed write is an I/O error on stdout like any other
+/// command's (`boo-normalize: stdout: cause`, exit 2; a reader that closed the pipe early:
+/// exit 0, quietly).
 fn or_exit(parsed: Result<Cli, clap::Error>) -> Cli {
     use std::io::Write;
     let e = match parsed {
         Ok(cli) => return cli,
-        Err(e) if e.use_stderr() => e.exit(),
         Err(e) => e,
     };
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `boo-normalize audit`: the help on stderr, exit 2.
+        e.exit();
+    }
+    if e.use_stderr() {
+        let text = e.render().to_string();
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        let _ = write!(std::io::stderr(), "boo-normalize: {text}");
+        std::process::exit(e.exit_code());
+    }
     let written = e.print().and_then(|()| std::io::stdout().flush());
     match written {
         Ok(()) => std::process::exit(e.exit_code()),
