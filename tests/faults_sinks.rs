@@ -221,47 +221,33 @@ fn normalize_audit_filling_up() {
     }
 }
 
-/// `--record /dev/full`: the error names the file and the OS cause; stdout still ends.
+/// `--record /dev/full`: the error names the file and the OS cause; stdout still ends. Under
+/// `normalize` too: the capture's first write (its header) failing is a failed sink, not a
+/// refusal to start.
 #[test]
 fn record_to_a_full_device() {
     let d = Dirs::new();
     let mark = marker("devfull");
     let bin = chatty(&d, 10);
-    let mut c = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi", "--grace", "1s"]);
-    c.args(["--record", "/dev/full"]);
-    let out = drained(c, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(74));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("boo-normalize: /dev/full: No space left on device"),
-        "{stderr}"
-    );
-    let end = last(&out);
-    assert_eq!(end["cause"], "sink_failed");
-    assert_eq!(end["sink"], "/dev/full");
-    assert_no_procs(&mark, Duration::from_secs(5));
-}
-
-/// `normalize --record /dev/full`: the capture's first write (its header) failing is a failed
-/// sink as in `spawn`, not a refusal to start: exit 74, stdout ends with `run.end` naming it.
-#[test]
-fn normalize_record_to_a_full_device() {
-    let d = Dirs::new();
-    let mark = marker("ndevfull");
     let input = d.path().join("in.ndjson");
     fs::write(&input, format!("{INIT}\n")).unwrap();
-    let mut c = command(&d.home, &mark);
-    c.args(["--record", "/dev/full"]).arg(&input);
-    let out = drained(c, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(74));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("boo-normalize: /dev/full: No space left on device"),
-        "{stderr}"
-    );
-    let end = last(&out);
-    assert_eq!(end["cause"], "sink_failed");
-    assert_eq!(end["sink"], "/dev/full");
+    let mut spawn = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi", "--grace", "1s"]);
+    spawn.args(["--record", "/dev/full"]);
+    let mut normalize = command(&d.home, &mark);
+    normalize.args(["--record", "/dev/full"]).arg(&input);
+    for c in [spawn, normalize] {
+        let out = drained(c, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(74));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("boo-normalize: /dev/full: No space left on device"),
+            "{stderr}"
+        );
+        let end = last(&out);
+        assert_eq!(end["cause"], "sink_failed");
+        assert_eq!(end["sink"], "/dev/full");
+    }
+    assert_no_procs(&mark, Duration::from_secs(5));
 }
 
 /// A `--record` file that cannot be created is refused before anything runs, like the other
