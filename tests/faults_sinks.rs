@@ -250,13 +250,14 @@ fn record_to_a_full_device() {
     assert_no_procs(&mark, Duration::from_secs(5));
 }
 
-/// A `--record` file that cannot be created is refused before anything runs, like the other
-/// output files (exit 2, nothing on stdout, no child started), by `normalize` and `spawn` alike.
+/// A `--record` file that cannot be opened (its directory is missing, or another process is
+/// writing it) is refused before anything runs, like the other output files: exit 2, nothing
+/// on stdout, no child started, the other writer's capture untouched; `normalize` and `spawn`
+/// alike (spawn used to start the run, end it with `sink_failed` and exit 74).
 #[test]
-fn record_that_cannot_be_created() {
+fn record_that_cannot_be_opened() {
     let d = Dirs::new();
-    let mark = marker("recnodir");
-    let rec = d.path().join("no-such-dir").join("cap.jsonl");
+    let mark = marker("recopen");
     let started = d.path().join("started");
     let bin = fake(
         &d,
@@ -264,25 +265,47 @@ fn record_that_cannot_be_created() {
     );
     let input = d.path().join("in.ndjson");
     fs::write(&input, format!("{INIT}\n")).unwrap();
-    let mut normalize = command(&d.home, &mark);
-    normalize.arg("--record").arg(&rec).arg(&input);
-    let mut spawn = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi there"]);
-    spawn.arg("--record").arg(&rec);
-    for c in [normalize, spawn] {
-        let out = drained(c, Duration::from_secs(30));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(
-            out.stdout.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        assert!(
-            stderr.contains(&format!("boo-normalize: {}: No such file", rec.display())),
-            "{stderr}"
-        );
+    // A writer that holds its capture open (and locked) while its stdin is.
+    let busy = d.path().join("busy.jsonl");
+    let mut first = command(&d.home, &mark);
+    first.arg("--record").arg(&busy).stdin(Stdio::piped());
+    let mut first = first.stdout(Stdio::null()).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while fs::metadata(&busy).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no capture header");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let header = fs::read(&busy).unwrap();
+    let missing = d.path().join("no-such-dir").join("cap.jsonl");
+    for (rec, cause) in [
+        (&missing, "No such file"),
+        (&busy, "another process is writing this capture"),
+    ] {
+        let mut normalize = command(&d.home, &mark);
+        normalize.arg("--record").arg(rec).arg(&input);
+        let mut spawn = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi there"]);
+        spawn.arg("--record").arg(rec);
+        for c in [normalize, spawn] {
+            let out = drained(c, Duration::from_secs(30));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(
+                out.stdout.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            let want = format!("boo-normalize: {}: {cause}", rec.display());
+            assert!(stderr.contains(&want), "{stderr}");
+        }
     }
     assert!(!started.exists(), "the child was started");
+    assert_eq!(
+        fs::read(&busy).unwrap(),
+        header,
+        "the busy capture was touched"
+    );
+    drop(first.stdin.take());
+    assert!(first.wait().unwrap().code().is_some());
 }
 
 /// `--help` and `--version` write to stdout like any command: a full device is an I/O error
