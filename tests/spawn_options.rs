@@ -204,6 +204,29 @@ fn prompt_placement_argv_or_stdin() {
             "two words"
         ]
     );
+
+    // A prompt that starts with `-`, given as the next argument (`"--prompt", prompt` in a
+    // caller's argv, as the README's Go example does), is the prompt, not an option: it goes
+    // to the child's stdin.
+    let c = spawn_cmd(
+        &d,
+        &bin,
+        &mark,
+        &["--prompt", "- fix the test", "--no-partial"],
+    );
+    let out = output_within(c, Duration::from_secs(20));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("stdin.txt")).unwrap(),
+        "- fix the test"
+    );
+    let args = fs::read_to_string(d.path().join("args.txt")).unwrap();
+    assert!(!args.contains("fix the test"), "{args}");
 }
 
 #[test]
