@@ -75,6 +75,7 @@ fn every_help_ends_with_examples() {
         &["audit"],
         &["audit", "verify"],
         &["redact"],
+        &["generate-man"],
     ] {
         let out = bin().args(args).arg("--help").output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
@@ -85,6 +86,95 @@ fn every_help_ends_with_examples() {
             args.join(" ")
         );
     }
+}
+
+/// The commands that run the pipeline say in their help's exit status what the README's table
+/// says they can end with: 3 (no `result` line) and 74 (an output file failed mid-run).
+#[test]
+fn help_exit_status_names_no_result_and_failed_sinks() {
+    for args in [&[][..], &["normalize"], &["replay"], &["spawn"]] {
+        let out = bin().args(args).arg("--help").output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let status = text
+            .split("Exit status:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("`boo-normalize {} --help`: no exit status", args.join(" ")));
+        let status = status.split("\n\n").next().unwrap().replace('\n', " ");
+        for code in [" 3 ", " 74 "] {
+            assert!(
+                status.contains(code),
+                "`boo-normalize {} --help` exit status lacks{code}: {status}",
+                args.join(" ")
+            );
+        }
+    }
+}
+
+/// Every page a man page names (`boo-normalize-audit-verify(1)` in `audit`'s SUBCOMMANDS) is
+/// one of the pages in `man/`, so `man NAME` finds what the page points to.
+#[test]
+fn man_pages_name_only_pages_that_exist() {
+    let dir = root().join("man");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, _) in text.match_indices("boo\\-normalize") {
+            let rest = &text[i..];
+            let Some(end) = rest.find("(1)") else {
+                continue;
+            };
+            let name = rest[..end].replace("\\-", "-");
+            if name.contains(char::is_whitespace) || name.len() > 60 {
+                continue;
+            }
+            assert!(
+                dir.join(format!("{name}.1")).exists(),
+                "{} names {name}(1), which man/ does not have",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The main man page's ENVIRONMENT names every variable the code reads by name (`OTEL_*`,
+/// `BOO_*`, `LAST_EVENT_ID`, `CLAUDE_BIN`; a `…_TRACES_…` variant by its plain name).
+#[test]
+fn man_page_environment_names_every_variable_read() {
+    let page = std::fs::read_to_string(root().join("man/boo-normalize.1")).unwrap();
+    let page = page.replace("\\-", "-");
+    let env = page
+        .split(".SH ENVIRONMENT")
+        .nth(1)
+        .and_then(|t| t.split(".SH").next())
+        .expect("an ENVIRONMENT section")
+        .replace('\n', " ");
+    let name =
+        regex::Regex::new(r#""((?:OTEL|BOO)_[A-Z0-9_]+|LAST_EVENT_ID|CLAUDE_BIN)""#).unwrap();
+    let mut files = vec![root().join("src")];
+    let mut seen = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if p.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        // Unit tests set made-up variables; the code above them is what runs.
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for c in name.captures_iter(code) {
+            let var = c[1].replace("_TRACES_", "_");
+            seen += 1;
+            assert!(
+                env.contains(&var),
+                "{} reads {}, which the man page's ENVIRONMENT does not name",
+                p.display(),
+                &c[1]
+            );
+        }
+    }
+    assert!(seen > 5, "found only {seen} variables in src/");
 }
 
 #[test]

@@ -221,25 +221,131 @@ fn normalize_audit_filling_up() {
     }
 }
 
-/// `--record /dev/full`: the error names the file and the OS cause; stdout still ends.
+/// `--record /dev/full`: the error names the file and the OS cause; stdout still ends. Under
+/// `normalize` too: the capture's first write (its header) failing is a failed sink, not a
+/// refusal to start.
 #[test]
 fn record_to_a_full_device() {
     let d = Dirs::new();
     let mark = marker("devfull");
     let bin = chatty(&d, 10);
-    let mut c = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi", "--grace", "1s"]);
-    c.args(["--record", "/dev/full"]);
-    let out = drained(c, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(74));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("boo-normalize: /dev/full: No space left on device"),
-        "{stderr}"
-    );
-    let end = last(&out);
-    assert_eq!(end["cause"], "sink_failed");
-    assert_eq!(end["sink"], "/dev/full");
+    let input = d.path().join("in.ndjson");
+    fs::write(&input, format!("{INIT}\n")).unwrap();
+    let mut spawn = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi", "--grace", "1s"]);
+    spawn.args(["--record", "/dev/full"]);
+    let mut normalize = command(&d.home, &mark);
+    normalize.args(["--record", "/dev/full"]).arg(&input);
+    for c in [spawn, normalize] {
+        let out = drained(c, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(74));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("boo-normalize: /dev/full: No space left on device"),
+            "{stderr}"
+        );
+        let end = last(&out);
+        assert_eq!(end["cause"], "sink_failed");
+        assert_eq!(end["sink"], "/dev/full");
+    }
     assert_no_procs(&mark, Duration::from_secs(5));
+}
+
+/// A `--record` file that cannot be opened (its directory is missing, or another process is
+/// writing it) is refused before anything runs, like the other output files: exit 2, nothing
+/// on stdout, no child started, the other writer's capture untouched; `normalize` and `spawn`
+/// alike (spawn used to start the run, end it with `sink_failed` and exit 74).
+#[test]
+fn record_that_cannot_be_opened() {
+    let d = Dirs::new();
+    let mark = marker("recopen");
+    let started = d.path().join("started");
+    let bin = fake(
+        &d,
+        &format!("touch '{}'; echo \"$INIT\"", started.display()),
+    );
+    let input = d.path().join("in.ndjson");
+    fs::write(&input, format!("{INIT}\n")).unwrap();
+    // A writer that holds its capture open (and locked) while its stdin is.
+    let busy = d.path().join("busy.jsonl");
+    let mut first = command(&d.home, &mark);
+    first.arg("--record").arg(&busy).stdin(Stdio::piped());
+    let mut first = first.stdout(Stdio::null()).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while fs::metadata(&busy).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no capture header");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let header = fs::read(&busy).unwrap();
+    let missing = d.path().join("no-such-dir").join("cap.jsonl");
+    for (rec, cause) in [
+        (&missing, "No such file"),
+        (&busy, "another process is writing this capture"),
+    ] {
+        let mut normalize = command(&d.home, &mark);
+        normalize.arg("--record").arg(rec).arg(&input);
+        let mut spawn = spawn_cmd(&d, &bin, &mark, &["--prompt", "hi there"]);
+        spawn.arg("--record").arg(rec);
+        for c in [normalize, spawn] {
+            let out = drained(c, Duration::from_secs(30));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(
+                out.stdout.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            let want = format!("boo-normalize: {}: {cause}", rec.display());
+            assert!(stderr.contains(&want), "{stderr}");
+        }
+    }
+    assert!(!started.exists(), "the child was started");
+    assert_eq!(
+        fs::read(&busy).unwrap(),
+        header,
+        "the busy capture was touched"
+    );
+    drop(first.stdin.take());
+    assert!(first.wait().unwrap().code().is_some());
+}
+
+/// `--help` and `--version` write to stdout like any command: a full device is an I/O error
+/// on stdout (exit 2, `boo-normalize: stdout: cause`), a reader that closed the pipe is not.
+#[test]
+fn help_and_version_to_a_full_device_or_a_closed_pipe() {
+    let d = Dirs::new();
+    let mark = marker("helpfull");
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["spawn", "--help"],
+        &["--version"],
+    ] {
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut c = command(&d.home, &mark);
+        c.args(args).stdout(full).stderr(Stdio::piped());
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr, "boo-normalize: stdout: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+        let mut c = command(&d.home, &mark);
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = c.spawn().unwrap();
+        let mut child = child;
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// A capture that hits the size limit mid-run: same contract as the audit log.

@@ -204,6 +204,29 @@ fn prompt_placement_argv_or_stdin() {
             "two words"
         ]
     );
+
+    // A prompt that starts with `-`, given as the next argument (`"--prompt", prompt` in a
+    // caller's argv, as the README's Go example does), is the prompt, not an option: it goes
+    // to the child's stdin.
+    let c = spawn_cmd(
+        &d,
+        &bin,
+        &mark,
+        &["--prompt", "- fix the test", "--no-partial"],
+    );
+    let out = output_within(c, Duration::from_secs(20));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("stdin.txt")).unwrap(),
+        "- fix the test"
+    );
+    let args = fs::read_to_string(d.path().join("args.txt")).unwrap();
+    assert!(!args.contains("fix the test"), "{args}");
 }
 
 #[test]
@@ -290,9 +313,18 @@ fn missing_binary_and_bad_usage() {
         Some(2)
     );
     let c = spawn_cmd(&d, &bin, &mark, &["--timeout", "soon"]);
-    assert_eq!(
-        output_within(c, Duration::from_secs(10)).status.code(),
-        Some(2)
+    let out = output_within(c, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+    // A usage error reads like every other error (the npm client takes the last line that
+    // starts `boo-normalize: ` as the message).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("boo-normalize: invalid value 'soon' for '--timeout"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\nFor more information, try '--help'."),
+        "{stderr}"
     );
 }
 

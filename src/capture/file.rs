@@ -21,24 +21,39 @@ pub struct Recording {
     rec: Recorder<BufWriter<File>>,
 }
 
-impl Recording {
-    /// Create `path` (truncating it) and write `header`; offsets count from now. A failure
-    /// gives the file's name and the cause.
-    pub fn create(path: &Path, header: &Header) -> Result<Recording, (String, io::Error)> {
+/// A capture file created (truncated, locked) whose header is not written yet: opening is
+/// checked with the other outputs, before the run; the header's write is the run's first.
+pub struct Opened {
+    name: String,
+    file: File,
+}
+
+impl Opened {
+    /// Create `path` (truncating it, after taking its lock). A failure gives the file's name
+    /// and the cause.
+    pub fn create(path: &Path) -> Result<Opened, Error> {
         let name = path.display().to_string();
-        let rec = crate::files::create_locked(path, "capture").and_then(|f| {
-            Recorder::new(
-                BufWriter::with_capacity(256 * 1024, f),
-                header,
-                Instant::now(),
-            )
-        });
-        match rec {
-            Ok(rec) => Ok(Recording { name, rec }),
-            Err(e) => Err((name, e)),
+        match crate::files::create_locked(path, "capture") {
+            Ok(file) => Ok(Opened { name, file }),
+            Err(e) => Err(Error::io(name, e)),
         }
     }
 
+    /// Write `header`; offsets count from now. A failure (a full disk) is a failed sink: the
+    /// file's name and the cause.
+    pub fn start(self, header: &Header) -> Result<Recording, (String, io::Error)> {
+        let w = BufWriter::with_capacity(256 * 1024, self.file);
+        match Recorder::new(w, header, Instant::now()) {
+            Ok(rec) => Ok(Recording {
+                name: self.name,
+                rec,
+            }),
+            Err(e) => Err((self.name, e)),
+        }
+    }
+}
+
+impl Recording {
     /// Record lines as `--redact` rewrites them (separate redactor state for stdout and
     /// stderr, same key, so placeholders match the envelope's).
     pub fn redact(&mut self, engine: &Arc<Engine>) {
@@ -71,16 +86,22 @@ impl Recording {
     }
 }
 
-/// Open the `--record` file, if any, for a `normalize` run (`run_id`: the one the other sinks
-/// use; `None`: a fresh one).
-pub fn start(path: Option<&Path>, run_id: Option<&str>) -> Result<Option<Recording>, Error> {
+/// Create the `--record` file, if any (a failure: exit 2, before any output).
+pub fn open(path: Option<&Path>) -> Result<Option<Opened>, Error> {
+    path.map(Opened::create).transpose()
+}
+
+/// Start the opened `--record` file, if any, for a `normalize` run (`run_id`: the one the other
+/// sinks use; `None`: a fresh one). A failure gives the file's name and the cause.
+pub fn start(
+    opened: Option<Opened>,
+    run_id: Option<&str>,
+) -> Result<Option<Recording>, (String, io::Error)> {
     let mut header = Header::now("normalize");
     if let Some(id) = run_id {
         header.run_id = id.to_owned();
     }
-    path.map(|p| Recording::create(p, &header))
-        .transpose()
-        .map_err(|(name, e)| Error::io(name, e))
+    opened.map(|o| o.start(&header)).transpose()
 }
 
 /// `src`, recorded when recording; `clock` is set to each line's recorded time (the pipeline's

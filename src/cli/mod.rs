@@ -31,7 +31,13 @@ Examples:
   boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
-diagnostics or unknown events, 2 usage or I/O error.";
+diagnostics or unknown events, 2 usage or I/O error, 3 no `result` line (run.error written;
+--allow-no-result: 0), 74 an output file (--audit, --record, …) failed mid-run.";
+
+const GENERATE_MAN_HELP: &str = "\
+Examples:
+  boo-normalize generate-man ~/.local/share/man/man1   # then: man boo-normalize
+  boo-normalize generate-man man                       # a checkout's man/ (a test checks it)";
 
 /// Normalize Claude Code stream-json into a stable, versioned envelope (NDJSON).
 #[derive(Debug, Parser)]
@@ -73,7 +79,7 @@ pub enum Command {
         shell: Shell,
     },
     /// Write the man pages into DIR (used to keep man/ in sync).
-    #[command(hide = true)]
+    #[command(hide = true, after_help = GENERATE_MAN_HELP)]
     GenerateMan {
         /// Output directory.
         dir: PathBuf,
@@ -160,14 +166,46 @@ pub fn parse() -> Cli {
 
 fn parse_from(args: Vec<std::ffi::OsString>) -> Cli {
     let Some(split) = replay::split_as_claude(&args) else {
-        return Cli::parse_from(args);
+        return or_exit(Cli::try_parse_from(args));
     };
-    let mut cli = Cli::parse_from(split.head);
+    let mut cli = or_exit(Cli::try_parse_from(split.head));
     if let Some(Command::Replay(r)) = &mut cli.command {
         r.as_claude_file = split.file;
         r.claude_args = split.claude_args;
     }
     cli
+}
+
+/// The parsed command line, or exit: a usage error (exit 2) reads `boo-normalize: cause` like
+/// every other error, then clap's tip and usage lines; `--help` and `--version` write their
+/// text on stdout (exit 0), where a failed write is an I/O error on stdout like any other
+/// command's (`boo-normalize: stdout: cause`, exit 2; a reader that closed the pipe early:
+/// exit 0, quietly).
+fn or_exit(parsed: Result<Cli, clap::Error>) -> Cli {
+    use std::io::Write;
+    let e = match parsed {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `boo-normalize audit`: the help on stderr, exit 2.
+        e.exit();
+    }
+    if e.use_stderr() {
+        let text = e.render().to_string();
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        let _ = write!(std::io::stderr(), "boo-normalize: {text}");
+        std::process::exit(e.exit_code());
+    }
+    let written = e.print().and_then(|()| std::io::stdout().flush());
+    match written {
+        Ok(()) => std::process::exit(e.exit_code()),
+        Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(w) => {
+            let _ = writeln!(std::io::stderr(), "boo-normalize: stdout: {w}");
+            std::process::exit(i32::from(boo_normalize::exit::ExitCode::ERROR.code()));
+        }
+    }
 }
 
 #[cfg(test)]

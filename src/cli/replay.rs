@@ -34,7 +34,9 @@ $BOO_REPLAY_SPEED), then it exits with the recorded status or dies by the record
 `boo-normalize spawn --claude-bin SHIM`, spawn's environment allowlist drops BOO_REPLAY_*:
 put the capture in the shim (--as-claude=FILE) or add `--env BOO_REPLAY_CAPTURE`.
 
-Exit status: 0 (1 with --strict and diagnostics), 2 on errors; --as-claude: the recorded one.";
+Exit status: 0 (1 with --strict and diagnostics), 2 on errors, 3 no `result` line was recorded
+(run.error; --allow-no-result: 0) or --follow's writer vanished, 74 an output file failed
+mid-run; --as-claude: the recorded one.";
 
 /// `replay` options.
 #[derive(Debug, Args, Default)]

@@ -26,8 +26,10 @@ tool outside --allow-tools with --enforce: SIGKILL at once. Then every remaining
 
 Exit status: the child's exit code; 128+N when a signal killed it; 124 timeout or idle
 timeout; 128+N when boo-normalize got signal N (130 for Ctrl-C); 125 a guard stopped it
-(--enforce); 0/1 (the last result's success) when it hung after closing stdout; 127 binary
-not found, 126 not executable, 2 usage error.
+(--enforce); 0/1 (the last result's success) when it hung after closing stdout; 3 it exited
+0 without a `result` line (run.error; --allow-no-result: 0); 0 when boo-normalize's own stdout
+was closed (| head -1); 1 --strict found diagnostics; 74 an output file failed mid-run; 127
+binary not found, 126 not executable, 2 usage error.
 
 Examples:
   boo-normalize spawn --prompt 'fix the tests' -- --max-turns 20
@@ -58,7 +60,12 @@ pub enum StopSignalArg {
 pub struct SpawnArgs {
     /// The prompt: in argv, or on stdin when long (see --prompt-argv-max), starting with `-` or
     /// a single word.
-    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with = "prompt_file",
+        allow_hyphen_values = true
+    )]
     pub prompt: Option<String>,
     /// Read the prompt from FILE (`-`: standard input).
     #[arg(long, value_name = "FILE")]

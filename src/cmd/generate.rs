@@ -20,21 +20,38 @@ pub fn man(dir: &Path) -> Result<ExitCode, Error> {
     render_main(&cmd, &mut page).map_err(|e| Error::io(ctx(), e))?;
     write(dir, "boo-normalize.1", &page)?;
     for sub in cmd.get_subcommands() {
-        if sub.is_hide_set() {
-            continue;
+        if !sub.is_hide_set() {
+            sub_pages(dir, "boo-normalize", sub)?;
         }
-        let name = format!("boo-normalize-{}", sub.get_name());
-        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
-        let sub = sub.clone().name(leaked).bin_name(leaked);
-        let mut page = Vec::new();
-        clap_mangen::Man::new(sub)
-            .section("1")
-            .manual("boo-normalize manual")
-            .render(&mut page)
-            .map_err(|e| Error::io(ctx(), e))?;
-        write(dir, &format!("{name}.1"), &page)?;
     }
     Ok(ExitCode::OK)
+}
+
+/// The page of `sub` (under `parent`, e.g. `boo-normalize-audit`) and of each of its own
+/// subcommands (`boo-normalize-audit-verify`), so that every page a SUBCOMMANDS section names
+/// exists. Pages list no `help` subcommand: `--help` is on every page already.
+fn sub_pages(dir: &Path, parent: &str, sub: &clap::Command) -> Result<(), Error> {
+    let ctx = || dir.display().to_string();
+    let name = format!("{parent}-{}", sub.get_name());
+    let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+    let sub = sub
+        .clone()
+        .name(leaked)
+        .bin_name(leaked)
+        .disable_help_subcommand(true);
+    let mut page = Vec::new();
+    clap_mangen::Man::new(sub.clone())
+        .section("1")
+        .manual("boo-normalize manual")
+        .render(&mut page)
+        .map_err(|e| Error::io(ctx(), e))?;
+    write(dir, &format!("{name}.1"), &page)?;
+    for nested in sub.get_subcommands() {
+        if !nested.is_hide_set() {
+            sub_pages(dir, &name, nested)?;
+        }
+    }
+    Ok(())
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
@@ -91,8 +108,16 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
     }
     r.control("SH", ["ENVIRONMENT"]);
     r.text([roman(
-        "normalize reads no environment variables. Errors are written to standard error as \
-         boo-normalize: context: cause, with control characters replaced.",
+        "LAST_EVENT_ID: the default of --last-event-id (when set and not empty). \
+         BOO_NORMALIZE_REDACT_KEY: the default of --redact-key. With --otlp-endpoint: \
+         OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_HEADERS, \
+         OTEL_EXPORTER_OTLP_TIMEOUT and their OTEL_EXPORTER_OTLP_TRACES_ variants; for every \
+         trace: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. spawn: CLAUDE_BIN (the default \
+         of --claude-bin), and only an allowlist of the environment reaches claude (see \
+         boo-normalize-spawn(1)). replay --as-claude: BOO_REPLAY_CAPTURE and BOO_REPLAY_SPEED. \
+         profile, diff and redact: RAYON_NUM_THREADS (the number of threads). Errors are \
+         written to standard error as boo-normalize: context: cause, with control characters \
+         replaced.",
     )]);
     r.control("SH", ["EXAMPLES"]);
     for (what, ex) in [
@@ -118,7 +143,13 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
         r.text([italic(ex)]);
     }
     r.control("SH", ["SEE ALSO"]);
-    r.text([roman("jq(1), claude(1)")]);
+    let mut see: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| format!("boo-normalize-{}(1)", c.get_name()))
+        .collect();
+    see.extend(["jq(1)".into(), "claude(1)".into()]);
+    r.text([roman(see.join(", "))]);
     r.to_writer(w)?;
     man.render_version_section(w)
 }

@@ -18,15 +18,23 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     let setup = a.stream.setup()?;
     // Open everything first, so a missing file fails before any output.
     let inputs = input::open_all(&a.files)?;
-    let mut rec = file::start(a.record.as_deref(), Some(&setup.run_id))?;
-    if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
-        r.redact(e);
-    }
+    let opened = file::open(a.record.as_deref())?;
     // While recording, time-stamping sinks (the audit log) take the capture's times, so that a
     // replay of the capture reproduces them byte for byte.
     let clock = ManualClock::default();
-    let recorded_time = rec.is_some().then(|| Box::new(clock.clone()) as _);
+    let recorded_time = opened.is_some().then(|| Box::new(clock.clone()) as _);
     let mut p = setup.pipeline(io::stdout().lock(), recorded_time, None)?;
+    // The capture's header is its first write: a full disk fails it like any later record.
+    let mut rec = match file::start(opened, Some(&setup.run_id)) {
+        Ok(r) => r,
+        Err((name, cause)) => {
+            let _ = p.finish(&EndInfo::eof().sink_failed(&name, &cause));
+            return Err(Error::sink(name, cause));
+        }
+    };
+    if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
+        r.redact(e);
+    }
     for mut input in inputs {
         p.set_input_ready(input.ready_probe());
         let src = file::tee(&mut rec, input.reader, &clock);

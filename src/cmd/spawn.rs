@@ -131,6 +131,8 @@ fn worker(
     let engine = setup.redact.clone();
     // The sinks open before the binary is looked up, so that a run that cannot start still
     // ends with `run.end` (cause `spawn_failed`) on every one of them.
+    // The capture file too (a failure: exit 2); its header is written right before the start.
+    let recording = file::open(a.record.as_deref())?;
     let mut p = setup.pipeline(std_out.clone(), None, None)?;
     let path = std::env::var_os("PATH");
     let requested: std::path::PathBuf = a
@@ -163,7 +165,7 @@ fn worker(
         stdin: inv.stdin,
         max_line: setup.max_line,
     };
-    let mut rec = match tap::start(a.record.as_deref(), &spec) {
+    let mut rec = match tap::start(recording, &spec) {
         Ok(r) => r,
         Err((name, e)) => {
             let _ = p.finish(&EndInfo::eof().sink_failed(&name, &e));

@@ -2,27 +2,31 @@
 //! on, and the capture's header (argv, stdin) and end record (exit status, signal).
 
 use std::io;
-use std::path::Path;
 use std::time::Instant;
 
 use super::procs::{Ended, signal_name};
 use super::{Driver, Halt, Outcome, Spec};
-use crate::capture::file::Recording;
+use crate::capture::file::{Opened, Recording};
 use crate::capture::{End, Header};
 use crate::error::Error;
 use crate::normalize::EndInfo;
 use crate::read::Line;
 
-/// Open the `--record` file, if any, for a run of `spec` (call right before starting it).
-/// A failure gives the file's name and the cause.
-pub fn start(path: Option<&Path>, spec: &Spec) -> Result<Option<Recording>, (String, io::Error)> {
-    let Some(path) = path else { return Ok(None) };
+/// Write the opened `--record` file's header, if any, for a run of `spec` (call right before
+/// starting it). A failure (a full disk) gives the file's name and the cause.
+pub fn start(
+    opened: Option<Opened>,
+    spec: &Spec,
+) -> Result<Option<Recording>, (String, io::Error)> {
+    let Some(opened) = opened else {
+        return Ok(None);
+    };
     let mut header = Header::now("spawn");
     let mut argv = vec![spec.program.to_string_lossy().into_owned()];
     argv.extend(spec.args.iter().map(|a| a.to_string_lossy().into_owned()));
     header.argv = Some(argv);
     header.stdin.clone_from(&spec.stdin);
-    Recording::create(path, &header).map(Some)
+    opened.start(&header).map(Some)
 }
 
 /// A driver that records every line before handing it on.
