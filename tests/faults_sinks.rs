@@ -221,6 +221,53 @@ fn normalize_audit_filling_up() {
     }
 }
 
+/// A reader that closes stdout early (`| head -1`) ends a `normalize`/`replay` run quietly
+/// (exit 0, nothing on stderr), and the audit log beside it says so: its `run.end` has cause
+/// `output_closed` (not a failed file sink), its `run.error` names that as the end cause, and
+/// the log verifies.
+#[test]
+fn a_closed_stdout_is_output_closed_in_the_audit_log() {
+    let d = Dirs::new();
+    let mark = marker("closedout");
+    let input = d.path().join("in.ndjson");
+    let line = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello hello hello hello hello hello"}]}}"#;
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1"}"#;
+    fs::write(
+        &input,
+        format!("{INIT}\n{}{result}\n", format!("{line}\n").repeat(4000)),
+    )
+    .unwrap();
+    for cmd in [&["normalize"][..], &["replay", "--speed", "max"]] {
+        let audit = d.path().join(format!("closed-{}.jsonl", cmd[0]));
+        let mut c = command(&d.home, &mark);
+        c.args(cmd)
+            .args(["--audit", audit.to_str().unwrap(), input.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut first = [0u8; 1];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", cmd[0]);
+        assert!(stderr.is_empty(), "{}: {stderr}", cmd[0]);
+        let log = fs::read_to_string(&audit).unwrap();
+        let events: Vec<Value> = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].clone())
+            .collect();
+        let end = events.last().unwrap();
+        assert_eq!(end["type"], "run.end", "{}", cmd[0]);
+        assert_eq!(end["cause"], "output_closed", "{}", cmd[0]);
+        assert!(end.get("sink").is_none(), "{}: {end}", cmd[0]);
+        let error = &events[events.len() - 2];
+        assert_eq!(error["type"], "run.error", "{}", cmd[0]);
+        assert_eq!(error["end_cause"], "output_closed", "{}", cmd[0]);
+        assert!(verify(&audit).status.success(), "{}", cmd[0]);
+    }
+}
+
 /// `--record /dev/full`: the error names the file and the OS cause; stdout still ends. Under
 /// `normalize` too: the capture's first write (its header) failing is a failed sink, not a
 /// refusal to start.

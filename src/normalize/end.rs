@@ -35,6 +35,14 @@ impl EndInfo {
         self
     }
 
+    /// The reader closed stdout before the input ended (as `| head -1` does): cause
+    /// `output_closed`. The rest of the input was not read; the other sinks (an audit log) get
+    /// this `run.end`.
+    pub fn output_closed(mut self) -> Self {
+        self.cause = "output_closed".into();
+        self
+    }
+
     /// The run could not start: cause `spawn_failed`, with the `error`.
     pub fn spawn_failed(error: &str) -> Self {
         EndInfo {

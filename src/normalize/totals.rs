@@ -110,7 +110,9 @@ impl State {
         o.key("cause");
         o.str("no_result");
         o.key("detail");
-        o.str(if self.turns == 0 {
+        o.str(if end.cause == "output_closed" {
+            "stdout was closed before the input ended: reading stopped before a result line, so the run's outcome is unknown"
+        } else if self.turns == 0 {
             "the stream ended without a result line: the run's outcome, cost and final usage are unknown"
         } else {
             "the stream ended without a result line after the last system/init: the last turn's outcome is unknown"

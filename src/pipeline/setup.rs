@@ -70,7 +70,8 @@ impl Setup {
 
     /// End the run as `end` says, with the command's own status `code`: when a sink failed, the
     /// others get `run.end` with cause `sink_failed` (`end` is updated to say so, for the
-    /// capture) and the error names that sink (exit 74; a closed stdout is a quiet exit 0);
+    /// capture) and the error names that sink (exit 74); a closed stdout gives cause
+    /// `output_closed` and a quiet exit 0;
     /// otherwise [`status`]. Notes go to
     /// `notes` (stderr).
     pub fn conclude(
@@ -85,7 +86,12 @@ impl Setup {
         // pipeline's failure.
         let _ = p.flush();
         if let Some(f) = p.take_failure() {
-            *end = end.clone().sink_failed(&f.name, &f.error);
+            // A closed stdout is how a reader says it has seen enough, not a failed file.
+            *end = if f.is_closed_stdout() {
+                end.clone().output_closed()
+            } else {
+                end.clone().sink_failed(&f.name, &f.error)
+            };
             let _ = p.finish(end);
             return Err(Error::sink(f.name, f.error));
         }
