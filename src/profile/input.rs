@@ -99,10 +99,13 @@ pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>
                 Turn::Own(job) => load(job),
                 Turn::Done(done) => done,
             };
-            out[side].merge(&part?);
+            out[side].add(&part?);
             Ok::<(), Error>(())
         },
     )?;
+    for p in &mut out {
+        p.finalize();
+    }
     if !by_version {
         for p in &mut out {
             p.by_version.clear();

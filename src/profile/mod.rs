@@ -332,6 +332,14 @@ impl Profile {
     /// Add `o` into `self`. Associative and commutative (except which names an open list keeps
     /// once it holds [`rules::MAX_ITEMS`]: the first ones merged); derived fields are recomputed.
     pub fn merge(&mut self, o: &Profile) {
+        self.add(o);
+        self.finalize();
+    }
+
+    /// [`Profile::merge`] without recomputing the derived fields: for merging many parts in a
+    /// row, [`Profile::finalize`] once after the last (finalizing after each part would walk the
+    /// whole growing profile every time).
+    pub fn add(&mut self, o: &Profile) {
         add_counts(&mut self.cli_versions, &o.cli_versions);
         self.input.merge(&o.input);
         add_counts(&mut self.tools.available, &o.tools.available);
@@ -345,9 +353,8 @@ impl Profile {
             self.kinds.entry(k.clone()).or_default().merge(kind);
         }
         for (v, p) in &o.by_version {
-            self.by_version.entry(v.clone()).or_default().merge(p);
+            self.by_version.entry(v.clone()).or_default().add(p);
         }
-        self.finalize();
     }
 
     /// Recompute derived fields (presence).
