@@ -171,10 +171,7 @@ impl State {
 /// messages' sum: CLI 1.0.x results count less than their turn's messages, and that is what the
 /// CLI reports as final.)
 fn covers(own: &super::Tokens, open: &super::Tokens) -> bool {
-    let zero = |t: &super::Tokens| {
-        t.input == 0 && t.output == 0 && t.cache_read == 0 && t.cache_creation == 0
-    };
-    !zero(own) || zero(open)
+    !own.is_zero() || open.is_zero()
 }
 
 #[cfg(test)]

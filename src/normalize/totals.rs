@@ -16,6 +16,11 @@ pub(super) struct Tokens {
 }
 
 impl Tokens {
+    /// Whether every count is zero.
+    pub(super) fn is_zero(&self) -> bool {
+        self.input == 0 && self.output == 0 && self.cache_read == 0 && self.cache_creation == 0
+    }
+
     pub(super) fn add(&mut self, o: Tokens) {
         self.input += o.input;
         self.output += o.output;

@@ -187,12 +187,7 @@ impl State {
         message_id: &str,
         m: Val<'_, '_>,
     ) {
-        let key = ctx.parent.map(str::to_owned);
-        let Some(p) = self
-            .usage
-            .get_mut(&key)
-            .filter(|p| p.message_id == message_id)
-        else {
+        let Some(p) = self.pending_of(ctx, message_id) else {
             return;
         };
         if let Some(r) = raw_some(get(m, "stop_reason")) {
@@ -219,35 +214,41 @@ impl State {
         message_id: &str,
         a: Val<'_, '_>,
     ) {
-        let key = ctx.parent.map(str::to_owned);
-        if let Some(p) = self
-            .usage
-            .get_mut(&key)
-            .filter(|p| p.message_id == message_id)
-        {
+        if let Some(p) = self.pending_of(ctx, message_id) {
             merge_one(&mut p.extra, "abandoned_blocks", a, ctx, &ev.out);
         }
+    }
+
+    /// The pending record of message `message_id` on the stream of `ctx`, if that is the
+    /// message pending there.
+    fn pending_of(&mut self, ctx: &Ctx<'_>, message_id: &str) -> Option<&mut PendingUsage> {
+        let key = ctx.parent.map(str::to_owned);
+        self.usage
+            .get_mut(&key)
+            .filter(|p| p.message_id == message_id)
     }
 
     /// A synthetic user line names message `id` as refused (`refused_message_id`): its
     /// pending record gets `stop_reason` `refusal` unless one came.
     pub(super) fn note_refusal(&mut self, parent: &Option<String>, id: &str) {
-        if let Some(p) = self.usage.get_mut(parent)
-            && p.message_id == id
-            && p.stop_reason.is_none()
-        {
-            p.stop_reason = Some(b"\"refusal\"".to_vec());
-        }
+        self.stop_reason_unless_set(parent, Some(id), b"\"refusal\"");
     }
 
     /// A synthetic user line is the CLI's output-limit prompt (see [`says_output_limit`]): the
     /// message that ran before it on stream `parent` was cut by `max_tokens`; its pending record
     /// says so unless a `stop_reason` came.
     pub(super) fn note_output_limit(&mut self, parent: &Option<String>) {
+        self.stop_reason_unless_set(parent, None, b"\"max_tokens\"");
+    }
+
+    /// The pending record on stream `parent` (when `id` is given, only if it is that message's)
+    /// takes `stop_reason` `raw` unless one came.
+    fn stop_reason_unless_set(&mut self, parent: &Option<String>, id: Option<&str>, raw: &[u8]) {
         if let Some(p) = self.usage.get_mut(parent)
+            && id.is_none_or(|id| p.message_id == id)
             && p.stop_reason.is_none()
         {
-            p.stop_reason = Some(b"\"max_tokens\"".to_vec());
+            p.stop_reason = Some(raw.to_vec());
         }
     }
 
