@@ -193,6 +193,15 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
     assert!(v.contains("in 2 runs"), "{v}");
 }
 
+/// An input of init and 4000 assistant text lines (about 1 MB of envelope), then `tail`.
+fn hello_lines(d: &Dirs, tail: &str) -> std::path::PathBuf {
+    let input = d.path().join("in.ndjson");
+    let line = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello hello hello hello hello hello"}]}}"#;
+    let lines = format!("{line}\n").repeat(4000);
+    fs::write(&input, format!("{INIT}\n{lines}{tail}")).unwrap();
+    input
+}
+
 /// `normalize --audit` and `replay --audit` on a full file system (a file size limit) behave the
 /// same. The whole log (about 1 MB) is one batch of records, written only when the input ends:
 /// that last write failing is still named in `run.end` and exits 74.
@@ -200,13 +209,7 @@ fn audit_log_filling_up_ends_the_run_cleanly() {
 fn normalize_audit_filling_up() {
     let d = Dirs::new();
     let mark = marker("nfsize");
-    let input = d.path().join("in.ndjson");
-    let line = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello hello hello hello hello hello"}]}}"#;
-    fs::write(
-        &input,
-        format!("{INIT}\n{}", format!("{line}\n").repeat(4000)),
-    )
-    .unwrap();
+    let input = hello_lines(&d, "");
     for cmd in [&["normalize"][..], &["replay", "--speed", "max"]] {
         let audit = d.path().join(format!("{}.jsonl", cmd[0]));
         let mut args = cmd.to_vec();
@@ -229,14 +232,8 @@ fn normalize_audit_filling_up() {
 fn a_closed_stdout_is_output_closed_in_the_audit_log() {
     let d = Dirs::new();
     let mark = marker("closedout");
-    let input = d.path().join("in.ndjson");
-    let line = r#"{"type":"assistant","session_id":"s1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello hello hello hello hello hello"}]}}"#;
     let result = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s1"}"#;
-    fs::write(
-        &input,
-        format!("{INIT}\n{}{result}\n", format!("{line}\n").repeat(4000)),
-    )
-    .unwrap();
+    let input = hello_lines(&d, &format!("{result}\n"));
     for cmd in [&["normalize"][..], &["replay", "--speed", "max"]] {
         let audit = d.path().join(format!("closed-{}.jsonl", cmd[0]));
         let mut c = command(&d.home, &mark);
