@@ -91,6 +91,18 @@ def resumed_run(args, partial_variant=True):
 REVIEWER_AGENTS = ('{"reviewer":{"description":"Reviews code and commands",'
                    '"prompt":"You are a careful reviewer.","tools":["Bash","Read","Agent","Task"]}}')
 
+
+def user_line(content):
+    """A user message line for `--input-format stream-json` (CONTENT: a string or blocks)."""
+    return {"type": "user", "session_id": "", "parent_tool_use_id": None,
+            "message": {"role": "user", "content": content}}
+
+
+def control(request_id, request):
+    """A control request line for `--input-format stream-json`."""
+    return {"type": "control_request", "request_id": request_id, "request": request}
+
+
 # name -> scenario.  "prompt" is the -p prompt (None: `-p` alone, the prompt comes on stdin);
 # "args" extra claude flags; "env" extra environment; "stdin" (for --input-format stream-json)
 # a list of steps {"after_results": N, "sleep": S, "line": OBJ}: OBJ is written to the CLI's
@@ -197,18 +209,12 @@ SCENARIOS = {
         # a content-array message after the first result (runs Bash), a third message whose
         # reply is slow and an interrupt control request while it waits.
         "stdin": [
-            {"after_results": 0, "line": {"type": "control_request", "request_id": "req_init_1",
-                                          "request": {"subtype": "initialize"}}},
-            {"after_results": 0, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
-                                          "message": {"role": "user", "content": "first question"}}},
-            {"after_results": 1, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
-                                          "message": {"role": "user", "content": [
-                                              {"type": "text", "text": "second question"}]}}},
-            {"after_results": 2, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
-                                          "message": {"role": "user", "content": "third question"}}},
+            {"after_results": 0, "line": control("req_init_1", {"subtype": "initialize"})},
+            {"after_results": 0, "line": user_line("first question")},
+            {"after_results": 1, "line": user_line([{"type": "text", "text": "second question"}])},
+            {"after_results": 2, "line": user_line("third question")},
             {"after_results": 2, "sleep": 1.5,
-             "line": {"type": "control_request", "request_id": "req_int_1",
-                      "request": {"subtype": "interrupt"}}},
+             "line": control("req_int_1", {"subtype": "interrupt"})},
         ],
         "close_after_results": 3,
         "min_version": "2.1.300",
@@ -221,8 +227,7 @@ SCENARIOS = {
         # The SDKs' other control requests: each gets a control_response (an error one for the
         # unsupported subtype); set_permission_mode also makes a system/status line.
         # (get_context_usage is left out: its 20 KB answer races with the first request.)
-        "stdin": [{"after_results": 0, "line": {"type": "control_request", "request_id": "req_%d" % i,
-                                                "request": r}}
+        "stdin": [{"after_results": 0, "line": control("req_%d" % i, r)}
                   for i, r in enumerate([
                       {"subtype": "set_permission_mode", "mode": "plan"},
                       {"subtype": "set_model", "model": "claude-sonnet-4-5"},
@@ -231,8 +236,7 @@ SCENARIOS = {
                       {"subtype": "no_such_request"},
                   ])]
         + [{"after_results": 0, "sleep": 1.0,
-            "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
-                     "message": {"role": "user", "content": "first question"}}}],
+            "line": user_line("first question")}],
         "close_after_results": 1,
         "partial_variant": False,
         "min_version": "2.1.300",
@@ -244,11 +248,9 @@ SCENARIOS = {
         "env": {},
         # The interrupt arrives while the reply's tool input is still streaming.
         "stdin": [
-            {"after_results": 0, "line": {"type": "user", "session_id": "", "parent_tool_use_id": None,
-                                          "message": {"role": "user", "content": "Run the long command."}}},
+            {"after_results": 0, "line": user_line("Run the long command.")},
             {"after_results": 0, "sleep": 2.5,
-             "line": {"type": "control_request", "request_id": "req_int_1",
-                      "request": {"subtype": "interrupt"}}},
+             "line": control("req_int_1", {"subtype": "interrupt"})},
         ],
         "close_after_results": 1,
         "min_version": "2.1.300",
