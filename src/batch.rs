@@ -11,11 +11,16 @@
 //! that have nothing to do block on a condition variable (no spinning), so on a loaded machine a
 //! waiting thread costs nothing and the work simply flows to whichever thread runs.
 //!
-//! Work done ahead is held until it is taken; workers stop claiming while more than
-//! [`AHEAD_BYTES`] of input is held, which bounds memory. The calling thread may go further
-//! ([`MAIN_AHEAD_BYTES`]) while it waits: on a loaded machine the worker it waits for may not be
-//! running, and a thread that could work but waits is what would make two threads slower than
-//! one.
+//! Work done ahead is held until it is taken; workers stop claiming while more than a budget of
+//! input bytes is held (the caller's: [`AHEAD_BYTES`] where a job's result is as large as its
+//! input, more where results are small), which bounds memory. The calling thread may go further
+//! ([`MAIN_AHEAD_FACTOR`] times the budget) while it waits: on a loaded machine the worker it
+//! waits for may not be running, and a thread that could work but waits is what would make two
+//! threads slower than one.
+//!
+//! A result is dropped on the thread that made it ([`Held`]): freeing memory another thread
+//! allocated costs the allocator a lock shared with that thread's allocations, and the thread
+//! that made a result reuses the memory best.
 //!
 //! The number of threads is the number of cores not busy with other work ([`threads`]), or
 //! `BOO_NORMALIZE_THREADS` (`1`: the calling thread only). A batch smaller than
@@ -31,14 +36,15 @@ use std::thread;
 /// saves too little to be worth it, and can cost more than it saves on a loaded machine.
 pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
-/// Input bytes of jobs done ahead and not taken yet, beyond which workers wait (one job is
-/// always allowed, whatever its size). Small enough that what a job's result holds is reused
+/// A budget for [`in_order`] where a job's result is about as large as its input (`redact`'s
+/// output): input bytes of jobs done ahead and not taken yet, beyond which workers wait (one job
+/// is always allowed, whatever its size). Small enough that what a job's result holds is reused
 /// soon (fresh memory costs page faults), large enough that workers rarely wait while the
 /// calling thread does a large file in turn.
 pub const AHEAD_BYTES: u64 = 2 << 20;
 
-/// [`AHEAD_BYTES`] for the calling thread while it waits for a worker's job.
-pub const MAIN_AHEAD_BYTES: u64 = 16 << 20;
+/// How many times the budget the calling thread may go ahead while it waits for a worker's job.
+pub const MAIN_AHEAD_FACTOR: u64 = 8;
 
 /// The number of threads batch work uses: `BOO_NORMALIZE_THREADS` if set to a positive number
 /// (`RAYON_NUM_THREADS`, its older name, is read too), else the number of cores that are not busy
@@ -84,16 +90,60 @@ pub struct Job<T> {
 }
 
 /// A job as the calling thread gets it, in input order.
-pub enum Turn<T, R> {
+pub enum Turn<'a, T, R> {
     /// Nobody did it yet: do it now, in turn.
     Own(T),
     /// It was done ahead: here is its result.
-    Done(R),
+    Done(Held<'a, R>),
+}
+
+/// The result of a job done ahead, as the calling thread takes it: dropped, it goes back to the
+/// thread that made it, which drops it there before its next job (see the module docs).
+pub struct Held<'a, R> {
+    value: Option<R>,
+    /// Where the thread that made it collects its spent results; `None` when that is the
+    /// calling thread.
+    home: Option<&'a Mutex<Vec<R>>>,
+}
+
+impl<R> Held<'_, R> {
+    /// The result itself, to keep or to drop on this thread.
+    pub fn into_inner(mut self) -> R {
+        self.value
+            .take()
+            .expect("a held result is there until taken")
+    }
+}
+
+impl<R> std::ops::Deref for Held<'_, R> {
+    type Target = R;
+    fn deref(&self) -> &R {
+        self.value
+            .as_ref()
+            .expect("a held result is there until taken")
+    }
+}
+
+impl<R> std::ops::DerefMut for Held<'_, R> {
+    fn deref_mut(&mut self) -> &mut R {
+        self.value
+            .as_mut()
+            .expect("a held result is there until taken")
+    }
+}
+
+impl<R> Drop for Held<'_, R> {
+    fn drop(&mut self) {
+        if let (Some(v), Some(home)) = (self.value.take(), self.home) {
+            home.lock().unwrap_or_else(PoisonError::into_inner).push(v);
+        }
+    }
 }
 
 struct State<T, R> {
     items: Vec<Option<T>>,
-    done: Vec<Option<R>>,
+    /// Results done ahead, with the worker that made each (`None`: the calling thread).
+    done: Vec<Option<(R, Option<usize>)>>,
     /// The first job nobody claimed yet.
     next: usize,
     /// Input bytes claimed ahead and not taken yet.
@@ -111,7 +161,12 @@ struct State<T, R> {
 struct Shared<T, R> {
     bytes: Vec<u64>,
     ahead: Vec<bool>,
+    /// Input bytes workers may hold ahead, and the calling thread.
+    budget: u64,
+    main_budget: u64,
     state: Mutex<State<T, R>>,
+    /// Per worker, its results taken and dropped by the calling thread, to drop on the worker.
+    spent: Vec<Mutex<Vec<R>>>,
     /// Signalled when the job the calling thread waits for is done.
     for_main: Condvar,
     /// Signalled when workers may claim again (the calling thread claimed a job or took one
@@ -164,16 +219,18 @@ impl<T, R> Drop for PanicGuard<'_, T, R> {
 
 /// Run `jobs` on up to `threads` threads and hand each to `take` on the calling thread, in input
 /// order: as [`Turn::Own`] when the calling thread gets to it first, else as [`Turn::Done`] with
-/// what `ahead` made of it on some thread. Each thread has a state made by `init` (warm caches,
-/// reused buffers), given to `ahead` on that thread; the calling thread's is given to `take`
-/// too, and returned at the end. The first error from `take` stops the batch (jobs under way
-/// finish, no new one starts) and is returned.
+/// what `ahead` made of it on some thread. Workers hold results of at most `budget` input bytes
+/// ahead ([`AHEAD_BYTES`] where results are as large as their input). Each thread has a state
+/// made by `init` (warm caches, reused buffers), given to `ahead` on that thread; the calling
+/// thread's is given to `take` too, and returned at the end. The first error from `take` stops
+/// the batch (jobs under way finish, no new one starts) and is returned.
 pub fn in_order<T, R, S, E>(
     jobs: Vec<Job<T>>,
     threads: usize,
+    budget: u64,
     init: impl Fn() -> S + Sync,
     ahead: impl Fn(T, &mut S) -> R + Sync,
-    mut take: impl FnMut(Turn<T, R>, &mut S) -> Result<(), E>,
+    mut take: impl FnMut(Turn<'_, T, R>, &mut S) -> Result<(), E>,
 ) -> Result<S, E>
 where
     T: Send,
@@ -205,6 +262,9 @@ where
     let shared = Shared {
         bytes,
         ahead: can,
+        budget,
+        main_budget: budget.saturating_mul(MAIN_AHEAD_FACTOR),
+        spent: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
         state: Mutex::new(State {
             items,
             done: (0..n).map(|_| None).collect(),
@@ -220,16 +280,17 @@ where
     };
     let (shared, init, ahead) = (&shared, &init, &ahead);
     thread::scope(|scope| {
-        for _ in 0..workers {
+        for w in 0..workers {
             scope.spawn(move || {
                 let _guard = PanicGuard(shared);
                 let mut s = init();
+                let mut spent = Vec::new();
                 let mut st = shared.lock();
                 loop {
                     if st.stop || st.next >= n {
                         return;
                     }
-                    let Some((i, item)) = shared.claim_ahead(&mut st, AHEAD_BYTES) else {
+                    let Some((i, item)) = shared.claim_ahead(&mut st, shared.budget) else {
                         st.workers_waiting += 1;
                         st = shared
                             .for_workers
@@ -239,9 +300,15 @@ where
                         continue;
                     };
                     drop(st);
+                    spent.append(
+                        &mut shared.spent[w]
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner),
+                    );
+                    spent.clear();
                     let r = ahead(item, &mut s);
                     st = shared.lock();
-                    st.done[i] = Some(r);
+                    st.done[i] = Some((r, Some(w)));
                     if st.main_waits_for == Some(i) {
                         shared.for_main.notify_one();
                     }
@@ -264,7 +331,7 @@ fn run_calling_thread<T, R, S, E>(
     n: usize,
     mine: &mut S,
     ahead: &(impl Fn(T, &mut S) -> R + Sync),
-    take: &mut impl FnMut(Turn<T, R>, &mut S) -> Result<(), E>,
+    take: &mut impl FnMut(Turn<'_, T, R>, &mut S) -> Result<(), E>,
 ) -> Result<(), E> {
     for pos in 0..n {
         let mut st = shared.lock();
@@ -276,17 +343,20 @@ fn run_calling_thread<T, R, S, E>(
                 shared.wake_workers(&st);
                 break Turn::Own(item);
             }
-            if let Some(r) = st.done[pos].take() {
+            if let Some((r, by)) = st.done[pos].take() {
                 st.held -= shared.bytes[pos];
                 shared.wake_workers(&st);
-                break Turn::Done(r);
+                break Turn::Done(Held {
+                    value: Some(r),
+                    home: by.map(|w| &shared.spent[w]),
+                });
             }
             // A worker is on it: help ahead meanwhile, or wait.
-            if let Some((i, item)) = shared.claim_ahead(&mut st, MAIN_AHEAD_BYTES) {
+            if let Some((i, item)) = shared.claim_ahead(&mut st, shared.main_budget) {
                 drop(st);
                 let r = ahead(item, mine);
                 st = shared.lock();
-                st.done[i] = Some(r);
+                st.done[i] = Some((r, None));
                 continue;
             }
             // The scope re-raises the worker's panic once this thread is out.
@@ -331,6 +401,7 @@ mod tests {
         in_order(
             jobs(sizes, &ahead),
             threads,
+            AHEAD_BYTES,
             || (),
             |i, _| {
                 assert!(ahead(i), "job {i} may not be done ahead");
@@ -344,9 +415,9 @@ mod tests {
             |t, _| -> Result<(), ()> {
                 order.push(match t {
                     Turn::Own(i) => i,
-                    Turn::Done((i, _)) => {
+                    Turn::Done(held) => {
                         done_ahead += 1;
-                        i
+                        held.0
                     }
                 });
                 Ok(())
@@ -385,6 +456,7 @@ mod tests {
         in_order(
             jobs(&sizes, |_| true),
             2,
+            AHEAD_BYTES,
             || (),
             |i, _| i,
             |t, _| -> Result<(), ()> {
@@ -399,6 +471,52 @@ mod tests {
         assert!(ahead > 0);
     }
 
+    /// Records, when dropped, which thread made it and which dropped it.
+    struct Marked<'a>(
+        thread::ThreadId,
+        &'a Mutex<Vec<(thread::ThreadId, thread::ThreadId)>>,
+    );
+
+    impl Drop for Marked<'_> {
+        fn drop(&mut self) {
+            self.1
+                .lock()
+                .unwrap()
+                .push((self.0, thread::current().id()));
+        }
+    }
+
+    #[test]
+    fn results_are_dropped_on_the_thread_that_made_them() {
+        let sizes: Vec<u64> = vec![1 << 20; 24];
+        let drops = Mutex::new(Vec::new());
+        let main = thread::current().id();
+        in_order(
+            jobs(&sizes, |_| true),
+            2,
+            AHEAD_BYTES,
+            || (),
+            |_, _| Marked(thread::current().id(), &drops),
+            |t, _| -> Result<(), ()> {
+                // A slow taker: the worker runs ahead and waits for results to be taken.
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                drop(t);
+                Ok(())
+            },
+        )
+        .unwrap();
+        let drops = drops.into_inner().unwrap();
+        let by_workers: Vec<_> = drops.iter().filter(|(made, _)| *made != main).collect();
+        let at_home = by_workers.iter().filter(|(made, by)| made == by).count();
+        assert!(!by_workers.is_empty(), "the worker did some jobs");
+        // Only results taken after the worker's last job can be left to the calling thread.
+        assert!(
+            at_home * 2 >= by_workers.len(),
+            "{at_home} of {} worker results dropped on the worker",
+            by_workers.len()
+        );
+    }
+
     #[test]
     fn a_panicking_worker_is_a_panic_not_a_hang() {
         let sizes: Vec<u64> = vec![1 << 20; 32];
@@ -406,6 +524,7 @@ mod tests {
             in_order(
                 jobs(&sizes, |_| true),
                 2,
+                AHEAD_BYTES,
                 || (),
                 |i, _| {
                     if i == 3 {
@@ -436,12 +555,14 @@ mod tests {
         let r = in_order(
             jobs(&sizes, |_| true),
             3,
+            AHEAD_BYTES,
             || (),
             |i, _| i,
             |t, _| {
                 taken += 1;
                 match t {
-                    Turn::Own(5) | Turn::Done(5) => Err("five"),
+                    Turn::Own(5) => Err("five"),
+                    Turn::Done(held) if *held == 5 => Err("five"),
                     _ => Ok(()),
                 }
             },

@@ -29,6 +29,8 @@ pub struct Profiler {
     parser: Parser,
     groups: BTreeMap<String, Profile>,
     by_version: bool,
+    /// The read buffer, kept from one stream to the next.
+    buf: Vec<u8>,
 }
 
 /// Per-stream state.
@@ -78,7 +80,7 @@ impl Profiler {
             ..Stream::default()
         };
         st.pending.input.streams = 1;
-        let mut reader = LineReader::with_size_hint(src, size);
+        let mut reader = LineReader::reusing(src, std::mem::take(&mut self.buf), size);
         while let Some(line) = reader.next_line()? {
             let Profiler { parser, groups, .. } = self;
             let target = match &st.version {
@@ -108,6 +110,7 @@ impl Profiler {
             let spare = parsed.into_spare();
             parser.recycle(spare);
         }
+        self.buf = reader.into_buffer();
         // A stream without an init (or with nothing but pre-init lines).
         let v = st
             .path_version
@@ -124,13 +127,20 @@ impl Profiler {
     }
 
     /// The finished profile.
-    pub fn finish(self) -> Profile {
+    pub fn finish(mut self) -> Profile {
+        self.take()
+    }
+
+    /// The profile of what was added so far; the profiler starts again empty, keeping its parser
+    /// and read buffer (memory already touched) for the next streams.
+    pub fn take(&mut self) -> Profile {
+        let groups = std::mem::take(&mut self.groups);
         let mut total = Profile::default();
-        for g in self.groups.values() {
-            total.merge(g);
+        for g in groups.values() {
+            total.add(g);
         }
         if self.by_version {
-            total.by_version = self.groups;
+            total.by_version = groups;
         }
         total.finalize();
         total

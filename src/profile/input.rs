@@ -87,19 +87,26 @@ pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>
         }
     }
     let mut out: Vec<Profile> = sides.iter().map(|_| Profile::default()).collect();
-    let load =
-        |(side, f, size): (usize, PathBuf, Option<u64>)| (side, load_one(&f, size, by_version));
+    let load = |(side, f, size): (usize, PathBuf, Option<u64>), p: &mut Profiler| {
+        (side, load_one(&f, size, p))
+    };
     batch::in_order(
         jobs,
         batch::threads(),
-        || (),
-        |job, _| load(job),
-        |turn, _| {
-            let (side, part) = match turn {
-                Turn::Own(job) => load(job),
-                Turn::Done(done) => done,
-            };
-            out[side].add(&part?);
+        AHEAD_BYTES,
+        || Profiler::new().by_version(by_version),
+        load,
+        |turn, p| {
+            match turn {
+                Turn::Own(job) => {
+                    let (side, part) = load(job, p);
+                    out[side].add(&part?);
+                }
+                Turn::Done(done) => match &*done {
+                    (side, Ok(part)) => out[*side].add(part),
+                    (_, Err(_)) => return done.into_inner().1.map(drop),
+                },
+            }
             Ok::<(), Error>(())
         },
     )?;
@@ -114,17 +121,20 @@ pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>
     Ok(out)
 }
 
-/// One input's profile: a capture of `size` bytes (when known) profiled (per version with
-/// `by_version`), or a saved profile.
-fn load_one(f: &Path, size: Option<u64>, by_version: bool) -> Result<Profile, Error> {
-    let profiler = Profiler::new().by_version(by_version);
+/// Input bytes of captures profiled ahead and not merged yet (see [`batch::in_order`]): a
+/// capture's profile is a small fraction of its size, and merging is quick, so workers may run
+/// well ahead of a large capture the calling thread profiles in turn instead of waiting.
+const AHEAD_BYTES: u64 = 32 << 20;
+
+/// One input's profile: a capture of `size` bytes (when known) profiled with `profiler` (empty;
+/// it keeps its buffers for the next), or a saved profile.
+fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Profile, Error> {
     let name = f.display().to_string();
     if name == "-" {
-        let mut profiler = profiler;
         profiler
             .add_stream(io::stdin().lock(), None)
             .map_err(|e| Error::io("stdin", e))?;
-        return Ok(profiler.finish());
+        return Ok(profiler.take());
     }
     let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
     let mut head = Vec::with_capacity(512);
@@ -140,13 +150,13 @@ fn load_one(f: &Path, size: Option<u64>, by_version: bool) -> Result<Profile, Er
         return Profile::from_json(&text)
             .map_err(|e| Error::msg(&name, format!("not a valid profile: {e}")));
     }
-    let mut profiler = profiler;
-    profiler
-        .add_sized_stream(
-            io::Cursor::new(head).chain(file),
-            size,
-            version_from_path(f),
-        )
-        .map_err(|e| Error::io(&name, e))?;
-    Ok(profiler.finish())
+    let read = profiler.add_sized_stream(
+        io::Cursor::new(head).chain(file),
+        size,
+        version_from_path(f),
+    );
+    // A read error leaves a partial profile behind: clear it, the profiler serves other files.
+    let part = profiler.take();
+    read.map_err(|e| Error::io(&name, e))?;
+    Ok(part)
 }

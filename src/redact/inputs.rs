@@ -64,6 +64,7 @@ pub fn redact_inputs<W: Write>(
     let mine = batch::in_order(
         jobs,
         threads,
+        batch::AHEAD_BYTES,
         Worker::default,
         |i: Input, wk: &mut Worker| Ahead::run(engine, i, wk, &chunks),
         |turn, wk| match turn {
@@ -71,7 +72,7 @@ pub fn redact_inputs<W: Write>(
             // files it redacts ahead: one set of caches to warm per thread.
             Turn::Own(i) => s.with_scratch(wk, |s| s.stream(&i.name, i.reader, i.size)),
             Turn::Done(a) => {
-                let out = s.with_scratch(wk, |s| s.take(a))?;
+                let out = s.with_scratch(wk, |s| s.take(a.into_inner()))?;
                 chunks.put(out);
                 Ok(())
             }
