@@ -41,10 +41,10 @@ pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// is always allowed, whatever its size). Small enough that what a job's result holds is reused
 /// soon (fresh memory costs page faults), large enough that workers rarely wait while the
 /// calling thread does a large file in turn.
-pub const AHEAD_BYTES: u64 = 2 << 20;
+pub const AHEAD_BYTES: u64 = 8 << 20;
 
 /// How many times the budget the calling thread may go ahead while it waits for a worker's job.
-pub const MAIN_AHEAD_FACTOR: u64 = 8;
+pub const MAIN_AHEAD_FACTOR: u64 = 2;
 
 /// The number of threads batch work uses: `BOO_NORMALIZE_THREADS` if set to a positive number
 /// (`RAYON_NUM_THREADS`, its older name, is read too), else the number of cores that are not busy
