@@ -20,8 +20,8 @@ use regex_automata::{Anchored, Input, MatchKind};
 use super::detect::{
     self, ANCHORS, BUILTINS, Check, KEY_CONTEXTS, KEYWORD_ANCHORS, TOKEN_DETECTORS, URL_ANCHOR,
 };
+use super::lex::widen;
 use super::rules::{Pattern, Rule, RuleError};
-use super::search::widen;
 
 /// Index of a kind in [`Engine::kind`].
 pub type KindId = u16;

@@ -5,6 +5,9 @@
 //! It does not build values. It accepts what a JSON parser accepts, plus a line cut in the
 //! middle (an open string or container at the end); anything else outside strings (a bare
 //! word, `=`, a second document) makes it give up, and the line is then redacted as text.
+//!
+//! Below it are the byte-level facts of JSON escapes and UTF-8 boundaries that the tokenizer, the
+//! search and the engine share (`escaped`, `unescape`, `char_floor`, `widen`).
 
 use std::sync::LazyLock;
 
@@ -349,6 +352,48 @@ pub(crate) fn has_escaped_slash(raw: &[u8]) -> bool {
 /// Append `s` JSON-escaped (without quotes), as the envelope writer does.
 pub(crate) fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     crate::json::escape_content(out, s);
+}
+
+/// Whether the byte at `p` is escaped (follows an odd run of backslashes).
+pub(super) fn escaped(text: &[u8], p: usize) -> bool {
+    text[..p].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1
+}
+
+/// The byte a two-byte JSON escape stands for (`None`: not one).
+pub(super) fn unescape(e: u8) -> Option<u8> {
+    Some(match e {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'b' => 8,
+        b'f' => 12,
+        b'"' | b'\\' | b'/' => e,
+        _ => return None,
+    })
+}
+
+/// Whether `b` continues a UTF-8 character (is not its first byte).
+pub(super) fn is_cont(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// Move `p` back to a UTF-8 character start (not before `floor`).
+pub(super) fn char_floor(text: &[u8], mut p: usize, floor: usize) -> usize {
+    while p > floor && p < text.len() && is_cont(text[p]) {
+        p -= 1;
+    }
+    p
+}
+
+/// Widen `[s, e)` to whole UTF-8 characters.
+pub(super) fn widen(text: &[u8], mut s: usize, mut e: usize) -> (usize, usize) {
+    while s > 0 && s < text.len() && is_cont(text[s]) {
+        s -= 1;
+    }
+    while e < text.len() && is_cont(text[e]) {
+        e += 1;
+    }
+    (s, e)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, Input};
 
 use super::engine::{Engine, Escaped, Hit, Scratch};
+use super::lex::{char_floor, escaped, unescape};
 
 impl Engine {
     pub(super) fn start_bytes(&self) -> [bool; 256] {
@@ -307,45 +308,4 @@ impl Engine {
             }
         }
     }
-}
-
-/// Whether the byte at `p` is escaped (follows an odd run of backslashes).
-pub(super) fn escaped(text: &[u8], p: usize) -> bool {
-    text[..p].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1
-}
-
-/// The byte a two-byte JSON escape stands for (`None`: not one).
-pub(super) fn unescape(e: u8) -> Option<u8> {
-    Some(match e {
-        b'n' => b'\n',
-        b't' => b'\t',
-        b'r' => b'\r',
-        b'b' => 8,
-        b'f' => 12,
-        b'"' | b'\\' | b'/' => e,
-        _ => return None,
-    })
-}
-
-pub(super) fn is_cont(b: u8) -> bool {
-    b & 0xC0 == 0x80
-}
-
-/// Move `p` back to a UTF-8 character start (not before `floor`).
-pub(super) fn char_floor(text: &[u8], mut p: usize, floor: usize) -> usize {
-    while p > floor && p < text.len() && is_cont(text[p]) {
-        p -= 1;
-    }
-    p
-}
-
-/// Widen `[s, e)` to whole UTF-8 characters.
-pub(super) fn widen(text: &[u8], mut s: usize, mut e: usize) -> (usize, usize) {
-    while s > 0 && s < text.len() && is_cont(text[s]) {
-        s -= 1;
-    }
-    while e < text.len() && is_cont(text[e]) {
-        e += 1;
-    }
-    (s, e)
 }
