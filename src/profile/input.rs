@@ -131,10 +131,8 @@ const AHEAD_BYTES: u64 = 32 << 20;
 fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Profile, Error> {
     let name = f.display().to_string();
     if name == "-" {
-        profiler
-            .add_stream(io::stdin().lock(), None)
-            .map_err(|e| Error::io("stdin", e))?;
-        return Ok(profiler.take());
+        let read = profiler.add_stream(io::stdin().lock(), None);
+        return taken(profiler, read, "stdin");
     }
     let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
     let mut head = Vec::with_capacity(512);
@@ -155,8 +153,13 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Prof
         size,
         version_from_path(f),
     );
-    // A read error leaves a partial profile behind: clear it, the profiler serves other files.
+    taken(profiler, read, &name)
+}
+
+/// The profile of the stream `profiler` just read, or its read error. The profiler is emptied
+/// either way (a failed read leaves part of a profile behind): it serves the thread's next file.
+fn taken(profiler: &mut Profiler, read: io::Result<()>, name: &str) -> Result<Profile, Error> {
     let part = profiler.take();
-    read.map_err(|e| Error::io(&name, e))?;
+    read.map_err(|e| Error::io(name, e))?;
     Ok(part)
 }
