@@ -681,3 +681,43 @@ fn usage_and_input_errors_exit_2() {
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// `profile` and `diff` write the same bytes on any number of threads: files are profiled on
+/// several threads (each reusing one profiler from file to file) and merged in input order.
+/// Both inputs are over `batch::PARALLEL_MIN_BYTES`, so more than one thread does work.
+#[test]
+fn profile_and_diff_are_the_same_on_any_number_of_threads() {
+    let with = |threads: &str, args: &[&str]| {
+        let o = Command::new(BIN)
+            .args(args)
+            .current_dir(root())
+            .env("BOO_NORMALIZE_THREADS", threads)
+            .output()
+            .expect("run boo-normalize");
+        assert!(
+            code(&o) <= 1,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    };
+    for args in [
+        &["profile", "--by-version", "fixtures/captured"][..],
+        &[
+            "diff",
+            "--format",
+            "json",
+            "fixtures/real",
+            "fixtures/captured",
+        ][..],
+    ] {
+        let one = with("1", args);
+        assert!(one.len() > 1000, "{args:?} wrote a document");
+        for threads in ["2", "3"] {
+            assert!(
+                with(threads, args) == one,
+                "{args:?} on {threads} threads differs"
+            );
+        }
+    }
+}
