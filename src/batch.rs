@@ -48,9 +48,9 @@ pub const MAIN_AHEAD_FACTOR: u64 = 2;
 
 /// The number of threads batch work uses: `BOO_NORMALIZE_THREADS` if set to a positive number
 /// (`RAYON_NUM_THREADS`, its older name, is read too), else the number of cores that are not busy
-/// with other work as the batch starts (at least one; see [`busy_cores`]). A thread that only competes for a core
-/// another process keeps busy gains nothing and costs a share of the work in hand-overs, so on a
-/// loaded machine a batch runs on one thread rather than more slowly on two.
+/// with other work as the batch starts (at least one; see `busy_cores`). A thread that only
+/// competes for a core another process keeps busy gains nothing and costs a share of the work in
+/// hand-overs, so on a loaded machine a batch runs on one thread rather than more slowly on two.
 pub fn threads() -> usize {
     let set = ["BOO_NORMALIZE_THREADS", "RAYON_NUM_THREADS"]
         .iter()

@@ -53,7 +53,7 @@ pub fn create_locked(path: &Path, what: &str) -> io::Result<File> {
 /// shared lock for a few microseconds, which must not refuse a writer that starts at that moment.
 const LOCK_RETRY: Duration = Duration::from_millis(100);
 
-/// Take an exclusive advisory lock on `f` (retrying briefly, see [`LOCK_RETRY`]); refuse with a
+/// Take an exclusive advisory lock on `f` (retrying briefly, see `LOCK_RETRY`); refuse with a
 /// clear message when another process holds it. `what` names the file's kind ("audit log").
 pub fn lock_exclusive(f: &File, what: &str) -> io::Result<()> {
     let until = Instant::now() + LOCK_RETRY;

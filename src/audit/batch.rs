@@ -34,7 +34,7 @@ pub struct Rec {
     /// raw member and its extras (`raw_eol`, `raw_cut_from`), up to `end`.
     pub start: usize,
     /// Where the raw line's bytes are, as they were read, if the record has one; they become
-    /// its `raw` (or `raw_b64`) member here (see [`raw_member`]).
+    /// its `raw` (or `raw_b64`) member here (see `raw_member`).
     pub raw: Option<(usize, usize)>,
     /// Where its bytes end (where its `prev` member goes).
     pub end: usize,

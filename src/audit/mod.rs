@@ -1,5 +1,5 @@
 //! The audit log format: one hash-chained JSON record per envelope event. Its writer (the
-//! sink, [`write`], hashing on a helper thread in [`batch`]), its reader ([`read`], for replay)
+//! sink, [`mod@write`], hashing on a helper thread in [`batch`]), its reader ([`read`], for replay)
 //! and its verifier ([`verify`]) live here; this file holds the format and the file operations
 //! of appending (lock, the last hash).
 //!

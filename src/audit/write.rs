@@ -60,7 +60,7 @@ impl<W: Write + Send + 'static> Audit<Shared<W>> {
 
 impl<W: Write> Audit<W> {
     /// An audit sink writing records of run `run_id`, chaining from `prev` (hex of the last hash
-    /// already in the destination; [`GENESIS`] for a new file or a stream).
+    /// already in the destination; [`super::GENESIS`] for a new file or a stream).
     pub fn new(w: W, run_id: &str, prev: [u8; 64]) -> Self {
         Audit {
             w,

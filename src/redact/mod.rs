@@ -53,7 +53,7 @@
 //! secret being streamed waits until it ends (~40–200 bytes for tokens, ~1.7–3.3 KB for a
 //! private key block). A delta line whose fragment is not decided is held back WHOLE, with the
 //! lines after it (the order never changes), until a later line of its block decides it
-//! ([`hold`]); `content_block_stop`, `message_stop`, a new `message_start` of the same stream
+//! (`hold`); `content_block_stop`, `message_stop`, a new `message_start` of the same stream
 //! or the end of input decide everything. Then the held lines come out: unchanged when they
 //! hold no secret (input without secrets comes out byte for byte, and `--redact` gives the
 //! envelope plain normalization gives); else the placeholder goes into the line where the

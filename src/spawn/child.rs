@@ -37,7 +37,7 @@ pub struct Spec {
 pub const STDERR_LINE_MAX: usize = 64 * 1024;
 
 /// Bytes of stderr lines in flight to the supervisor (each line counts its length plus
-/// [`STDERR_LINE_COST`]); a line read while the queue holds this much is dropped and counted, so
+/// `STDERR_LINE_COST`); a line read while the queue holds this much is dropped and counted, so
 /// a flood costs at most about this much memory.
 pub const STDERR_QUEUE: usize = 2 << 20;
 
