@@ -3,52 +3,10 @@
 //! `message_stop`, a new `message_start`, or the end of input), which decides every line it
 //! still holds (see [`super::hold`]).
 
-use super::engine::KindId;
 use super::lex::{Lexer, Str, Tok, decode};
 use super::line::Redactor;
-use super::stream::{Ctx, JsonStream, TextStream};
+use super::stream::{Ctx, Field, JsonStream, Stream, TextStream};
 use crate::transform::{Origin, Transformed};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Field {
-    Text,
-    Thinking,
-    Json,
-}
-
-impl Field {
-    fn delta_type(self) -> &'static str {
-        match self {
-            Field::Text => "text_delta",
-            Field::Thinking => "thinking_delta",
-            Field::Json => "input_json_delta",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Field::Text => "text",
-            Field::Thinking => "thinking",
-            Field::Json => "partial_json",
-        }
-    }
-}
-
-/// One content block being streamed.
-pub(super) struct Stream {
-    /// Raw `parent_tool_use_id` string contents (`None` for null/absent).
-    parent: Option<Vec<u8>>,
-    index: u64,
-    field: Field,
-    /// Tells this stream's held lines apart (see [`super::hold`]).
-    pub(super) serial: u64,
-    text: TextStream,
-    json: JsonStream,
-    /// The redacted text decided since the stream's oldest held line (decoded), and the kinds
-    /// of the placeholders in it.
-    pub(super) group: Vec<u8>,
-    pub(super) group_kinds: Vec<KindId>,
-}
 
 /// What a `stream_event` line says about its stream.
 #[derive(Default)]

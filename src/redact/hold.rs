@@ -12,31 +12,11 @@
 //! decides whatever its stream still holds. With nothing to redact the latency is the same as
 //! the held suffix had: at most until the block's next line.
 
-use std::collections::VecDeque;
-
 use super::lex::{decode, escape_into};
 use super::line::Redactor;
+use super::stream::{Held, State};
 use crate::read::Line;
 use crate::transform::{Origin, Transformed};
-
-/// A line waiting in the queue.
-pub(super) struct Held {
-    origin: Origin,
-    /// The input line.
-    bytes: Vec<u8>,
-    cut: bool,
-    state: State,
-}
-
-enum State {
-    /// Decided: line 0 of the transform output, for input `bytes`.
-    Done(Transformed),
-    /// A delta of the stream with this serial; its fragment literal's content is `frag`.
-    Delta { serial: u64, frag: (usize, usize) },
-}
-
-/// The queue of held lines, oldest first.
-pub(super) type Queue = VecDeque<Held>;
 
 impl Redactor {
     /// Redact `line` and append to `out` every line that is decided now, in input order.

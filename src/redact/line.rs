@@ -9,12 +9,12 @@
 
 use std::sync::Arc;
 
-use super::deltas::Stream;
 use super::engine::{Engine, Hit, KindId, Scratch, Seen};
 use super::lex::{
     Frame, Lexer, NotJson, Tok, decode, escape_into, has_escaped_slash, has_unicode_escape,
     hides_literals,
 };
+use super::stream::{Queue, Stream};
 use crate::read::Line;
 use crate::transform::{LineTransform, Transformed};
 
@@ -55,7 +55,7 @@ pub struct Redactor {
     pub(super) line_anchors: Vec<(usize, usize)>,
     pub(super) seen: Seen,
     /// Lines held back, oldest first (see [`super::hold`]).
-    pub(super) queue: super::hold::Queue,
+    pub(super) queue: Queue,
     pub(super) next_serial: u64,
     /// The output for the line being pushed.
     pub(super) one: Transformed,

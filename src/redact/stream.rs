@@ -7,9 +7,16 @@
 //! after it, `password = "hun`). Ordinary prose is released as it comes; a word that is a prefix
 //! of a detector keyword waits for its next character. What is released is exactly what a scan
 //! of the whole text would produce, so the complete `assistant` line gets the same placeholders.
+//!
+//! Below them is the state a redactor keeps across lines: one [`Stream`] per content block being
+//! streamed (its `deltas` code feeds it) and the lines held back for the streams ([`Held`]; the
+//! `hold` code queues and releases them).
+
+use std::collections::VecDeque;
 
 use super::engine::{Engine, Hit, KindId, Scratch};
 use super::lex::escape_into;
+use crate::transform::{Origin, Transformed};
 
 /// Shared search state handed to streams.
 pub(crate) struct Ctx<'e> {
@@ -234,3 +241,65 @@ fn escape_len(b: &[u8]) -> usize {
         _ => 6,
     }
 }
+
+/// Which member of a delta carries a block's fragments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Field {
+    Text,
+    Thinking,
+    Json,
+}
+
+impl Field {
+    pub(super) fn delta_type(self) -> &'static str {
+        match self {
+            Field::Text => "text_delta",
+            Field::Thinking => "thinking_delta",
+            Field::Json => "input_json_delta",
+        }
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Field::Text => "text",
+            Field::Thinking => "thinking",
+            Field::Json => "partial_json",
+        }
+    }
+}
+
+/// One content block being streamed.
+pub(super) struct Stream {
+    /// Raw `parent_tool_use_id` string contents (`None` for null/absent).
+    pub(super) parent: Option<Vec<u8>>,
+    pub(super) index: u64,
+    pub(super) field: Field,
+    /// Tells this stream's held lines apart (see [`super::hold`]).
+    pub(super) serial: u64,
+    pub(super) text: TextStream,
+    pub(super) json: JsonStream,
+    /// The redacted text decided since the stream's oldest held line (decoded), and the kinds
+    /// of the placeholders in it.
+    pub(super) group: Vec<u8>,
+    pub(super) group_kinds: Vec<KindId>,
+}
+
+/// A line waiting in the queue (see `super::hold`).
+pub(super) struct Held {
+    pub(super) origin: Origin,
+    /// The input line.
+    pub(super) bytes: Vec<u8>,
+    pub(super) cut: bool,
+    pub(super) state: State,
+}
+
+/// Where a held line stands.
+pub(super) enum State {
+    /// Decided: line 0 of the transform output, for input `bytes`.
+    Done(Transformed),
+    /// A delta of the stream with this serial; its fragment literal's content is `frag`.
+    Delta { serial: u64, frag: (usize, usize) },
+}
+
+/// The queue of held lines, oldest first.
+pub(super) type Queue = VecDeque<Held>;
