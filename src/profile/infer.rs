@@ -194,7 +194,7 @@ fn flush_pending(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, versio
         groups
             .entry(version.to_owned())
             .or_default()
-            .merge(&pending);
+            .add(&pending);
     }
     st.pending_objects = 0;
 }
