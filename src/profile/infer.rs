@@ -191,10 +191,7 @@ fn flush_pending(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, versio
         if st.pending_objects > 0 {
             *pending.cli_versions.entry(version.to_owned()).or_insert(0) += st.pending_objects;
         }
-        groups
-            .entry(version.to_owned())
-            .or_default()
-            .add(&pending);
+        groups.entry(version.to_owned()).or_default().add(&pending);
     }
     st.pending_objects = 0;
 }
