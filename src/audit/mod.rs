@@ -1,7 +1,7 @@
-//! The audit log format: one hash-chained JSON record per envelope event. Its writer (the
-//! sink, [`mod@write`], hashing on a helper thread in [`batch`]), its reader ([`read`], for replay)
-//! and its verifier ([`verify`]) live here; this file holds the format and the file operations
-//! of appending (lock, the last hash).
+//! The audit log format: one hash-chained JSON record per envelope event. Its reader ([`read`],
+//! for replay) and its verifier ([`verify`]) live here, and this file holds the format and the
+//! file operations of appending (lock, the last hash); the writer is a sink,
+//! [`crate::sink::audit`].
 //!
 //! # Audit record format (JSONL)
 //!
@@ -49,18 +49,15 @@
 //! written. A crash mid-write leaves a torn last record, which `audit verify` reports and which
 //! appending refuses to build on.
 
-pub mod batch;
 pub mod read;
-mod record;
-pub mod shared;
+pub(crate) mod record;
 pub mod verify;
-pub mod write;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-pub use write::Audit;
+pub use crate::sink::audit::Audit;
 
 /// `prev` of the first record of a file.
 pub const GENESIS: [u8; 64] = [b'0'; 64];

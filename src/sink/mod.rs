@@ -2,7 +2,7 @@
 //! pipeline decides when to flush.
 
 pub mod ai_sdk;
-pub mod cut_back;
+pub mod audit;
 pub mod named;
 pub mod otlp;
 pub mod registry;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::audit::{self, Audit, GENESIS};
 use crate::error::Error;
 use crate::sink::ai_sdk::AiSdk;
-use crate::sink::cut_back::CutBack;
+use crate::sink::audit::cut_back::CutBack;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};
 use crate::sink::sse::Sse;

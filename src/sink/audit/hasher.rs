@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
 
-use super::record::{Ts, head as record_head, raw_member, tail};
+use crate::audit::record::{Ts, head as record_head, raw_member, tail};
 use crate::json::Out;
 
 /// One record handed over: its numbers, and where its bytes are in [`Batch::buf`].
@@ -124,7 +124,7 @@ impl Hasher {
         let thread = std::thread::Builder::new()
             .name("audit-hash".into())
             .spawn(move || {
-                let mut head = super::GENESIS;
+                let mut head = crate::audit::GENESIS;
                 let mut ts = Ts::default();
                 for mut b in work {
                     b.finish(head, &run_id, &mut ts);

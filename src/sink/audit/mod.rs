@@ -1,6 +1,11 @@
-//! The audit log writer: the [`Sink`] that turns each envelope event into one hash-chained
-//! record (see the format in [`crate::audit`]), lossless (every input line is kept), written
-//! whole records at a time.
+//! The audit log sink: the [`Sink`] that turns each envelope event into one hash-chained
+//! record (the format, reader and verifier are [`crate::audit`]), lossless (every input line is
+//! kept), written whole records at a time; records are hashed on a helper thread ([`hasher`]) and
+//! a file is written through [`cut_back::CutBack`] (cut back to the last whole record on failure).
+
+pub mod cut_back;
+pub mod hasher;
+pub mod shared;
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -8,15 +13,15 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::batch::{BATCH_BYTES, Batch, DEPTH, Hasher, Rec};
-use super::record::{Ts, head, raw_member, tail};
-use super::shared::Shared;
-use super::{TAIL_LEN, bad};
+use self::hasher::{BATCH_BYTES, Batch, DEPTH, Hasher, Rec};
+use self::shared::Shared;
+use crate::audit::record::{Ts, head, raw_member, tail};
+use crate::audit::{TAIL_LEN, bad};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
 use crate::sink::{EventCtx, Sink};
 
-/// The audit sink over any writer (a file opened with [`super::open_append`], stdout, a `Vec`).
+/// The audit sink over any writer (a file opened with [`crate::audit::open_append`], stdout, a `Vec`).
 pub struct Audit<W: Write> {
     w: W,
     run_id: String,
@@ -47,7 +52,7 @@ pub struct Audit<W: Write> {
 
 impl<W: Write + Send + 'static> Audit<Shared<W>> {
     /// An audit sink whose batches the hashing thread writes to `w` itself (see
-    /// [`super::shared`]): for a file, whose `write` calls (copying the records into the page
+    /// [`shared`]): for a file, whose `write` calls (copying the records into the page
     /// cache) are then not on the pipeline thread. Otherwise as [`Audit::new`].
     pub fn writing_on_helper(w: W, run_id: &str, prev: [u8; 64]) -> Self {
         let w = Shared::new(w);
@@ -60,7 +65,7 @@ impl<W: Write + Send + 'static> Audit<Shared<W>> {
 
 impl<W: Write> Audit<W> {
     /// An audit sink writing records of run `run_id`, chaining from `prev` (hex of the last hash
-    /// already in the destination; [`super::GENESIS`] for a new file or a stream).
+    /// already in the destination; [`crate::audit::GENESIS`] for a new file or a stream).
     pub fn new(w: W, run_id: &str, prev: [u8; 64]) -> Self {
         Audit {
             w,
