@@ -1,4 +1,5 @@
-//! The JSON Schema (draft 2020-12) of envelope v1, built from the same tables the normalizer uses.
+//! The JSON Schema (draft 2020-12) of envelope v1, built from the same tables the normalizer and
+//! the spawn guards use (so it sits above both).
 //!
 //! The published schema is open (unknown members and event types are allowed, so a consumer that
 //! validates with it keeps working when v1 grows). The strict variant, used by this crate's tests,
@@ -6,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::kind;
+use crate::envelope::kind;
 use crate::normalize::MAPPINGS;
 
 fn nullable(t: &str) -> Value {
@@ -538,4 +539,24 @@ pub fn schema(strict: bool) -> Value {
         doc["unevaluatedProperties"] = json!(false);
     }
     doc
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every named kind is documented in the schema, and every schema type is a named kind or
+    /// comes from a table.
+    #[test]
+    fn every_kind_is_in_the_schema() {
+        let documented = super::event_types();
+        for k in super::kind::ALL {
+            assert!(documented.contains(k), "{k} is not in the schema");
+        }
+        let tabled: Vec<&str> = crate::normalize::MAPPINGS.iter().map(|m| m.event).collect();
+        for t in documented {
+            assert!(
+                super::kind::ALL.contains(&t) || tabled.contains(&t),
+                "schema type {t} is neither a named kind nor in a table"
+            );
+        }
+    }
 }

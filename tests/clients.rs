@@ -228,11 +228,7 @@ fn chromium_eventsource_resumes_after_a_dropped_connection() {
     let want = events(&ok(&[input.as_os_str()]));
     let tmp = tempfile::tempdir().unwrap();
     let page_path = tmp.path().join("page.html");
-    std::fs::write(
-        &page_path,
-        page(&boo_normalize::envelope::schema::event_types()),
-    )
-    .unwrap();
+    std::fs::write(&page_path, page(&boo_normalize::schema::event_types())).unwrap();
     let report = tmp.path().join("report.json");
     let cut = 20;
     let Some(server) = Server::start(

@@ -51,14 +51,92 @@ fn completions_are_generated_for_each_shell() {
 }
 
 #[test]
-fn readme_lists_every_event_type() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for t in boo_normalize::envelope::schema::event_types() {
+fn envelope_page_lists_every_event_type() {
+    let page = std::fs::read_to_string(root().join("docs/envelope.md")).unwrap();
+    for t in boo_normalize::schema::event_types() {
         assert!(
-            readme.contains(&format!("`{t}`")),
-            "README.md does not document `{t}`"
+            page.contains(&format!("`{t}`")),
+            "docs/envelope.md does not document `{t}`"
         );
     }
+}
+
+/// The Markdown files a reader follows links through: the README, every page of `docs/` and the
+/// drift guide.
+fn markdown_pages() -> Vec<std::path::PathBuf> {
+    let mut pages = vec![
+        root().join("README.md"),
+        root().join("src/profile/DRIFT.md"),
+    ];
+    let mut dirs = vec![root().join("docs")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                pages.push(p);
+            }
+        }
+    }
+    pages
+}
+
+/// The anchors GitHub makes of a page's headings: lowercase, spaces to `-`, punctuation other
+/// than `-` and `_` dropped.
+fn anchors(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| {
+            l.trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every relative link of the README and the docs pages names a file (and heading) that exists.
+#[test]
+fn every_relative_link_resolves() {
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut checked = 0;
+    for page in markdown_pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for c in link.captures_iter(&text) {
+            let target = &c[1];
+            if target.starts_with("http") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let path = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
+            assert!(
+                path.exists(),
+                "{}: link to {target}: no such file",
+                page.display()
+            );
+            if !anchor.is_empty() && path.extension().is_some_and(|x| x == "md") {
+                let there = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    anchors(&there).iter().any(|a| a == anchor),
+                    "{}: link to {target}: no such heading",
+                    page.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} links found");
 }
 
 #[test]

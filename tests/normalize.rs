@@ -121,8 +121,7 @@ fn input_facts(bytes: &[u8]) -> InputFacts {
 
 #[test]
 fn every_fixture_keeps_the_contract() {
-    let validator =
-        jsonschema::validator_for(&boo_normalize::envelope::schema::schema(true)).unwrap();
+    let validator = jsonschema::validator_for(&boo_normalize::schema::schema(true)).unwrap();
     for path in fixtures() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let input = std::fs::read(&path).unwrap();

@@ -87,9 +87,7 @@ fn corpus_lines() -> Vec<Vec<u8>> {
 
 fn validator() -> &'static jsonschema::Validator {
     static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        jsonschema::validator_for(&boo_normalize::envelope::schema::schema(true)).unwrap()
-    })
+    V.get_or_init(|| jsonschema::validator_for(&boo_normalize::schema::schema(true)).unwrap())
 }
 
 fn check_stream(input: &[u8], out: &[u8]) {

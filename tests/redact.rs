@@ -234,7 +234,7 @@ fn planted_run(extra: &[&str], with_rule_plant: bool) {
     let (env_out, err, code) = run(&nargs, &text);
     // 3: the planted stream has no result line.
     assert!(matches!(code, 0 | 3), "{err}");
-    let schema = boo_normalize::envelope::schema::schema(true);
+    let schema = boo_normalize::schema::schema(true);
     let validator = jsonschema::validator_for(&schema).unwrap();
     let mut marked = 0;
     for l in env_out.lines() {

@@ -79,7 +79,7 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
          least one event; run.end is always the last line, and its stats.lines equals the number \
          of input lines.",
     )]);
-    for (name, desc, fields, ephemeral) in boo_normalize::envelope::schema::event_docs() {
+    for (name, desc, fields, ephemeral) in boo_normalize::schema::event_docs() {
         r.control("TP", []);
         r.text([bold(name)]);
         let mut text = desc.to_string();

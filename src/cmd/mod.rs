@@ -30,7 +30,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Redact(a)) => redact::run(a),
         Some(Command::Schema(a)) => {
-            let doc = boo_normalize::envelope::schema::schema(a.strict);
+            let doc = boo_normalize::schema::schema(a.strict);
             let text = serde_json::to_string_pretty(&doc).expect("schema serializes");
             let mut out = std::io::stdout().lock();
             use std::io::Write;

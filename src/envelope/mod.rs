@@ -58,7 +58,6 @@
 
 pub mod extras;
 pub mod kind;
-pub mod schema;
 
 use crate::json::{Out, Spans, Val, get_str};
 
