@@ -74,6 +74,18 @@ impl Recording {
         &mut self.rec
     }
 
+    /// When `e` is a failed write of this capture: its name and the real cause.
+    pub fn failed(&mut self, e: &io::Error) -> Option<(String, io::Error)> {
+        if !is_capture_error(e) {
+            return None;
+        }
+        let cause = self
+            .rec
+            .take_error()
+            .unwrap_or_else(|| io::Error::other("write failed"));
+        Some((self.name.clone(), cause))
+    }
+
     /// Write the end record (dated `at`) and close the file.
     pub fn finish(mut self, end: End, at: Instant) -> Result<(), Error> {
         if let Some(e) = self.rec.take_error() {
@@ -127,15 +139,7 @@ pub fn tee<'r>(
 
 /// When `e` is a failed capture write: the capture file's name and the real cause.
 pub fn failed(rec: &mut Option<Recording>, e: &io::Error) -> Option<(String, io::Error)> {
-    let r = rec.as_mut()?;
-    if !is_capture_error(e) {
-        return None;
-    }
-    let cause = r
-        .rec
-        .take_error()
-        .unwrap_or_else(|| io::Error::other("write failed"));
-    Some((r.name.clone(), cause))
+    rec.as_mut()?.failed(e)
 }
 
 /// Close a `normalize` recording: the run ended at `at` as `end` says.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use boo_normalize::error::Error;
-use boo_normalize::pipeline::setup::Setup;
+use boo_normalize::pipeline::setup::{Plan, Setup};
 
 use super::output::OutputArgs;
 use super::redact::RedactArgs;
@@ -79,28 +79,22 @@ pub struct StreamArgs {
 }
 
 impl StreamArgs {
-    /// The pipeline these options describe (the redaction engine compiled, the run id chosen).
-    pub fn setup(&self) -> Result<Setup, Error> {
-        let mut setup = Setup {
-            envelope: self.envelope.options(),
-            line_buffered: self.envelope.line_buffered,
-            max_line: self.envelope.max_line_bytes,
-            strict: self.envelope.strict,
-            outputs: self.output.outputs(),
-            resume: self.output.last_event_id()?,
-            run_id: self.output.run_id(),
-            redact: self.redact.engine()?,
-            first_seq: 0,
-        };
-        if let (true, Some(path)) = (self.output.continue_run, &self.output.audit) {
-            let tail = boo_normalize::audit::last_run(path)
-                .map_err(|e| Error::io(path.display().to_string(), e))?;
-            if let Some(t) = tail {
-                setup.run_id = t.run_id;
-                setup.first_seq = t.seq + 1;
-                setup.outputs.audit_mono_base = t.mono_us;
-            }
-        }
-        Ok(setup)
+    /// The run these options describe (validated; files are read by [`Plan::open`]).
+    pub fn plan(&self) -> Result<Plan, Error> {
+        Ok(Plan {
+            setup: Setup {
+                envelope: self.envelope.options(),
+                line_buffered: self.envelope.line_buffered,
+                max_line: self.envelope.max_line_bytes,
+                strict: self.envelope.strict,
+                outputs: self.output.outputs(),
+                resume: self.output.last_event_id()?,
+                run_id: self.output.run_id(),
+                redact: None,
+                first_seq: 0,
+            },
+            redact: self.redact.options(),
+            continue_audit: self.output.continue_run,
+        })
     }
 }

@@ -2,12 +2,9 @@
 //! `replay` can too) and the `redact` subcommand's arguments.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 
-use boo_normalize::error::Error;
-use boo_normalize::redact::Engine;
 use boo_normalize::redact::setup::RuleOptions;
 
 /// The rule options, shared by `--redact` and `redact`.
@@ -42,8 +39,9 @@ pub struct RedactRules {
 }
 
 impl RedactRules {
-    /// The engine these rules describe (rule files and the environment are read now).
-    pub fn engine(&self) -> Result<Arc<Engine>, Error> {
+    /// The rules as the library takes them (files and the environment are read when the
+    /// engine is built, [`RuleOptions::build`]).
+    pub fn options(&self) -> RuleOptions {
         RuleOptions {
             literals: self.redact_literal.clone(),
             env: self.redact_env.clone(),
@@ -51,7 +49,6 @@ impl RedactRules {
             key: self.redact_key.clone(),
             entropy_bits: self.redact_entropy,
         }
-        .build()
     }
 
     /// Whether any rule option was given (they imply `--redact`).
@@ -80,9 +77,9 @@ impl RedactArgs {
         self.redact || self.rules.any()
     }
 
-    /// The engine, when redaction is on.
-    pub fn engine(&self) -> Result<Option<Arc<Engine>>, Error> {
-        self.enabled().then(|| self.rules.engine()).transpose()
+    /// The rules, when redaction is on.
+    pub fn options(&self) -> Option<RuleOptions> {
+        self.enabled().then(|| self.rules.options())
     }
 }
 

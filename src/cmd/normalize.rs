@@ -2,20 +2,19 @@
 //! stdout by default), optionally recorded.
 
 use std::io;
-use std::time::Instant;
 
-use boo_normalize::capture::file;
+use boo_normalize::capture::{End, file};
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
 use boo_normalize::input;
-use boo_normalize::normalize::EndInfo;
+use boo_normalize::pipeline::conclude::{Ending, output_failed};
 use boo_normalize::sink::named::io_error;
 
 use crate::cli::NormalizeArgs;
 
 pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
-    let setup = a.stream.setup()?;
+    let setup = a.stream.plan()?.open()?;
     // Open everything first, so a missing file fails before any output.
     let inputs = input::open_all(&a.files)?;
     let opened = file::open(a.record.as_deref())?;
@@ -25,13 +24,8 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     let recorded_time = opened.is_some().then(|| Box::new(clock.clone()) as _);
     let mut p = setup.pipeline(io::stdout().lock(), recorded_time, None)?;
     // The capture's header is its first write: a full disk fails it like any later record.
-    let mut rec = match file::start(opened, Some(&setup.run_id)) {
-        Ok(r) => r,
-        Err((name, cause)) => {
-            let _ = p.finish(&EndInfo::eof().sink_failed(&name, &cause));
-            return Err(Error::sink(name, cause));
-        }
-    };
+    let mut rec = file::start(opened, Some(&setup.run_id))
+        .map_err(|(name, cause)| output_failed(&mut p, name, cause))?;
     if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
         r.redact(e);
     }
@@ -40,9 +34,7 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
         let src = file::tee(&mut rec, input.reader, &clock);
         if let Err(e) = p.run(src, setup.max_line) {
             if let Some((name, cause)) = file::failed(&mut rec, &e) {
-                // The capture failed: the sinks still end with run.end naming it.
-                let _ = p.finish(&EndInfo::eof().sink_failed(&name, &cause));
-                return Err(Error::sink(name, cause));
+                return Err(output_failed(&mut p, name, cause));
             }
             if p.failure().is_none() {
                 return Err(io_error(e, &input.name));
@@ -50,14 +42,10 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
             break;
         }
     }
-    let (mut end, end_at) = (EndInfo::eof(), Instant::now());
-    if let Some(r) = &rec {
-        let (mono_us, unix_us) = r.time_of(end_at);
+    let ending = Ending::eof().recorded(rec, End::default());
+    if let Some((r, _)) = &ending.capture {
+        let (mono_us, unix_us) = r.time_of(ending.at);
         clock.set(Stamp { unix_us, mono_us });
     }
-    let code = setup.conclude(&mut p, &mut end, ExitCode::OK, &mut io::stderr());
-    let recorded = file::finish(rec, p.normalizer().cli_version(), &end, end_at);
-    let code = code?;
-    recorded?;
-    Ok(code)
+    setup.conclude(&mut p, ending, &mut io::stderr())
 }

@@ -10,7 +10,7 @@ use boo_normalize::redact::inputs::redact_inputs;
 use crate::cli::RedactCmdArgs;
 
 pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
-    let engine = a.rules.engine()?;
+    let engine = a.rules.options().build()?;
     let inputs = input::open_all(&a.files)?;
     let stdout = io::stdout();
     let w = BufWriter::with_capacity(128 * 1024, stdout.lock());

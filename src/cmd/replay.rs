@@ -9,6 +9,7 @@ use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
 use boo_normalize::error::{Error, sanitize};
 use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
+use boo_normalize::pipeline::conclude::Ending;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
 use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit};
 
@@ -54,7 +55,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode, Error> {
 }
 
 fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<ExitCode, Error> {
-    let mut setup = a.stream.setup()?;
+    let mut setup = a.stream.plan()?.open()?;
     // --from-seq: the pipeline hands no sink the earlier events. --last-event-id: every sink
     // starts after it (stateful ones, the AI SDK profile, still see the earlier events). Both
     // skip the pacing of the lines before the resume point.
@@ -85,12 +86,12 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<ExitCode, Err
             if p.failure().is_none() {
                 return Err(e);
             }
-            return setup.conclude(&mut p, &mut EndInfo::eof(), ExitCode::OK, &mut io::stderr());
+            return setup.conclude(&mut p, Ending::eof(), &mut io::stderr());
         }
     };
     player.stamp_end(outcome.end_stamp);
     drop(player);
-    let mut end = match (outcome.end, outcome.cut) {
+    let end = match (outcome.end, outcome.cut) {
         (Some(e), _) => e.run_end,
         (None, Some(cut)) => EndInfo {
             cause: cut.into(),
@@ -108,7 +109,14 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<ExitCode, Err
         );
         return Ok(ExitCode::NO_RESULT);
     }
-    setup.conclude(&mut p, &mut end, ExitCode::OK, &mut io::stderr())
+    setup.conclude(
+        &mut p,
+        Ending {
+            end,
+            ..Ending::eof()
+        },
+        &mut io::stderr(),
+    )
 }
 
 /// Where `--as-claude` takes its capture from: `--as-claude=FILE`, a FILE before `--as-claude`,

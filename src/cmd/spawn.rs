@@ -11,7 +11,7 @@ use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
-use boo_normalize::pipeline::setup::finish_error;
+use boo_normalize::pipeline::conclude::{Ending, abandon, output_failed};
 use boo_normalize::redact::Redactor;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
@@ -103,16 +103,9 @@ fn dup_of(fd: BorrowedFd<'_>) -> Result<File, Error> {
         .map_err(|e| Error::io("dup", e))
 }
 
-/// The run, in the worker process.
-fn worker(
-    a: &SpawnArgs,
-    prompt: Option<Vec<u8>>,
-    guards: GuardConfig,
-    policy: &EnvPolicy,
-    std_out: &Outbox,
-    std_err: &Outbox,
-) -> Result<ExitCode, Error> {
-    let limits = Limits {
+/// The child's limits as the command line set them.
+fn limits(a: &SpawnArgs) -> Limits {
+    Limits {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
         idle_warn_only: a.idle_action == IdleAction::Warn,
@@ -124,16 +117,18 @@ fn worker(
         },
         keep_background: a.keep_background,
         keep_alive: a.keep_alive,
-    };
-    procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
+    }
+}
 
-    let setup = a.stream.setup()?;
-    let engine = setup.redact.clone();
-    // The sinks open before the binary is looked up, so that a run that cannot start still
-    // ends with `run.end` (cause `spawn_failed`) on every one of them.
-    // The capture file too (a failure: exit 2); its header is written right before the start.
-    let recording = file::open(a.record.as_deref())?;
-    let mut p = setup.pipeline(std_out.clone(), None, None)?;
+/// What the child is: its program (as found on `PATH`, or why not), argv, environment and
+/// stdin; and which provider settings were not passed on (said on stderr now, by name).
+fn child(
+    a: &SpawnArgs,
+    prompt: Option<Vec<u8>>,
+    policy: &EnvPolicy,
+    max_line: Option<usize>,
+    std_err: &Outbox,
+) -> (Spec, Result<std::path::PathBuf, ResolveError>, Removed) {
     let path = std::env::var_os("PATH");
     let requested: std::path::PathBuf = a
         .claude_bin
@@ -163,33 +158,49 @@ fn worker(
         args: inv.args,
         env: child_env,
         stdin: inv.stdin,
-        max_line: setup.max_line,
+        max_line,
     };
-    let mut rec = match tap::start(recording, &spec) {
-        Ok(r) => r,
-        Err((name, e)) => {
-            let _ = p.finish(&EndInfo::eof().sink_failed(&name, &e));
-            return Err(Error::sink(name, e));
-        }
-    };
+    (spec, resolved, removed)
+}
+
+/// The run, in the worker process.
+fn worker(
+    a: &SpawnArgs,
+    prompt: Option<Vec<u8>>,
+    guards: GuardConfig,
+    policy: &EnvPolicy,
+    std_out: &Outbox,
+    std_err: &Outbox,
+) -> Result<ExitCode, Error> {
+    procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
+    let setup = a.stream.plan()?.open()?;
+    // The sinks open before the binary is looked up, so that a run that cannot start still
+    // ends with `run.end` (cause `spawn_failed`) on every one of them.
+    // The capture file too (a failure: exit 2); its header is written right before the start.
+    let recording = file::open(a.record.as_deref())?;
+    let mut p = setup.pipeline(std_out.clone(), None, None)?;
+    let (spec, resolved, removed) = child(a, prompt, policy, setup.max_line, std_err);
+    let mut rec =
+        tap::start(recording, &spec).map_err(|(name, e)| output_failed(&mut p, name, e))?;
     let program = match resolved {
         Ok(p) => p,
-        Err(e) => {
-            let (msg, code) = match e {
-                ResolveError::NotFound(m) => (m, ExitCode::NOT_FOUND),
-                ResolveError::NotExecutable(m) => (m, ExitCode::CANNOT_EXECUTE),
-            };
-            let err = Error::msg("spawn", msg).with_exit(code);
-            return Err(spawn_failed(p, rec, err, &removed));
+        Err(ResolveError::NotFound(m)) => {
+            let err = Error::msg("spawn", m).with_exit(ExitCode::NOT_FOUND);
+            return Err(spawn_failed(&mut p, rec, err, &removed));
+        }
+        Err(ResolveError::NotExecutable(m)) => {
+            let err = Error::msg("spawn", m).with_exit(ExitCode::CANNOT_EXECUTE);
+            return Err(spawn_failed(&mut p, rec, err, &removed));
         }
     };
-    let stderr_mode = if a.stderr_events {
+    let engine = setup.redact.clone();
+    let mode = if a.stderr_events {
         StderrMode::Events
     } else {
         StderrMode::Pass
     };
     let ready = std_out.clone();
-    let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), stderr_mode, std_err.clone())
+    let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), mode, std_err.clone())
         .with_ready(Box::new(move || ready.ready()));
     if let Some(e) = &engine {
         driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
@@ -197,8 +208,7 @@ fn worker(
     if let (Some(r), Some(e)) = (rec.as_mut(), &engine) {
         r.redact(e);
     }
-    let mut tap = tap::tap(&mut rec, &mut driver);
-    let mut outcome = match supervise(&spec, &limits, &mut tap) {
+    let mut outcome = match supervise(&spec, &limits(a), &mut tap::tap(&mut rec, &mut driver)) {
         Ok(o) => o,
         Err(RunError::Start(e)) => {
             let code = if e.kind() == io::ErrorKind::NotFound {
@@ -207,7 +217,8 @@ fn worker(
                 ExitCode::CANNOT_EXECUTE
             };
             let err = Error::io(program.display().to_string(), e).with_exit(code);
-            return Err(spawn_failed(p, rec, err, &removed));
+            drop(driver);
+            return Err(spawn_failed(&mut p, rec, err, &removed));
         }
     };
     if guardian::guardian_gone() {
@@ -216,29 +227,7 @@ fn worker(
     }
     let last_ok = driver.last_turn_ok();
     outcome.stderr_dropped += driver.stderr_dropped() + std_err.dropped();
-    let end_at = std::time::Instant::now();
-    // Which output failed, if one did: the capture, or a sink of the pipeline (a closed stdout
-    // keeps cause `killed`/`output_closed`: a normal way to stop).
-    let capture_failed = outcome
-        .output_error
-        .as_deref()
-        .and_then(|e| file::failed(&mut rec, e));
-    let mut closed_stdout = false;
-    // What the sinks still hold is written before run.end, so its failure is named there.
-    let _ = p.flush();
-    let failure = capture_failed
-        .map(|f| (f, true))
-        .or_else(|| p.take_failure().map(|f| ((f.name, f.error), false)))
-        .filter(|((name, e), _)| {
-            closed_stdout = name == "stdout" && e.kind() == io::ErrorKind::BrokenPipe;
-            !closed_stdout
-        });
-    let mut end = outcome.end_info();
-    end.extra.push(removed.end_member());
-    if let Some(((name, e), _)) = &failure {
-        end = end.sink_failed(name, e);
-    }
-    let finished = p.finish(&end);
+    drop(driver);
     if outcome.stderr_dropped > 0 {
         let _ = writeln!(
             std_err.clone(),
@@ -246,46 +235,31 @@ fn worker(
             outcome.stderr_dropped
         );
     }
-    let (recording, failure) = match failure {
-        Some((f, true)) => (Ok(()), Some(f)),
-        f => {
-            let cli = p.normalizer().cli_version();
-            let r = tap::finish(rec, &outcome, end, cli, end_at);
-            (r, f.map(|(f, _)| f))
-        }
-    };
-    if let Some((name, e)) = failure {
-        return Err(Error::sink(name, e));
+    let mut end = outcome.end_info();
+    end.extra.push(removed.end_member());
+    let ending = Ending {
+        end,
+        code: outcome.exit_status(last_ok),
+        output_error: outcome.output_error.clone(),
+        // A closed stdout keeps the cause the supervisor gave (`killed`/`output_closed`).
+        keep_end_on_close: true,
+        ..Ending::eof()
     }
-    finished.map_err(|e| finish_error(&mut p, e))?;
-    recording?;
-    if closed_stdout {
-        // `| head -1`: the reader has what it wanted.
-        return Ok(ExitCode::OK);
-    }
-    let code = outcome.exit_status(last_ok);
-    Ok(boo_normalize::pipeline::setup::status(
-        code,
-        p.normalizer(),
-        setup.strict,
-        &mut io::stderr(),
-    ))
+    .recorded(rec, tap::end_record(&outcome));
+    setup.conclude(&mut p, ending, &mut io::stderr())
 }
 
 /// The child could not be started (`err`): every sink and the capture still end with `run.end`
 /// (cause `spawn_failed`, with the error), then the run exits with `err`'s status.
 fn spawn_failed(
-    mut p: Pipeline<'_>,
+    p: &mut Pipeline<'_>,
     rec: Option<Recording>,
     err: Error,
     removed: &Removed,
 ) -> Error {
     let mut end = EndInfo::spawn_failed(&err.to_string());
     end.extra.push(removed.end_member());
-    let at = std::time::Instant::now();
-    let _ = p.finish(&end);
-    let _ = file::finish(rec, p.normalizer().cli_version(), &end, at);
-    err
+    abandon(p, rec, &end, err)
 }
 
 /// Whether the claude arguments resume or continue a session, or take their input from stdin

@@ -10,6 +10,7 @@
 //! [`EndInfo::sink_failed`]), and the call that hit the failure returns the error so the caller
 //! can stop its source.
 
+pub mod conclude;
 pub mod setup;
 
 use std::io::{self, Read};

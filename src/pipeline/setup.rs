@@ -1,19 +1,53 @@
 //! Assembling a command's pipeline in one place: envelope options, the sinks its output settings
-//! name, an optional redaction engine, the clock, the resume point; and ending the run the same
-//! way for every command (a failed sink named in `run.end` on the others, the `--strict` and
-//! no-result verdicts).
+//! name, an optional redaction engine, the clock, the resume point. The files a setup needs (an
+//! audit log to continue, redaction rule files) are read here, from a [`Plan`] that says what
+//! the command line asked for; the run ends in [`super::conclude`].
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 use super::Pipeline;
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::exit::ExitCode;
-use crate::normalize::{EndInfo, Normalizer, Options, Stats};
+use crate::normalize::{Normalizer, Options};
+use crate::redact::setup::RuleOptions;
 use crate::redact::{Engine, Redactor};
-use crate::sink::named::io_error;
 use crate::sink::registry::Outputs;
+
+/// What a command line asked of a run, before any file is read: a [`Setup`] without its
+/// redaction engine, the redaction rules, and whether to continue the audit log's last run.
+#[derive(Clone, Default)]
+pub struct Plan {
+    /// Everything but the redaction engine (`setup.redact` is ignored).
+    pub setup: Setup,
+    /// Redaction rules, when redacting (rule files and the environment are read by [`Plan::open`]).
+    pub redact: Option<RuleOptions>,
+    /// `--continue-run`: take the run id, `seq` and time base from the audit log's last run.
+    pub continue_audit: bool,
+}
+
+impl Plan {
+    /// Read what the plan names (the audit log's last run, redaction rule files) and return the
+    /// setup.
+    pub fn open(self) -> Result<Setup, Error> {
+        let Plan {
+            mut setup,
+            redact,
+            continue_audit,
+        } = self;
+        setup.redact = redact.map(|r| r.build()).transpose()?;
+        if let (true, Some(path)) = (continue_audit, &setup.outputs.audit) {
+            let tail = crate::audit::last_run(path)
+                .map_err(|e| Error::io(path.display().to_string(), e))?;
+            if let Some(t) = tail {
+                setup.run_id = t.run_id;
+                setup.first_seq = t.seq + 1;
+                setup.outputs.audit_mono_base = t.mono_us;
+            }
+        }
+        Ok(setup)
+    }
+}
 
 /// Everything a command decides about its pipeline.
 #[derive(Clone, Default)]
@@ -67,81 +101,4 @@ impl Setup {
     pub fn redactor(&self) -> Option<Box<Redactor>> {
         self.redact.clone().map(|e| Box::new(Redactor::new(e)))
     }
-
-    /// End the run as `end` says, with the command's own status `code`: when a sink failed, the
-    /// others get `run.end` with cause `sink_failed` (`end` is updated to say so, for the
-    /// capture) and the error names that sink (exit 74); a closed stdout gives cause
-    /// `output_closed` and a quiet exit 0;
-    /// otherwise [`status`]. Notes go to
-    /// `notes` (stderr).
-    pub fn conclude(
-        &self,
-        p: &mut Pipeline<'_>,
-        end: &mut EndInfo,
-        code: ExitCode,
-        notes: &mut dyn Write,
-    ) -> Result<ExitCode, Error> {
-        // What the sinks still hold (the audit log's last batch) is written first, so a
-        // failure to write it is named in `run.end` like one mid-run; an error is kept as the
-        // pipeline's failure.
-        let _ = p.flush();
-        if let Some(f) = p.take_failure() {
-            // A closed stdout is how a reader says it has seen enough, not a failed file.
-            *end = if f.is_closed_stdout() {
-                end.clone().output_closed()
-            } else {
-                end.clone().sink_failed(&f.name, &f.error)
-            };
-            let _ = p.finish(end);
-            return Err(Error::sink(f.name, f.error));
-        }
-        p.finish(end).map_err(|e| finish_error(p, e))?;
-        Ok(status(code, p.normalizer(), self.strict, notes))
-    }
-}
-
-/// The error of a failed [`Pipeline::finish`]: the sink that failed, when one did (exit 74 for a
-/// file), else stdout's.
-pub fn finish_error(p: &mut Pipeline<'_>, e: io::Error) -> Error {
-    match p.take_failure() {
-        Some(f) => Error::sink(f.name, f.error),
-        None => io_error(e, "stdout"),
-    }
-}
-
-/// The exit status of a run whose own status is `code`: that status when it is not 0 (the
-/// child's failure, a stop, a signal say more); else 3 when the stream had no `result` (and
-/// `--allow-no-result` was not given), else 1 for `--strict` findings, else 0. Each verdict
-/// says why in one line on `notes`.
-pub fn status(code: ExitCode, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> ExitCode {
-    let strict = strict && strict_failed(n.stats(), notes);
-    if code != ExitCode::OK {
-        return code;
-    }
-    if n.no_result() {
-        let _ = writeln!(
-            notes,
-            "boo-normalize: no result: the stream ended without a `result` line (run.error written; --allow-no-result accepts this)"
-        );
-        return ExitCode::NO_RESULT;
-    }
-    if strict {
-        ExitCode::FINDINGS
-    } else {
-        ExitCode::OK
-    }
-}
-
-/// `--strict`: true (after a summary on `notes`) when the run had unusable lines or unknown
-/// events.
-fn strict_failed(s: &Stats, notes: &mut dyn Write) -> bool {
-    if s.diagnostics == 0 && s.unknown == 0 {
-        return false;
-    }
-    let _ = writeln!(
-        notes,
-        "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-        s.diagnostics, s.lines, s.unknown
-    );
-    true
 }

@@ -8,8 +8,6 @@ use super::procs::{Ended, signal_name};
 use super::{Driver, Halt, Outcome, Spec};
 use crate::capture::file::{Opened, Recording};
 use crate::capture::{End, Header};
-use crate::error::Error;
-use crate::normalize::EndInfo;
 use crate::read::Line;
 
 /// Write the opened `--record` file's header, if any, for a run of `spec` (call right before
@@ -93,26 +91,17 @@ impl Driver for Tap<'_> {
     }
 }
 
-/// Write the end record: the child's status, and the `run.end` members the live run wrote.
-pub fn finish(
-    rec: Option<Recording>,
-    outcome: &Outcome,
-    run_end: EndInfo,
-    cli_version: Option<&str>,
-    at: Instant,
-) -> Result<(), Error> {
-    let Some(r) = rec else { return Ok(()) };
+/// The capture's end record of a child run that ended as `outcome` says: its exit status or
+/// signal (the run's `run.end` and the CLI version are filled in when the run concludes).
+pub fn end_record(outcome: &Outcome) -> End {
     let (exit_code, signal) = match outcome.ended {
         Some(Ended::Code(c)) => (Some(c), None),
         Some(Ended::Signal(s)) => (None, Some(signal_name(s))),
         None => (None, None),
     };
-    let end = End {
-        at_us: 0,
+    End {
         exit_code,
         signal,
-        cli_version: cli_version.map(str::to_owned),
-        run_end,
-    };
-    r.finish(end, at)
+        ..End::default()
+    }
 }
