@@ -343,23 +343,32 @@ mod tests {
 
     use crate::read::tests::Trickle;
 
+    /// A recorder into memory, started now.
+    fn recorder() -> Recorder<Vec<u8>> {
+        Recorder::new(Vec::new(), &Header::now("test"), Instant::now()).unwrap()
+    }
+
+    /// End `rec` and read its records back.
+    fn ended(rec: Recorder<Vec<u8>>) -> Vec<serde_json::Value> {
+        let out = rec.end(End::default(), Instant::now()).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     #[test]
     fn tee_records_lines_split_across_reads() {
         let input = b"{\"a\":1}\r\n\nsecond line\nlast";
         for chunk in [1, 3, 7, 100] {
-            let h = Header::now("test");
-            let mut rec = Recorder::new(Vec::new(), &h, Instant::now()).unwrap();
+            let mut rec = recorder();
             let mut seen = Vec::new();
             Tee::new(Trickle(input, chunk), &mut rec)
                 .read_to_end(&mut seen)
                 .unwrap();
             assert_eq!(seen, input);
-            let out = rec.end(End::default(), Instant::now()).unwrap();
-            let recs: Vec<serde_json::Value> = String::from_utf8(out)
-                .unwrap()
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
+            let recs = ended(rec);
             let lines: Vec<&str> = recs[1..recs.len() - 1]
                 .iter()
                 .map(|r| r["line"].as_str().unwrap())
@@ -373,18 +382,12 @@ mod tests {
     #[test]
     fn framed_lines_are_recorded_as_they_were_read() {
         let input = b"{\"a\":1}\r\n0123456789abcdef\nend";
-        let h = Header::now("test");
-        let mut rec = Recorder::new(Vec::new(), &h, Instant::now()).unwrap();
+        let mut rec = recorder();
         let mut r = LineReader::new(&input[..]).with_max_line(Some(10));
         while let Some(l) = r.next_line().unwrap() {
             rec.stdout_framed(&l, Instant::now()).unwrap();
         }
-        let out = rec.end(End::default(), Instant::now()).unwrap();
-        let recs: Vec<serde_json::Value> = String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let recs = ended(rec);
         assert_eq!(recs[1]["line"], "{\"a\":1}\r");
         assert_eq!(recs[2]["line"], "0123456789");
         assert_eq!(recs[2]["cut_from"], 16);
@@ -405,12 +408,7 @@ mod tests {
             .on_time(|at, unix| told.push((at, unix)))
             .read_to_end(&mut seen)
             .unwrap();
-        let out = rec.end(End::default(), Instant::now()).unwrap();
-        let recs: Vec<serde_json::Value> = String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let recs = ended(rec);
         let want: Vec<(u64, i64)> = recs[1..4]
             .iter()
             .map(|r| {

@@ -102,9 +102,9 @@ impl Totals {
         o.key("api_messages");
         o.u64(self.api_messages);
         o.key("tool_calls");
-        o.u64(s.by_type.get("tool.call").copied().unwrap_or(0));
+        o.u64(s.by_type.get(kind::TOOL_CALL).copied().unwrap_or(0));
         o.key("tool_results");
-        o.u64(s.by_type.get("tool.result").copied().unwrap_or(0));
+        o.u64(s.by_type.get(kind::TOOL_RESULT).copied().unwrap_or(0));
     }
 }
 

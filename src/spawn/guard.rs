@@ -361,6 +361,19 @@ fn opt_u64(o: &mut crate::json::Out, v: Option<u64>) {
 mod tests {
     use super::*;
 
+    /// One more tool call, and the guards' verdict on it.
+    fn next_call(
+        g: &mut Guards,
+        ev: &mut Events,
+        name: &str,
+        input: &str,
+        parent: Option<&str>,
+    ) -> Verdict {
+        let n = ev.len();
+        call(ev, name, input, parent);
+        g.inspect(ev, n)
+    }
+
     fn call(ev: &mut Events, name: &str, input: &str, parent: Option<&str>) {
         let ctx = Ctx {
             session_id: Some("s"),
@@ -453,9 +466,10 @@ mod tests {
         assert_eq!(v[0]["tool_use_id"], "toolu_1");
         assert_eq!(v[0]["line"], 2);
         // Its tool.call is not reported again under allow_tools (other rules still count it).
-        let n = ev.len();
-        call(&mut ev, "Bash", "{}", None);
-        assert_eq!(g.inspect(&mut ev, n), Verdict::Stop);
+        assert_eq!(
+            next_call(&mut g, &mut ev, "Bash", "{}", None),
+            Verdict::Stop
+        );
         let v = violations(&ev);
         assert_eq!(v.len(), 2);
         assert_eq!(v[1]["rule"], "max_tool_calls");
@@ -478,10 +492,8 @@ mod tests {
             Verdict::Go,
             "two in a row per agent is fine"
         );
-        let n = ev.len();
-        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
         assert_eq!(
-            g.inspect(&mut ev, n),
+            next_call(&mut g, &mut ev, "Bash", r#"{"command":"ls"}"#, None),
             Verdict::Stop,
             "the third identical call in a row"
         );
@@ -490,19 +502,18 @@ mod tests {
         assert_eq!(v[0]["rule"], "max_repeat_calls");
         assert_eq!(v[0]["count"], 3);
         assert_eq!(v[0]["limit"], 3);
-        let n = ev.len();
-        call(&mut ev, "Bash", r#"{"command":"ls"}"#, None);
         assert_eq!(
-            g.inspect(&mut ev, n),
+            next_call(&mut g, &mut ev, "Bash", r#"{"command":"ls"}"#, None),
             Verdict::Stop,
             "every further repeat is reported"
         );
         let v = violations(&ev);
         assert_eq!(v[1]["rule"], "max_repeat_calls");
         assert_eq!(v[1]["count"], 4);
-        let n = ev.len();
-        call(&mut ev, "Read", "{}", None);
-        assert_eq!(g.inspect(&mut ev, n), Verdict::Stop);
+        assert_eq!(
+            next_call(&mut g, &mut ev, "Read", "{}", None),
+            Verdict::Stop
+        );
         let v = violations(&ev);
         assert_eq!(v[2]["rule"], "max_tool_calls");
         assert_eq!(v[2]["limit"], 5);
