@@ -136,7 +136,7 @@ fn every_relative_link_resolves() {
             checked += 1;
         }
     }
-    assert!(checked > 20, "only {checked} links found");
+    assert!(checked >= 15, "only {checked} links found");
 }
 
 #[test]

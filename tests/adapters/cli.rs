@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::harness::*;
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 #[test]
 fn tool_calls_and_results() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::harness::*;
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 /// Usage is an object of counts on every `turn.end`, every `usage` event and `run.end`.
 fn assert_usage_never_null(ev: &[Value]) {

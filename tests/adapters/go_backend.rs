@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::harness::*;
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 /// The SSE events of a finished run, checked the way a browser would take them: a `retry`
 /// first, ids 0, 1, 2, … (what `Last-Event-ID` resumes from), `event` = the envelope type,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::harness::*;
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 /// SIGINT to one session's process: that session ends `interrupted` (the CLI got SIGINT first,
 /// its background job is gone); a second session running beside it finishes untouched.

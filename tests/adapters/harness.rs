@@ -5,14 +5,14 @@
 
 use std::fs;
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 /// The CLI version under test: `BOO_CLAUDE_VERSION`, else the pinned 2.1.45 (see
 /// `tests/support/README.md`).
@@ -22,9 +22,7 @@ pub fn cli_version() -> &'static str {
 
 pub const RUN_MAX: Duration = Duration::from_secs(90);
 
-pub fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+pub use crate::common::root;
 
 /// The installed CLI, or `None` (after printing why) when it cannot be had.
 pub fn cli() -> Option<&'static PathBuf> {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::harness::*;
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 /// The service's allowlist.
 const READ_ONLY: &str = "Read,Glob,Grep";

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::harness::*;
-use crate::spawn_common::*;
+use crate::spawn::common::*;
 
 /// The done event a runtime maps from `turn.end`: every field it needs is there and typed.
 fn assert_done(turn: &Value, turns: u64) {

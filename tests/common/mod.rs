@@ -5,9 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The path of the binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
+
 /// The binary under test.
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
+    Command::new(BIN)
 }
 
 /// Repository root.
@@ -66,6 +69,15 @@ pub fn events(stdout: &[u8]) -> Vec<serde_json::Value> {
         .expect("output is UTF-8")
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad output line {e}: {l}")))
+        .collect()
+}
+
+/// Parse NDJSON output into values, reading invalid UTF-8 as U+FFFD (output that carries a
+/// child's raw bytes, e.g. `spawn` with stderr events); panics on a line that is not JSON.
+pub fn events_lossy(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect()
 }
 

@@ -5,10 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Repository root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use crate::common::root;
 
 /// Cargo's target directory (packages and tool installs are cached under it).
 pub fn target_dir() -> PathBuf {
@@ -91,3 +88,7 @@ pub fn size(path: &Path) -> u64 {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .len()
 }
+
+mod go;
+mod npm;
+mod registries;

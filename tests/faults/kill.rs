@@ -3,7 +3,7 @@
 //! files such a run leaves.
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::fs;
 use std::io::BufReader;

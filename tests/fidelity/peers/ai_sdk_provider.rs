@@ -337,7 +337,7 @@ fn ai_sdk_profile_declares_what_it_makes_up() {
 /// accept those chunks: every chunk passes its schema, the made-up values are declared on the
 /// parts, and the unpaired result is a data part.
 fn real_client_reads(lines: &[Value], first_seq: &Value) {
-    use crate::clients::{Server, node, node_clients, skip};
+    use crate::sinks::clients::{Server, node, node_clients, skip};
     let dir = match node_clients() {
         Ok(d) => d,
         Err(e) => return skip(&e),

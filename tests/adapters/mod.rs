@@ -6,18 +6,11 @@
 //! package are not available.
 #![cfg(target_os = "linux")]
 
-#[path = "adapters/harness.rs"]
 mod harness;
 
-#[path = "adapters/cli.rs"]
 mod cli;
-#[path = "adapters/coding_app.rs"]
 mod coding_app;
-#[path = "adapters/go_backend.rs"]
 mod go_backend;
-#[path = "adapters/gui_manager.rs"]
 mod gui_manager;
-#[path = "adapters/readonly_service.rs"]
 mod readonly_service;
-#[path = "adapters/ts_runtime.rs"]
 mod ts_runtime;

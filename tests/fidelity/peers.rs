@@ -36,15 +36,15 @@
 
 use crate::common;
 
-#[path = "fidelity_peers/acp_adapter.rs"]
+#[path = "peers/acp_adapter.rs"]
 mod acp_adapter;
-#[path = "fidelity_peers/ai_sdk_provider.rs"]
+#[path = "peers/ai_sdk_provider.rs"]
 mod ai_sdk_provider;
-#[path = "fidelity_peers/claude_codes.rs"]
+#[path = "peers/claude_codes.rs"]
 mod claude_codes;
-#[path = "fidelity_peers/python_sdk.rs"]
+#[path = "peers/python_sdk.rs"]
 mod python_sdk;
-#[path = "fidelity_peers/vercel_harness.rs"]
+#[path = "peers/vercel_harness.rs"]
 mod vercel_harness;
 
 use common::{events, run};

@@ -2,7 +2,7 @@
 //! and signals still act on time, the audit log still gets every event, memory stays bounded.
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::fs;
 use std::io::Read;

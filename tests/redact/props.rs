@@ -5,7 +5,7 @@
 //! - redacted lines are valid JSON of the same shape.
 
 use crate::common;
-use crate::redact_plants;
+use crate::redact::plants as redact_plants;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! fills up mid-run (a file size limit, `/dev/full`), and the modes of the files a run creates.
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -4,7 +4,7 @@
 
 #![cfg(unix)]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -4,7 +4,7 @@
 //! `normalize --redact` must never let one through; on the real captures, false positives are
 //! counted; errors never echo a secret.
 
-use crate::redact_plants;
+use crate::redact::plants as redact_plants;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -13,7 +13,7 @@ use redact_plants::build::{Find, Input, build};
 use redact_plants::{ENV_VALUE, LITERAL, keyed, plants, user_rules};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
+use crate::common::BIN;
 
 fn run(args: &[&str], input: &str) -> (String, String, i32) {
     let dir = tempfile::tempdir().unwrap();

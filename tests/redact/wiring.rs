@@ -3,7 +3,7 @@
 //! appear in none of them.
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::time::Duration;
 

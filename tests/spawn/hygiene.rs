@@ -2,7 +2,7 @@
 //! background grandchildren, escalation, interrupts, reaping. Fast (no CLI).
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::fs;
 use std::io::BufReader;

@@ -2,16 +2,12 @@
 //! loopback Messages API stand-in (`fixtures/captured/<version>/`) and the real captures from
 //! public repositories (`fixtures/real/`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::{BIN, root};
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)

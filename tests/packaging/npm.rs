@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use packaging::{assert_envelope, fixture, have, root, run, size, skip, target_dir};
 
-const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
+use crate::common::BIN;
 
 /// target/npm-work: a copy of npm/ with its dev dependencies installed, or why not.
 fn work() -> Result<&'static Path, String> {

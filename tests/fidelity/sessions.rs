@@ -306,7 +306,7 @@ fn compact_keeps_its_boundary_summary_and_session() {
 /// The message metadata the `ai` package's chat transport and `readUIMessageStream` rebuild
 /// from capture `name` (every chunk validated against its schema); None when Node is missing.
 fn real_client_metadata(name: &str) -> Option<Value> {
-    use crate::clients::{Server, node, node_clients, skip};
+    use crate::sinks::clients::{Server, node, node_clients, skip};
     let dir = match node_clients() {
         Ok(d) => d,
         Err(e) => {

@@ -2,7 +2,7 @@
 //! credentials, prompt placement (argv or stdin), guards, stderr, usage errors. Fast (no CLI).
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::fs;
 use std::process::Command;

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{events, root, run};
+use common::{events, of_type, root, run};
 use serde_json::{Value, json};
 
 fn normalize(lines: &[Value]) -> Vec<Value> {
@@ -17,10 +17,6 @@ fn normalize(lines: &[Value]) -> Vec<Value> {
     let out = run(&["--allow-no-result"], &input);
     assert!(out.status.success(), "{out:?}");
     events(&out.stdout)
-}
-
-fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["type"] == t).collect()
 }
 
 fn assistant(content: Value, top: Value) -> Value {

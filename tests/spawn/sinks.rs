@@ -2,7 +2,7 @@
 //! same live run (a fake `claude`), all with the same seqs, and the audit log verifies.
 #![cfg(target_os = "linux")]
 
-use crate::spawn_common;
+use crate::spawn::common as spawn_common;
 
 use std::time::Duration;
 

@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
+pub use crate::common::{BIN, of_type};
 
 /// A unique marker (pid + counter + time), put in argv and in the environment of everything a
 /// run starts, so leftovers can be found in `/proc`. Dropping it (also when a test fails)
@@ -63,13 +62,8 @@ pub fn command(home: &Path, mark: &str) -> Command {
     c
 }
 
-/// The envelope lines of `out` (each must be JSON).
-pub fn events(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
+/// The envelope lines of `out` (each must be JSON; a child's bytes may not be UTF-8).
+pub use crate::common::events_lossy as events;
 
 /// `boo-normalize audit verify ARGS… FILE`.
 pub fn audit_verify(file: &Path, args: &[&str]) -> Output {
@@ -92,11 +86,6 @@ pub fn run_end(ev: &[Value]) -> &Value {
     let last = ev.last().expect("no events");
     assert_eq!(last["type"], "run.end", "last event: {last}");
     last
-}
-
-/// Events of one type.
-pub fn of_type<'a>(ev: &'a [Value], t: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["type"] == t).collect()
 }
 
 /// Checks the envelope invariants every run keeps: seq 0.. without gaps, run.end last.

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use packaging::{fixture, root, run, skip, target_dir};
 
-const BIN: &str = env!("CARGO_BIN_EXE_boo-normalize");
+use crate::common::BIN;
 
 fn go(args: &[&str]) -> Command {
     let cache = target_dir().join("go");

@@ -1,0 +1,4 @@
+//! The audit log: verification and replay.
+
+mod replay;
+mod verify;

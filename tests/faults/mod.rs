@@ -1,0 +1,5 @@
+//! Faults: kills, stuck or closed readers, failing sinks; every run still ends cleanly.
+
+mod kill;
+mod readers;
+mod sinks;

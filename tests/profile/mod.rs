@@ -1,0 +1,4 @@
+//! `profile` and `diff`: the drift check on the command line and as properties.
+
+mod cli;
+mod props;

@@ -1,0 +1,8 @@
+//! Output formats: SSE, the AI SDK profile, OTLP (files, export, receivers) and the real clients that read them.
+
+pub mod clients;
+mod formats;
+mod otlp;
+mod otlp_export;
+mod otlp_phoenix;
+mod otlp_spawn;
