@@ -4,13 +4,14 @@
 
 use std::hint::black_box;
 
-use boo_normalize::audit::{Audit, GENESIS};
+use boo_normalize::audit::GENESIS;
 use boo_normalize::envelope::Events;
 use boo_normalize::json::{Engine, Parser};
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::read::LineReader;
 use boo_normalize::sink::ai_sdk::AiSdk;
+use boo_normalize::sink::audit::Audit;
 use boo_normalize::sink::sse::Sse;
 use boo_normalize::sink::{Ndjson, Sink};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

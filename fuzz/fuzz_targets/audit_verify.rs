@@ -2,7 +2,7 @@
 //! changed never verifies.
 #![no_main]
 
-use boo_normalize::audit::Audit;
+use boo_normalize::sink::audit::Audit;
 use boo_normalize::audit::verify::verify;
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;

@@ -57,8 +57,6 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-pub use crate::sink::audit::Audit;
-
 /// `prev` of the first record of a file.
 pub const GENESIS: [u8; 64] = [b'0'; 64];
 

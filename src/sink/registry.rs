@@ -7,9 +7,10 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::audit::{self, Audit, GENESIS};
+use crate::audit::{self, GENESIS};
 use crate::error::Error;
 use crate::sink::ai_sdk::AiSdk;
+use crate::sink::audit::Audit;
 use crate::sink::audit::cut_back::CutBack;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};

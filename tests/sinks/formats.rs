@@ -343,11 +343,12 @@ fn ai_sdk_profile_resumes_after_the_last_id() {
 
 #[test]
 fn manual_clock_makes_audit_output_reproducible() {
-    use boo_normalize::audit::{Audit, GENESIS};
+    use boo_normalize::audit::GENESIS;
     use boo_normalize::clock::{ManualClock, Stamp};
     use boo_normalize::normalize::{EndInfo, Normalizer};
     use boo_normalize::pipeline::Pipeline;
     use boo_normalize::read::Line;
+    use boo_normalize::sink::audit::Audit;
 
     let input = std::fs::read(fixture(TOOLS_PARTIAL)).unwrap();
     let produce = || {
