@@ -11,7 +11,7 @@ use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::conclude::Ending;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
-use boo_normalize::replay::{Follow, Options, Player, Replay, Speed, Stamp, exit};
+use boo_normalize::replay::{Follow, Options, Replay, Speed, exit};
 
 use crate::cli::ReplayArgs;
 
@@ -162,7 +162,9 @@ fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
             speed: Speed::Max,
             ..opts
         };
-        let v = cli_version(Replay::open(files, fast)?)?.unwrap_or_else(|| "0.0.0".into());
+        let v = Replay::open(files, fast)?
+            .cli_version()?
+            .unwrap_or_else(|| "0.0.0".into());
         println!("{v} (Claude Code)");
         return Ok(ExitCode::OK);
     }
@@ -184,31 +186,4 @@ fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
     Ok(end
         .exit_code
         .map_or(ExitCode::OK, |c| ExitCode::child((c & 0xff) as u8)))
-}
-
-/// The recorded Claude Code version: the capture header's, else the end record's or the last
-/// `system/init` line's.
-fn cli_version(replay: Replay) -> Result<Option<String>, Error> {
-    if let Some(v) = replay.header().and_then(|h| h.cli_version.clone()) {
-        return Ok(Some(v));
-    }
-    struct Probe(Option<String>);
-    impl Player for Probe {
-        fn out(&mut self, o: &boo_normalize::capture::decode::OutLine, _: Stamp) -> io::Result<()> {
-            if memchr::memmem::find(&o.bytes, b"claude_code_version").is_some()
-                && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.bytes)
-                && let Some(s) = v.get("claude_code_version").and_then(|s| s.as_str())
-            {
-                self.0 = Some(s.to_owned());
-            }
-            Ok(())
-        }
-        fn pause(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-        fn warn(&mut self, _: &str) {}
-    }
-    let mut probe = Probe(None);
-    let outcome = replay.play(&mut probe)?;
-    Ok(outcome.end.and_then(|e| e.cli_version).or(probe.0))
 }

@@ -12,13 +12,16 @@ use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::pipeline::conclude::{Ending, abandon, output_failed};
+use boo_normalize::pipeline::setup::Setup;
 use boo_normalize::redact::Redactor;
 use boo_normalize::spawn::command::{self, ArgvOptions, ResolveError};
 use boo_normalize::spawn::drive::{PipelineDriver, StderrMode};
 use boo_normalize::spawn::env::{EnvPolicy, Removed, credentials_in};
 use boo_normalize::spawn::guard::{GuardConfig, Guards};
 use boo_normalize::spawn::outbox::{Full, Outbox};
-use boo_normalize::spawn::{Cause, Limits, RunError, Spec, guardian, procs, supervise, tap};
+use boo_normalize::spawn::{
+    Cause, Limits, Outcome, RunError, Spec, guardian, procs, supervise, tap,
+};
 
 use crate::cli::{IdleAction, SpawnArgs, StopSignalArg};
 
@@ -64,7 +67,7 @@ pub fn run(a: SpawnArgs) -> Result<ExitCode, Error> {
         }
     }
     let prompt = read_prompt(&a)?;
-    if prompt.is_none() && !continues_a_session(&a.claude_args) {
+    if prompt.is_none() && !command::continues_a_session(&a.claude_args) {
         return Err(Error::msg(
             "spawn",
             "no prompt: give --prompt TEXT or --prompt-file FILE (or --resume ID / --continue after --)",
@@ -193,41 +196,19 @@ fn worker(
             return Err(spawn_failed(&mut p, rec, err, &removed));
         }
     };
-    let engine = setup.redact.clone();
-    let mode = if a.stderr_events {
-        StderrMode::Events
-    } else {
-        StderrMode::Pass
-    };
-    let ready = std_out.clone();
-    let mut driver = PipelineDriver::new(&mut p, Guards::new(guards), mode, std_err.clone())
-        .with_ready(Box::new(move || ready.ready()));
-    if let Some(e) = &engine {
-        driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
-    }
-    if let (Some(r), Some(e)) = (rec.as_mut(), &engine) {
-        r.redact(e);
-    }
-    let mut outcome = match supervise(&spec, &limits(a), &mut tap::tap(&mut rec, &mut driver)) {
-        Ok(o) => o,
-        Err(RunError::Start(e)) => {
-            let code = if e.kind() == io::ErrorKind::NotFound {
-                ExitCode::NOT_FOUND
-            } else {
-                ExitCode::CANNOT_EXECUTE
-            };
-            let err = Error::io(program.display().to_string(), e).with_exit(code);
-            drop(driver);
-            return Err(spawn_failed(&mut p, rec, err, &removed));
-        }
-    };
-    if guardian::guardian_gone() {
-        // The process the caller started was killed: the watcher killed the whole run.
-        outcome.cause = Cause::Killed("supervisor_killed");
-    }
-    let last_ok = driver.last_turn_ok();
-    outcome.stderr_dropped += driver.stderr_dropped() + std_err.dropped();
-    drop(driver);
+    let (outcome, last_ok) =
+        match supervised(a, &setup, &mut p, &mut rec, guards, &spec, std_out, std_err) {
+            Ok(ran) => ran,
+            Err(e) => {
+                let code = if e.kind() == io::ErrorKind::NotFound {
+                    ExitCode::NOT_FOUND
+                } else {
+                    ExitCode::CANNOT_EXECUTE
+                };
+                let err = Error::io(program.display().to_string(), e).with_exit(code);
+                return Err(spawn_failed(&mut p, rec, err, &removed));
+            }
+        };
     if outcome.stderr_dropped > 0 {
         let _ = writeln!(
             std_err.clone(),
@@ -249,6 +230,46 @@ fn worker(
     setup.conclude(&mut p, ending, &mut io::stderr())
 }
 
+/// Run the child of `spec` under supervision through the pipeline (guards, stderr handling,
+/// redaction of stderr and of the capture): how it ended and whether its last turn succeeded,
+/// or why it could not start.
+#[allow(clippy::too_many_arguments)]
+fn supervised(
+    a: &SpawnArgs,
+    setup: &Setup,
+    p: &mut Pipeline<'_>,
+    rec: &mut Option<Recording>,
+    guards: GuardConfig,
+    spec: &Spec,
+    std_out: &Outbox,
+    std_err: &Outbox,
+) -> io::Result<(Outcome, Option<bool>)> {
+    let mode = if a.stderr_events {
+        StderrMode::Events
+    } else {
+        StderrMode::Pass
+    };
+    let ready = std_out.clone();
+    let mut driver = PipelineDriver::new(p, Guards::new(guards), mode, std_err.clone())
+        .with_ready(Box::new(move || ready.ready()));
+    if let Some(e) = &setup.redact {
+        driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
+        if let Some(r) = rec.as_mut() {
+            r.redact(e);
+        }
+    }
+    let mut outcome = match supervise(spec, &limits(a), &mut tap::tap(rec, &mut driver)) {
+        Ok(o) => o,
+        Err(RunError::Start(e)) => return Err(e),
+    };
+    if guardian::guardian_gone() {
+        // The process the caller started was killed: the watcher killed the whole run.
+        outcome.cause = Cause::Killed("supervisor_killed");
+    }
+    outcome.stderr_dropped += driver.stderr_dropped() + std_err.dropped();
+    Ok((outcome, driver.last_turn_ok()))
+}
+
 /// The child could not be started (`err`): every sink and the capture still end with `run.end`
 /// (cause `spawn_failed`, with the error), then the run exits with `err`'s status.
 fn spawn_failed(
@@ -260,16 +281,4 @@ fn spawn_failed(
     let mut end = EndInfo::spawn_failed(&err.to_string());
     end.extra.push(removed.end_member());
     abandon(p, rec, &end, err)
-}
-
-/// Whether the claude arguments resume or continue a session, or take their input from stdin
-/// (`--input-format stream-json`): then no prompt is needed.
-fn continues_a_session(args: &[std::ffi::OsString]) -> bool {
-    args.iter().filter_map(|a| a.to_str()).any(|a| {
-        matches!(
-            a,
-            "--resume" | "-r" | "--continue" | "-c" | "--input-format"
-        ) || a.starts_with("--resume=")
-            || a.starts_with("--input-format=")
-    })
 }

@@ -288,6 +288,33 @@ impl Replay {
             .map(Decoder::kind)
     }
 
+    /// The recorded Claude Code version: the capture header's, else the end record's or the last
+    /// `system/init` line's.
+    pub fn cli_version(self) -> Result<Option<String>, Error> {
+        if let Some(v) = self.header().and_then(|h| h.cli_version.clone()) {
+            return Ok(Some(v));
+        }
+        struct Probe(Option<String>);
+        impl Player for Probe {
+            fn out(&mut self, o: &OutLine, _: Stamp) -> io::Result<()> {
+                if memchr::memmem::find(&o.bytes, b"claude_code_version").is_some()
+                    && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.bytes)
+                    && let Some(s) = v.get("claude_code_version").and_then(|s| s.as_str())
+                {
+                    self.0 = Some(s.to_owned());
+                }
+                Ok(())
+            }
+            fn pause(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+            fn warn(&mut self, _: &str) {}
+        }
+        let mut probe = Probe(None);
+        let outcome = self.play(&mut probe)?;
+        Ok(outcome.end.and_then(|e| e.cli_version).or(probe.0))
+    }
+
     /// Feed everything to `player`, paced.
     pub fn play(mut self, player: &mut dyn Player) -> Result<Outcome, Error> {
         let total: Option<u64> = self.inputs.iter().map(|i| i.size).sum();

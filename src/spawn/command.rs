@@ -119,6 +119,18 @@ fn argv_safe(prompt: &[u8], max: usize) -> bool {
         && !prompt.contains(&0)
 }
 
+/// Whether the claude arguments resume or continue a session, or take their input from stdin
+/// (`--input-format stream-json`): then no prompt is needed.
+pub fn continues_a_session(args: &[OsString]) -> bool {
+    args.iter().filter_map(|a| a.to_str()).any(|a| {
+        matches!(
+            a,
+            "--resume" | "-r" | "--continue" | "-c" | "--input-format"
+        ) || a.starts_with("--resume=")
+            || a.starts_with("--input-format=")
+    })
+}
+
 /// Build the child's arguments from the user's `user` arguments and an optional prompt.
 pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> Invocation {
     let mut print = false;
