@@ -164,6 +164,7 @@ fn worker(
         env: child_env,
         stdin: inv.stdin,
         max_line: setup.max_line,
+        cwd: None,
     };
     let mut rec = match tap::start(recording, &spec) {
         Ok(r) => r,
