@@ -175,6 +175,7 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
         .map_err(|e| RunFailure::Setup(format!("scenario: {e}")))?;
     write_files(&sc, &work).map_err(RunFailure::Setup)?;
     let api = Api::start(&sc).map_err(|e| RunFailure::Setup(format!("loopback API: {e}")))?;
+    let port = api.port();
     let extra: Vec<(String, String)> = sc.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let spec = Spec {
         program: setup.claude.clone(),
@@ -243,6 +244,7 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
             .count() as u64,
         unused_turns: api_seen.unused.clone(),
         leftovers_killed: outcome.descendants_killed,
+        port,
         port_released: api_seen.port_released,
         stderr_tail: tail(&cap.stderr),
         seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,

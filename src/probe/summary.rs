@@ -98,6 +98,8 @@ pub struct RunReport {
     pub unused_turns: Vec<String>,
     /// Processes the CLI left running that were killed after it ended.
     pub leftovers_killed: usize,
+    /// The API's port (ephemeral: different on every run).
+    pub port: u16,
     /// Whether the API's port was free again after the run.
     pub port_released: bool,
     /// Why the run failed (empty: it did not).
