@@ -353,22 +353,48 @@ fn old_and_newest_releases_differ_where_the_format_changed() {
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let changes = report["changes"].as_array().unwrap();
     let text = serde_json::to_string(changes).unwrap();
+    let has = |f: &dyn Fn(&Value) -> bool| changes.iter().any(f);
     assert!(
-        text.contains("\"Task\"") && text.contains("\"Agent\""),
+        has(&|c| c["change"] == "tool_renamed" && c["from"] == "Task" && c["value"] == "Agent"),
         "Task → Agent: {text}"
     );
     assert!(
-        changes.iter().any(
-            |c| c["kind"].as_str().is_some_and(|k| k.starts_with("system/"))
-                && c["change"].as_str().is_some_and(|k| k.contains("kind"))
-        ),
+        has(&|c| c["change"] == "kind_added"
+            && c["kind"].as_str().is_some_and(|k| k.starts_with("system/"))),
         "new system subtypes: {text}"
     );
     assert!(
-        changes.iter().any(|c| c["kind"] == "assistant"
-            && c["change"].as_str().is_some_and(|k| k.contains("field"))),
-        "new assistant fields: {text}"
+        has(&|c| c["change"] == "path_added" && c["kind"] == "assistant"),
+        "new assistant-line fields: {text}"
     );
+    // The same changes as the captures made against tests/support/fake_anthropic.py show
+    // (fixtures/captured/, more scenarios): the rename, the task and retry subtypes, the
+    // assistant-line fields both sets exercise.
+    let fx = bin()
+        .args(["diff", "--format", "json"])
+        .arg(root().join("fixtures/captured/2.0.76"))
+        .arg(root().join("fixtures/captured/2.1.332"))
+        .output()
+        .unwrap();
+    let fx: Value = serde_json::from_slice(&fx.stdout).unwrap();
+    let key = |c: &Value| format!("{} {} {} {}", c["change"], c["kind"], c["path"], c["value"]);
+    let fixture: std::collections::HashSet<String> =
+        fx["changes"].as_array().unwrap().iter().map(key).collect();
+    for want in [
+        "\"tool_renamed\" \"assistant.content/tool_use\" \"name\" \"Agent\"",
+        "\"kind_added\" \"system/task_started\" null null",
+        "\"kind_added\" \"system/task_notification\" null null",
+        "\"kind_added\" \"system/api_retry\" null null",
+        "\"path_added\" \"assistant\" \"request_id\" null",
+        "\"path_added\" \"assistant\" \"subagent_type\" null",
+    ] {
+        let probed = changes.iter().any(|c| key(c) == want);
+        assert!(
+            probed && fixture.contains(want),
+            "{want}: probe {probed}, fixtures {}",
+            fixture.contains(want)
+        );
+    }
 }
 
 // ------------------------------------------------------------------ failure paths
