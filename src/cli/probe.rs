@@ -75,4 +75,10 @@ pub struct ProbeArgs {
     /// Serve one scenario's script on 127.0.0.1 until killed (prints `PORT=<n>`; for tests).
     #[arg(long, value_name = "SCRIPT", hide = true)]
     pub serve_only: Option<PathBuf>,
+    /// With --serve-only: write the port here too (atomically).
+    #[arg(long, value_name = "FILE", hide = true, requires = "serve_only")]
+    pub port_file: Option<PathBuf>,
+    /// With --serve-only: append one JSON line per request here.
+    #[arg(long, value_name = "FILE", hide = true, requires = "serve_only")]
+    pub log: Option<PathBuf>,
 }

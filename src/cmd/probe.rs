@@ -22,7 +22,7 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
         return list();
     }
     if let Some(script) = &a.serve_only {
-        return serve_only(script);
+        return serve_only(script, a.port_file.as_deref(), a.log.as_deref());
     }
     if !boo_normalize::spawn::supported() {
         return Err(Error::msg("probe", "only supported on Linux"));
@@ -253,12 +253,32 @@ fn list() -> Result<ExitCode, Error> {
 }
 
 /// Serve a script (a scenario, or a `fake_anthropic.py` script) until killed.
-fn serve_only(path: &std::path::Path) -> Result<ExitCode, Error> {
+fn serve_only(
+    path: &std::path::Path,
+    port_file: Option<&std::path::Path>,
+    log: Option<&std::path::Path>,
+) -> Result<ExitCode, Error> {
     let name = path.display().to_string();
     let text = fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
     let src = probe::scenario::parse_script(&text).map_err(|e| Error::msg(&name, e))?;
-    let api =
-        probe::api::Api::start(&src.scenario).map_err(|e| Error::io("probe: loopback API", e))?;
+    let log = match log {
+        Some(p) => Some(
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| Error::io(p.display().to_string(), e))?,
+        ),
+        None => None,
+    };
+    let api = probe::api::Api::start_logged(&src.scenario, log)
+        .map_err(|e| Error::io("probe: loopback API", e))?;
+    if let Some(pf) = port_file {
+        let tmp = pf.with_extension("tmp");
+        fs::write(&tmp, format!("{}\n", api.port()))
+            .and_then(|()| fs::rename(&tmp, pf))
+            .map_err(|e| Error::io(pf.display().to_string(), e))?;
+    }
     let mut out = io::stdout().lock();
     writeln!(out, "PORT={}", api.port()).map_err(|e| Error::io("stdout", e))?;
     out.flush().map_err(|e| Error::io("stdout", e))?;

@@ -61,7 +61,17 @@ struct Shared {
     stop: AtomicBool,
     /// Wakes held (`hang`) requests when the API stops.
     hang: (Mutex<()>, Condvar),
+    /// Where each request is logged as a JSON line (`--serve-only --log`).
+    log_file: Option<Mutex<std::fs::File>>,
 }
+
+/// Request headers never written to the log.
+const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "x-api-key",
+    "cookie",
+    "proxy-authorization",
+];
 
 /// A running API.
 pub struct Api {
@@ -85,6 +95,12 @@ pub struct Finished {
 impl Api {
     /// Serve `scenario`'s script on 127.0.0.1, on a port the system picks.
     pub fn start(scenario: &Scenario) -> io::Result<Api> {
+        Api::start_logged(scenario, None)
+    }
+
+    /// [`Api::start`], logging each request to `log` as one JSON line (`n`, `method`, `path`,
+    /// `kind`, `answered`, `label`, `status`, `headers` without credentials, `body`).
+    pub fn start_logged(scenario: &Scenario, log: Option<std::fs::File>) -> io::Result<Api> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         let addr = listener.local_addr()?;
         let server = Server::from_listener(listener, None).map_err(io::Error::other)?;
@@ -95,6 +111,7 @@ impl Api {
             count: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             hang: (Mutex::new(()), Condvar::new()),
+            log_file: log.map(Mutex::new),
         });
         let (srv, sh) = (server.clone(), shared.clone());
         let dispatcher = thread::Builder::new()
@@ -211,6 +228,18 @@ fn send_json(rq: Request, status: u16, body: &Value, extra: &[(&str, String)]) -
 fn handle(mut rq: Request, shared: &Shared) {
     let n = shared.count.fetch_add(1, Ordering::SeqCst) + 1;
     let method = rq.method().as_str().to_owned();
+    let headers: serde_json::Map<String, Value> = rq
+        .headers()
+        .iter()
+        .map(|h| {
+            (
+                h.field.as_str().as_str().to_ascii_lowercase(),
+                h.value.as_str(),
+            )
+        })
+        .filter(|(k, _)| !SECRET_HEADERS.contains(&k.as_str()))
+        .map(|(k, v)| (k, Value::String(v.to_owned())))
+        .collect();
     let path = rq.url().to_owned();
     let route = path
         .split('?')
@@ -253,6 +282,14 @@ fn handle(mut rq: Request, shared: &Shared) {
         _ => {
             send_json(rq, 200, &json!({}), &[]);
         }
+    }
+    if let Some(f) = &shared.log_file {
+        use std::io::Write;
+        let mut line = serde_json::to_value(&rec).unwrap_or_default();
+        line["headers"] = Value::Object(headers);
+        line["body"] = body.unwrap_or(Value::String(raw));
+        let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(f, "{line}");
     }
     shared
         .log
@@ -340,26 +377,66 @@ fn messages(
     let usage = sse::usage(main, &content, reply.usage.as_ref());
     let message = json!({"model": model, "id": msg_id, "type": "message", "role": "assistant",
         "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage});
-    if body.get("stream").and_then(Value::as_bool) == Some(true) {
-        let data = sse::events(&message);
-        let mut resp = Response::new(
-            200.into(),
-            vec![
-                header("content-type", "text/event-stream; charset=utf-8"),
-                header("cache-control", "no-cache"),
-                header("request-id", request_id),
-            ],
-            io::Cursor::new(data),
-            None,
-            None,
-        );
-        // Chunked, as the API streams (no content-length).
-        resp = resp.with_chunked_threshold(0);
-        let _ = rq.respond(resp);
-        rec.status = 200;
-    } else {
+    if body.get("stream").and_then(Value::as_bool) != Some(true) {
         rec.status = send_json(rq, 200, &message, &headers);
+        return;
     }
+    rec.status = 200;
+    let sse_headers = [
+        ("content-type", "text/event-stream; charset=utf-8"),
+        ("cache-control", "no-cache"),
+        ("request-id", request_id),
+    ];
+    match reply.input_delay.filter(|d| *d > 0.0) {
+        None => {
+            let mut resp = Response::from_data(sse::events(&message));
+            for (k, v) in sse_headers {
+                resp.add_header(header(k, v));
+            }
+            // Chunked, as the API streams (no content-length).
+            let _ = rq.respond(resp.with_chunked_threshold(0));
+        }
+        Some(d) => {
+            let _ = stream_slowly(
+                rq,
+                &sse_headers,
+                &message,
+                Duration::from_secs_f64(d.min(60.0)),
+                shared,
+            );
+        }
+    }
+}
+
+/// The event stream with `delay` before each piece of tool input, each event sent at once (as
+/// the API streams a long input over time). tiny_http's responses buffer a chunked body, so
+/// this one response writes its head itself and its chunks through `chunked_transfer`.
+fn stream_slowly(
+    rq: Request,
+    headers: &[(&str, &str)],
+    message: &Value,
+    delay: Duration,
+    shared: &Shared,
+) -> io::Result<()> {
+    use std::io::Write;
+    let mut w = rq.into_writer();
+    let mut head = String::from("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    w.write_all(head.as_bytes())?;
+    w.flush()?;
+    let mut enc = chunked_transfer::Encoder::with_flush_after_write(&mut w);
+    for e in sse::event_list(message) {
+        if e.input_piece {
+            wait(shared, delay);
+        }
+        enc.write_all(&e.bytes)?;
+        enc.flush()?;
+    }
+    drop(enc);
+    w.flush()
 }
 
 /// Sleep `d`, or less when the API stops meanwhile.
@@ -462,6 +539,34 @@ mod tests {
         assert_eq!(done.served[0].status, 500);
         assert_eq!(done.unused, ["never"]);
         assert!(done.port_released);
+    }
+
+    #[test]
+    fn tool_input_streams_slowly_with_input_delay() {
+        let sc = parse_file(
+            r#"{"name": "d", "prompt": "p", "responses": [{"input_delay": 0.1,
+                "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo a fairly long command"}}]}]}"#,
+        )
+        .unwrap();
+        let api = Api::start(&sc[0].scenario).unwrap();
+        let started = Instant::now();
+        let r = post(
+            api.port(),
+            "/v1/messages",
+            r#"{"stream": true, "tools": [{"name": "Bash"}], "messages": []}"#,
+        );
+        // An empty first fragment and 12-character slices of 43 characters: 5 pieces.
+        assert!(started.elapsed() >= Duration::from_millis(500), "{r}");
+        assert!(
+            r.starts_with("HTTP/1.1 200") && r.contains("transfer-encoding: chunked"),
+            "{r}"
+        );
+        assert!(
+            r.contains("input_json_delta") && r.contains("event: message_stop"),
+            "{r}"
+        );
+        assert!(r.ends_with("0\r\n\r\n"), "{r}");
+        api.finish();
     }
 
     #[test]

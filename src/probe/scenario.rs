@@ -130,7 +130,7 @@ pub struct Reply {
     /// The run may end without using it (it is not reported as unused).
     #[serde(default)]
     pub optional: bool,
-    /// Accepted for scripts of `fake_anthropic.py`; ignored (the stream is sent at once).
+    /// Seconds to wait before each piece of a streamed tool input.
     #[serde(default)]
     pub input_delay: Option<f64>,
 }

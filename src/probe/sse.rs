@@ -118,13 +118,35 @@ pub fn should_retry(status: u16) -> bool {
 /// `message_stop`. Text and thinking are split on word boundaries, a thinking block ends with a
 /// `signature_delta`, tool input comes as `input_json_delta` fragments (the first one empty).
 pub fn events(message: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4096);
+    event_list(message)
+        .into_iter()
+        .flat_map(|e| e.bytes)
+        .collect()
+}
+
+/// One server-sent event of [`event_list`].
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// `event: NAME\ndata: JSON\n\n`.
+    pub bytes: Vec<u8>,
+    /// It carries a piece of a tool call's input (`input_json_delta`): a scripted `input_delay`
+    /// is waited before it.
+    pub input_piece: bool,
+}
+
+/// [`events`], one event at a time.
+pub fn event_list(message: &Value) -> Vec<Event> {
+    let mut out = Vec::with_capacity(32);
     let mut ev = |name: &str, data: Value| {
-        out.extend_from_slice(b"event: ");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b"\ndata: ");
-        out.extend_from_slice(data.to_string().as_bytes());
-        out.extend_from_slice(b"\n\n");
+        let input_piece =
+            data.pointer("/delta/type").and_then(Value::as_str) == Some("input_json_delta");
+        let mut bytes = Vec::with_capacity(128);
+        bytes.extend_from_slice(b"event: ");
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.extend_from_slice(b"\ndata: ");
+        bytes.extend_from_slice(data.to_string().as_bytes());
+        bytes.extend_from_slice(b"\n\n");
+        out.push(Event { bytes, input_piece });
     };
     let usage = message.get("usage").cloned().unwrap_or_else(|| json!({}));
     let mut start = message.clone();
