@@ -20,6 +20,9 @@ impl ExitCode {
     /// precedes `run.end`; `--allow-no-result` turns this off); `replay --follow` when the
     /// followed file's writer vanished before `run.end`.
     pub const NO_RESULT: ExitCode = ExitCode(3);
+    /// `probe`: a scenario failed (the CLI crashed, hung, printed non-JSON or answered
+    /// unexpectedly).
+    pub const PROBE_FAILED: ExitCode = ExitCode(4);
     /// A file sink (`--audit`, `--record`, `--envelope`, `--sse`, `--otlp`) failed mid-run
     /// (`EX_IOERR`); the other sinks got `run.end` with cause `sink_failed`.
     pub const SINK_FAILED: ExitCode = ExitCode(74);
@@ -51,6 +54,10 @@ impl ExitCode {
             "the stream ended without a `result` line (`run.error` written; `--allow-no-result` makes it 0); `replay --follow`: the writer vanished",
         ),
         (
+            "4",
+            "`probe`: a scenario failed (the CLI crashed, hung, printed non-JSON or answered unexpectedly); the error and `summary.json` name it",
+        ),
+        (
             "74",
             "a file sink (`--audit`, `--record`, `--envelope`, `--sse`, `--otlp`) failed mid-run; the other sinks got `run.end` with cause `sink_failed`",
         ),
@@ -59,8 +66,11 @@ impl ExitCode {
             "`spawn`: `--timeout`, `--idle-timeout` or `--tool-timeout` stopped the child",
         ),
         ("125", "`spawn`: a guard stopped the child (`--enforce`)"),
-        ("126", "`spawn`: the claude binary is not executable"),
-        ("127", "`spawn`: the claude binary was not found"),
+        (
+            "126",
+            "`spawn`, `probe`: the claude binary is not executable",
+        ),
+        ("127", "`spawn`, `probe`: the claude binary was not found"),
         (
             "128+N",
             "`spawn`: the child died by signal N, or boo-normalize got signal N (130 Ctrl-C, 143 SIGTERM); `replay --as-claude`: the recorded signal",
@@ -116,6 +126,7 @@ mod tests {
             ExitCode::FINDINGS,
             ExitCode::ERROR,
             ExitCode::NO_RESULT,
+            ExitCode::PROBE_FAILED,
             ExitCode::SINK_FAILED,
             ExitCode::TIMEOUT,
             ExitCode::POLICY,

@@ -35,6 +35,8 @@ pub mod input;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;
+#[cfg(unix)]
+pub mod probe;
 pub mod profile;
 pub mod read;
 pub mod redact;

@@ -150,6 +150,7 @@ fn every_help_ends_with_examples() {
         &["replay"],
         &["profile"],
         &["diff"],
+        &["probe"],
         &["audit"],
         &["audit", "verify"],
         &["redact"],

@@ -15,6 +15,7 @@ mod faults;
 mod fidelity;
 mod normalize;
 mod packaging;
+mod probe;
 mod profile;
 mod redact;
 mod replay;

@@ -4,6 +4,7 @@
 mod drift;
 mod normalize;
 mod output;
+mod probe;
 mod redact;
 mod replay;
 mod spawn;
@@ -15,6 +16,7 @@ use clap::{Args, Parser, Subcommand};
 
 pub use drift::{DiffArgs, DiffFormat, FailOn, ProfileArgs};
 pub use normalize::NormalizeArgs;
+pub use probe::ProbeArgs;
 pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
 pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
@@ -90,6 +92,10 @@ pub enum Command {
     /// Compare two captures, capture directories or profiles and report format drift.
     #[command(after_help = drift::DIFF_HELP)]
     Diff(DiffArgs),
+    /// Run a claude CLI against a built-in loopback API with scripted scenarios (no API key)
+    /// and keep its output, for `diff` (Linux).
+    #[command(after_help = probe::PROBE_HELP)]
+    Probe(Box<ProbeArgs>),
     /// Audit log tools.
     #[command(subcommand, after_help = AUDIT_HELP)]
     Audit(AuditCommand),

@@ -4,6 +4,8 @@ mod audit;
 mod diff;
 mod generate;
 mod normalize;
+#[cfg(unix)]
+mod probe;
 mod profile;
 mod redact;
 mod replay;
@@ -39,5 +41,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Some(Command::Profile(a)) => profile::run(a),
         Some(Command::Diff(a)) => diff::run(a),
+        #[cfg(unix)]
+        Some(Command::Probe(a)) => probe::run(*a),
+        #[cfg(not(unix))]
+        Some(Command::Probe(_)) => Err(Error::msg("probe", "only supported on Linux")),
     }
 }

@@ -162,6 +162,7 @@ fn child(
         env: child_env,
         stdin: inv.stdin,
         max_line,
+        cwd: None,
     };
     (spec, resolved, removed)
 }

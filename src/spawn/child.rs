@@ -31,6 +31,8 @@ pub struct Spec {
     pub stdin: Option<Vec<u8>>,
     /// Cut stdout lines longer than this (reported by the normalizer as `line_too_long`).
     pub max_line: Option<usize>,
+    /// Its working directory (`None`: boo-normalize's).
+    pub cwd: Option<PathBuf>,
 }
 
 /// Longest stderr line kept (the rest of the line is dropped and the line marked truncated).
@@ -188,14 +190,17 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
     cmd.args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .process_group(0)
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .process_group(0);
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.stdin(if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     die_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,

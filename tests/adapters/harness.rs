@@ -1,5 +1,6 @@
 //! The real Claude Code CLI (npm `@anthropic-ai/claude-code`: 2.1.45, or `BOO_CLAUDE_VERSION`)
-//! against the loopback Messages API stand-in `tests/support/fake_anthropic.py`: installing it
+//! against the loopback Messages API built into boo-normalize (`probe --serve-only`, which reads
+//! the script format of `tests/support/fake_anthropic.py`): installing it
 //! project-locally (or skipping with a message), the scripted API, and the `spawn` command line
 //! that runs it.
 
@@ -30,9 +31,7 @@ pub fn cli() -> Option<&'static PathBuf> {
     CLI.get_or_init(|| {
         let py = Command::new("python3").arg("--version").output();
         if !py.is_ok_and(|o| o.status.success()) {
-            eprintln!(
-                "SKIP (real claude CLI): python3 not available (needed for fake_anthropic.py)"
-            );
+            eprintln!("SKIP (real claude CLI): python3 not available (needed for mcp_echo.py)");
             return None;
         }
         let out = Command::new("bash")
@@ -110,9 +109,10 @@ impl Fake {
         fs::write(&sp, text).unwrap();
         let pf = d.path().join("port");
         let log = d.path().join("requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(root().join("tests/support/fake_anthropic.py"))
-            .arg("--script")
+        // The loopback API built into boo-normalize (`probe --serve-only`), which speaks the
+        // script format of tests/support/fake_anthropic.py.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
+            .args(["probe", "--serve-only"])
             .arg(&sp)
             .arg("--port-file")
             .arg(&pf)
@@ -121,7 +121,7 @@ impl Fake {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("python3 fake_anthropic.py");
+            .expect("boo-normalize probe --serve-only");
         let until = Instant::now() + Duration::from_secs(20);
         loop {
             if let Ok(s) = fs::read_to_string(&pf)
@@ -132,7 +132,7 @@ impl Fake {
             if Instant::now() >= until {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("fake_anthropic.py did not start");
+                panic!("boo-normalize probe --serve-only did not start");
             }
             std::thread::sleep(Duration::from_millis(30));
         }

@@ -1,0 +1,71 @@
+//! `probe`: check a `claude` CLI release for format drift without an API key. The CLI runs
+//! scripted scenarios against a Messages API that boo-normalize serves itself on loopback; its
+//! raw stream-json output is kept per scenario and mode, profiled, and summarized.
+//!
+//! - [`scenario`]: the scenario format and the built-in scenarios;
+//! - [`script`]: routing a request to a scripted reply;
+//! - [`sse`]: the API's message, event stream and error shapes;
+//! - [`api`]: the loopback HTTP server;
+//! - [`run`]: one scenario in one mode against the real CLI;
+//! - [`summary`]: the per-run reports, `summary.json` and the table.
+
+pub mod api;
+pub mod run;
+pub mod scenario;
+pub mod script;
+pub mod sse;
+pub mod summary;
+
+use std::fs;
+use std::path::Path;
+
+use crate::error::Error;
+
+pub use run::{RunFailure, Setup};
+pub use scenario::{MODES, Source};
+pub use summary::{RunReport, Summary};
+
+/// Files a probe writes besides the captures.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// The profile of the captures.
+pub const PROFILE_FILE: &str = "profile.json";
+
+/// Make `dir` ready for a probe: created if missing; a directory a probe wrote before is
+/// emptied of the files that probe listed; any other directory must hold no captures (they
+/// would mix into `diff`).
+pub fn prepare_out(dir: &Path) -> Result<(), Error> {
+    let ctx = || dir.display().to_string();
+    fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
+    let summary = dir.join(SUMMARY_FILE);
+    if let Ok(text) = fs::read_to_string(&summary) {
+        let old: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if old.get("summary_version").is_none() {
+            return Err(Error::msg(
+                ctx(),
+                "holds a summary.json that no probe wrote; give an empty or new directory",
+            ));
+        }
+        for run in old["runs"].as_array().into_iter().flatten() {
+            if let Some(f) = run["file"].as_str().filter(|f| !f.contains('/')) {
+                let _ = fs::remove_file(dir.join(f));
+                let stderr = f.trim_end_matches(".ndjson").to_owned() + ".stderr.txt";
+                let _ = fs::remove_file(dir.join(stderr));
+            }
+        }
+        let _ = fs::remove_file(&summary);
+        let _ = fs::remove_file(dir.join(PROFILE_FILE));
+    }
+    let found = crate::profile::input::expand(&[dir.to_owned()]);
+    if let Ok(files) = found
+        && let Some(f) = files.first()
+    {
+        return Err(Error::msg(
+            ctx(),
+            format!(
+                "already holds captures that no probe listed (e.g. {}); give an empty or new directory",
+                f.display()
+            ),
+        ));
+    }
+    Ok(())
+}
