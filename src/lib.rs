@@ -39,6 +39,7 @@ pub mod profile;
 pub mod read;
 pub mod redact;
 pub mod replay;
+pub mod report;
 pub mod sink;
 #[cfg(unix)]
 pub mod spawn;

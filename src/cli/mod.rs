@@ -6,6 +6,7 @@ mod normalize;
 mod output;
 mod redact;
 mod replay;
+mod report;
 mod spawn;
 mod units;
 
@@ -17,6 +18,7 @@ pub use drift::{DiffArgs, DiffFormat, FailOn, ProfileArgs};
 pub use normalize::NormalizeArgs;
 pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
+pub use report::ReportArgs;
 pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
 
 const AFTER_HELP: &str = "\
@@ -96,6 +98,9 @@ pub enum Command {
     /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
     #[command(after_help = REDACT_HELP)]
     Redact(RedactCmdArgs),
+    /// Write a run (stream-json, capture or audit log) as one self-contained HTML report.
+    #[command(after_help = report::AFTER_HELP)]
+    Report(ReportArgs),
 }
 
 const REDACT_HELP: &str = "\
