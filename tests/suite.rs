@@ -44,6 +44,7 @@ mod replay;
 mod replay_live;
 mod replay_spawn;
 mod replay_tty;
+mod report;
 mod sinks;
 mod spawn_hygiene;
 mod spawn_options;

@@ -108,14 +108,19 @@ fn pairs(input: &Value) -> String {
 
 /// `s` cut to [`MAX`] characters (with `…`), on one line.
 pub fn clip(s: &str) -> String {
+    clip_to(s, MAX)
+}
+
+/// `s` cut to `max` characters (with `…`), on one line.
+pub fn clip_to(s: &str, max: usize) -> String {
     let one: String = s
         .chars()
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
         .collect();
-    if one.chars().count() <= MAX {
+    if one.chars().count() <= max {
         return one;
     }
-    let mut t: String = one.chars().take(MAX - 1).collect();
+    let mut t: String = one.chars().take(max.saturating_sub(1)).collect();
     t.push('…');
     t
 }

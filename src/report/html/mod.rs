@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use super::Source;
 use super::fmt;
 use super::model::{Item, Run};
+use super::tool;
 use thread::W;
 
 /// The stylesheet, inlined.
@@ -134,7 +135,7 @@ fn toolbar(w: &mut W<'_>) {
             w.raw("<option value=\"");
             w.text(t);
             w.raw("\">");
-            w.text(t);
+            w.text(&tool::clip_to(t, 40));
             w.raw(&format!(" ({n})</option>"));
         }
         w.raw("</select> ");

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::super::fmt;
 use super::super::model::{Level, Run};
+use super::super::tool::clip_to;
 use super::super::{Chain, Source};
 use super::thread::{W, tokens};
 
@@ -29,7 +30,7 @@ impl W<'_> {
         let (out, ok) = outcome(run);
         self.raw("<header id=\"top\"><h1>Claude Code run <span class=\"badge ");
         self.raw(if ok { "ok\">" } else { "bad\">" });
-        self.text(&out);
+        self.text(&clip_to(&out, 40));
         self.raw("</span></h1>\n");
         if src.redacted {
             self.raw(&format!(
@@ -142,7 +143,7 @@ impl W<'_> {
         self.raw("<div><dt>");
         self.text(k);
         self.raw("</dt><dd>");
-        self.text(v);
+        self.text(&clip_to(v, 240));
         self.raw("</dd></div>");
     }
 
@@ -195,7 +196,7 @@ impl W<'_> {
         self.raw("<section id=\"tools\"><h2>Tools</h2><table class=\"tools\"><tr><th>tool</th><th>calls</th><th>errors</th><th>time</th><th>longest</th></tr>");
         for (name, (n, err, total, max, timed)) in rows {
             self.raw("<tr><td><code>");
-            self.text(name);
+            self.text(&clip_to(name, 60));
             let t = |us: i64| {
                 if timed > 0 {
                     fmt::ms((us / 1000) as u64)
@@ -251,9 +252,9 @@ impl W<'_> {
                 "<tr><td><a href=\"#seq-{}\">#{}</a></td><td>",
                 c.seq, c.seq
             ));
-            self.text(&kind);
+            self.text(&clip_to(&kind, 40));
             self.raw("</td><td>");
-            self.text(&super::super::tool::clip(&desc));
+            self.text(&clip_to(&desc, 80));
             self.raw(&format!(
                 "</td><td>{}{}</td><td>{}</td><td title=\"{}\">{}</td><td>{}</td><td>",
                 t.calls,
@@ -277,7 +278,7 @@ impl W<'_> {
                     "no result".into()
                 }
             });
-            self.text(&status);
+            self.text(&clip_to(&status, 40));
             self.raw("</td></tr>");
         }
         self.raw("</table></section>\n");

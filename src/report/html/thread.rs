@@ -161,7 +161,7 @@ impl<'r> W<'r> {
                     ] {
                         if let Some(v) = v {
                             self.raw(&format!(" · {k} <code>"));
-                            self.text(v);
+                            self.text(&tool::clip_to(v, 120));
                             self.raw("</code>");
                         }
                     }
@@ -275,7 +275,7 @@ impl<'r> W<'r> {
         self.text(&c.name);
         self.raw(if self.open { "\" open>" } else { "\">" });
         self.raw("<summary><span class=\"tn\">");
-        self.text(&c.name);
+        self.text(&tool::clip_to(&c.name, 60));
         self.raw("</span> <span class=\"hl\">");
         self.text(&tool::headline(&c.name, &c.input));
         self.raw("</span><span class=\"cm\">");
@@ -375,7 +375,7 @@ impl<'r> W<'r> {
             .or_else(|| c.input.get("subagent_type").and_then(Value::as_str))
         {
             self.raw("<b>");
-            self.text(k);
+            self.text(&tool::clip_to(k, 60));
             self.raw("</b> ");
         }
         let mut meta = format!("{} calls", t.calls);
@@ -393,7 +393,7 @@ impl<'r> W<'r> {
         self.raw(&format!("<span class=\"cm\">{meta}</span>"));
         if let Some(s) = task.and_then(|t| t.status.as_deref()) {
             self.raw(" · ");
-            self.text(s);
+            self.text(&tool::clip_to(s, 60));
         }
         self.raw("</summary><div class=\"subb\">");
         self.items(items);

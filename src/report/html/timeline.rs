@@ -30,7 +30,7 @@ impl W<'_> {
             self.raw("<p class=\"dim\">No timeline: the input carries no times (plain stream-json from CLIs that write no timestamps).</p></section>\n");
             return;
         };
-        let turns = turn_bars(run, t0);
+        let turns = turn_bars(run, t0, t1);
         let mut rows: Vec<Vec<Bar>> = Vec::new();
         let mut ends: Vec<i64> = Vec::new();
         for c in &run.calls {
@@ -110,7 +110,7 @@ impl W<'_> {
 }
 
 /// One bar per main-thread turn, from its first timed item to its `turn.end`.
-fn turn_bars(run: &Run, t0: i64) -> Vec<Bar> {
+fn turn_bars(run: &Run, t0: i64, t1: i64) -> Vec<Bar> {
     let mut bars = Vec::new();
     let mut start: Option<i64> = None;
     let mut last = t0;
@@ -131,7 +131,7 @@ fn turn_bars(run: &Run, t0: i64) -> Vec<Bar> {
             let end = run.turn_ends[*i]
                 .duration_ms
                 .map_or(last, |d| s + d as i64 * 1000)
-                .max(s);
+                .clamp(s, t1.max(s));
             bars.push(Bar {
                 start: s,
                 end,
