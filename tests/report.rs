@@ -232,8 +232,8 @@ fn hostile_strings_stay_text() {
     let html = report(&[xss().to_str().unwrap()]);
     assert_inert(&html);
     // The payloads are shown, escaped.
-    assert!(html.contains("&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;"));
-    assert!(html.contains("&lt;img src=x onerror=&quot;document.title=&#39;PWNED&#39;&quot;&gt;"));
+    assert!(html.contains("&lt;script&gt;document.title='PWNED'&lt;/script&gt;"));
+    assert!(html.contains(r#"&lt;img src=x onerror="document.title='PWNED'"&gt;"#));
     // Terminal escapes and bidi overrides are visible, never raw.
     assert!(!html.contains('\u{1b}') && !html.contains('\u{202e}') && !html.contains('\u{7}'));
     assert!(html.contains("␛]52;c;SGVsbG8=␇") && html.contains("[U+202E]"));
@@ -294,7 +294,7 @@ fn captures_and_audit_logs_render_like_their_stream() {
             direct.matches("data-k=\"tool\"").count(),
             "{name}"
         );
-        assert!(h.contains("I&#39;ll ask the reviewer agent."), "{name}");
+        assert!(h.contains("I'll ask the reviewer agent."), "{name}");
     }
     assert!(from_cap.contains(" capture input"));
     assert!(

@@ -3,19 +3,28 @@
 
 use std::fmt::Write as _;
 
-/// Append `s` as HTML text (also safe inside a double- or single-quoted attribute value).
+/// Append `s` as HTML text (element content; not for attribute values, see [`attr`]).
 /// Control characters other than tab, newline and carriage return, and the bidirectional
 /// overrides that can make text read differently from what it is, are shown as visible
 /// `␛`-style pictures or `[U+202E]` rather than written raw.
 pub fn text(out: &mut String, s: &str) {
+    escape(out, s, false);
+}
+
+/// Append `s` as a quoted attribute value (quotes escaped too).
+pub fn attr(out: &mut String, s: &str) {
+    escape(out, s, true);
+}
+
+fn escape(out: &mut String, s: &str, quotes: bool) {
     let mut last = 0;
     for (i, c) in s.char_indices() {
         let rep: Option<&str> = match c {
             '&' => Some("&amp;"),
             '<' => Some("&lt;"),
             '>' => Some("&gt;"),
-            '"' => Some("&quot;"),
-            '\'' => Some("&#39;"),
+            '"' if quotes => Some("&quot;"),
+            '\'' if quotes => Some("&#39;"),
             _ => None,
         };
         let special = rep.is_some() || is_hidden(c);
@@ -75,7 +84,7 @@ pub fn link(out: &mut String, url: &str, label: &str) {
     match safe_url(url) {
         Some(u) => {
             out.push_str("<a rel=\"noopener noreferrer nofollow\" href=\"");
-            text(out, u);
+            attr(out, u);
             out.push_str("\">");
             text(out, label);
             out.push_str("</a>");
@@ -108,9 +117,12 @@ mod tests {
     #[test]
     fn markup_becomes_text() {
         assert_eq!(
-            html(r#"<script>alert('x')</script>&"#),
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"
+            html(r#"<script>alert('x')</script>&""#),
+            "&lt;script&gt;alert('x')&lt;/script&gt;&amp;\""
         );
+        let mut a = String::new();
+        attr(&mut a, r#"x" onload='y'"#);
+        assert_eq!(a, "x&quot; onload=&#39;y&#39;");
         assert_eq!(html("a\u{1b}[2Jb\u{202e}c"), "a\u{241b}[2Jb[U+202E]c");
         assert_eq!(html("tab\tnl\n"), "tab\tnl\n");
     }

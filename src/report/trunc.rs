@@ -34,9 +34,9 @@ pub struct Limits {
 
 /// Tool output and long inputs.
 pub const BODY: Limits = Limits {
-    head: 12,
-    tail: 6,
-    bytes: 2400,
+    head: 8,
+    tail: 4,
+    bytes: 1200,
 };
 
 /// The preview of `s` within `l`.

@@ -43,8 +43,9 @@ impl W<'_> {
             for (i, diffs) in edits {
                 let c = &run.calls[*i];
                 self.raw(&format!(
-                    "<div class=\"edit{}\"><a href=\"#seq-{}\">",
+                    "<div class=\"edit{}\" id=\"chg-{}\"><a href=\"#seq-{}\">",
                     if c.failed() { " err" } else { "" },
+                    c.seq,
                     c.seq
                 ));
                 self.text(&c.name);

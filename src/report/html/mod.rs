@@ -50,7 +50,7 @@ pub fn page(run: &Run, src: &Source) -> String {
     w.raw("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"");
     w.raw(&csp());
     w.raw("\">\n<meta name=\"referrer\" content=\"no-referrer\"><meta name=\"color-scheme\" content=\"light dark\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"boo-normalize ");
-    w.text(src.tool_version);
+    w.attr(src.tool_version);
     w.raw("\">\n<title>");
     let models = run.models();
     w.text(&format!(
@@ -133,7 +133,7 @@ fn toolbar(w: &mut W<'_>) {
         ));
         for (t, n) in tools {
             w.raw("<option value=\"");
-            w.text(t);
+            w.attr(t);
             w.raw("\">");
             w.text(&tool::clip_to(t, 40));
             w.raw(&format!(" ({n})</option>"));

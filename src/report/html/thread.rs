@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::super::blob::Blobs;
 use super::super::diff::{self, Diff};
-use super::super::escape::{html, text};
+use super::super::escape::{attr, html, text};
 use super::super::fmt;
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Tokens};
@@ -52,6 +52,11 @@ impl<'r> W<'r> {
     /// Push text, escaped.
     pub fn text(&mut self, s: &str) {
         text(&mut self.out, s);
+    }
+
+    /// Push an attribute value, escaped (quotes too).
+    pub fn attr(&mut self, s: &str) {
+        attr(&mut self.out, s);
     }
 
     /// The transcript section: the main thread by turn, then subagent threads whose call never
@@ -272,7 +277,7 @@ impl<'r> W<'r> {
             "<details class=\"{cls}\" id=\"seq-{}\" data-k=\"tool\" data-tool=\"",
             c.seq
         ));
-        self.text(&c.name);
+        self.attr(&c.name);
         self.raw(if self.open { "\" open>" } else { "\">" });
         self.raw("<summary><span class=\"tn\">");
         self.text(&tool::clip_to(&c.name, 60));
@@ -340,9 +345,29 @@ impl<'r> W<'r> {
                 self.body(get("content").unwrap_or(""), "in");
             }
             (_, Some(diffs)) => {
-                for d in diffs {
-                    self.diff(d);
+                // The diffs themselves are in the Changes section (once per report).
+                let a: usize = diffs.iter().map(|d| d.added).sum();
+                let r: usize = diffs.iter().map(|d| d.removed).sum();
+                self.raw(&format!(
+                    "<div class=\"dim\">{} edit{} · <span class=\"a\">+{a}</span> <span class=\"d\">−{r}</span> · <a href=\"#chg-{}\">diff in Changes</a></div>",
+                    diffs.len(),
+                    if diffs.len() == 1 { "" } else { "s" },
+                    c.seq
+                ));
+            }
+            ("TodoWrite", _) if c.input.get("todos").is_some_and(Value::is_array) => {
+                self.raw("<ul class=\"todo\">");
+                for t in c.input["todos"].as_array().into_iter().flatten() {
+                    let mark = match t.get("status").and_then(Value::as_str) {
+                        Some("completed") => "☑",
+                        Some("in_progress") => "◐",
+                        _ => "☐",
+                    };
+                    self.raw(&format!("<li>{mark} "));
+                    self.text(t.get("content").and_then(Value::as_str).unwrap_or(""));
+                    self.raw("</li>");
                 }
+                self.raw("</ul>");
             }
             ("Task" | "Agent", _) if get("prompt").is_some() => {
                 self.raw("<div class=\"in md\">");
@@ -408,12 +433,18 @@ impl<'r> W<'r> {
     /// A long text: head and tail shown, the middle counted, the whole kept compressed.
     pub fn body(&mut self, s: &str, class: &str) {
         let p = preview(s, BODY);
-        self.raw(&format!("<div class=\"body\"><pre class=\"{class}\">"));
+        let open_pre = if class.is_empty() {
+            "<pre>".to_owned()
+        } else {
+            format!("<pre class=\"{class}\">")
+        };
+        self.raw("<div class=\"body\">");
+        self.raw(&open_pre);
         self.text(p.head);
         self.raw("</pre>");
         if p.cut() {
             self.raw(&format!(
-                "<div class=\"more\">… {} more lines ({}) …</div><pre class=\"{class}\">",
+                "<div class=\"more\">… {} more lines ({}) …</div>{open_pre}",
                 p.lines,
                 fmt::bytes(p.bytes as u64)
             ));

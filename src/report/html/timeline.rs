@@ -46,7 +46,7 @@ impl W<'_> {
             let title = format!(
                 "{} {} · {}",
                 c.name,
-                tool::headline(&c.name, &c.input),
+                tool::clip_to(&tool::headline(&c.name, &c.input), 60),
                 fmt::ms(((e - s) / 1000) as u64)
             );
             let bar = Bar {
