@@ -389,6 +389,19 @@ pub struct Subtotals {
 }
 
 impl Run {
+    /// A subagent call's type and description: from the CLI's `task.started`, else from the
+    /// call's input.
+    pub fn subagent_label<'a>(&'a self, c: &'a Call) -> (Option<&'a str>, Option<&'a str>) {
+        let task = c.id.as_deref().and_then(|id| self.tasks.get(id));
+        let input = |k: &str| c.input.get(k).and_then(Value::as_str);
+        (
+            task.and_then(|t| t.kind.as_deref())
+                .or_else(|| input("subagent_type")),
+            task.and_then(|t| t.description.as_deref())
+                .or_else(|| input("description")),
+        )
+    }
+
     /// The totals of the subagent thread of call `id` and every thread nested in it.
     pub fn subtotals(&self, id: &str) -> Subtotals {
         let mut t = Subtotals::default();

@@ -61,6 +61,26 @@ pub fn headline(name: &str, input: &Value) -> String {
     clip(&h.unwrap_or_else(|| pairs(input)))
 }
 
+/// Whether the headline already says everything the input holds (a Read's path and range, a
+/// Glob's pattern), so the input need not be shown again.
+pub fn said_by_headline(name: &str, input: &Value) -> bool {
+    let keys: &[&str] = match name {
+        "Read" => &["file_path", "offset", "limit"],
+        "Grep" => &["pattern", "path"],
+        "Glob" => &["pattern", "path"],
+        "LS" => &["path"],
+        "WebSearch" => &["query"],
+        "WebFetch" => &["url"],
+        "KillShell" | "KillBash" => &["shell_id"],
+        _ => return false,
+    };
+    input.as_object().is_some_and(|o| {
+        o.iter().all(|(k, v)| {
+            keys.contains(&k.as_str()) && !v.as_str().is_some_and(|s| s.contains('\n'))
+        })
+    })
+}
+
 /// The first line of `s`, with a mark when more lines follow.
 fn first_line(s: &str) -> String {
     let mut lines = s.lines();

@@ -135,7 +135,16 @@
   function reveal() {
     var h = location.hash;
     if (h.length < 2 || h.indexOf("#!") === 0) return;
-    var el = doc.getElementById(decodeURIComponent(h.slice(1)));
+    var id = decodeURIComponent(h.slice(1)), el = doc.getElementById(id);
+    var m = /^seq-(\d+)$/.exec(id);
+    if (!el && m) {
+      // An event the report does not draw: the nearest drawn one before it.
+      var want = +m[1], best = -1;
+      doc.querySelectorAll("main [id^='seq-']").forEach(function (e) {
+        var n = +e.id.slice(4);
+        if (n <= want && n > best) { best = n; el = e; }
+      });
+    }
     if (!el) return;
     for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
     el.scrollIntoView();

@@ -230,31 +230,15 @@ impl W<'_> {
             let id = c.id.as_deref().unwrap_or_default();
             let t = run.subtotals(id);
             let task = run.tasks.get(id);
-            let kind = task
-                .and_then(|t| t.kind.clone())
-                .or_else(|| {
-                    c.input
-                        .get("subagent_type")
-                        .and_then(|v| v.as_str())
-                        .map(str::to_owned)
-                })
-                .unwrap_or_default();
-            let desc = task
-                .and_then(|t| t.description.clone())
-                .or_else(|| {
-                    c.input
-                        .get("description")
-                        .and_then(|v| v.as_str())
-                        .map(str::to_owned)
-                })
-                .unwrap_or_default();
+            let (kind, desc) = run.subagent_label(c);
+            let (kind, desc) = (kind.unwrap_or_default(), desc.unwrap_or_default());
             self.raw(&format!(
                 "<tr><td><a href=\"#seq-{}\">#{}</a></td><td>",
                 c.seq, c.seq
             ));
-            self.text(&clip_to(&kind, 40));
+            self.text(&clip_to(kind, 40));
             self.raw("</td><td>");
-            self.text(&clip_to(&desc, 80));
+            self.text(&clip_to(desc, 80));
             self.raw(&format!(
                 "</td><td>{}{}</td><td>{}</td><td title=\"{}\">{}</td><td>{}</td><td>",
                 t.calls,

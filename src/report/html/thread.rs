@@ -374,7 +374,7 @@ impl<'r> W<'r> {
                 markdown::render(&mut self.out, get("prompt").unwrap_or(""));
                 self.raw("</div>");
             }
-            _ if c.input.is_null() => {}
+            _ if c.input.is_null() || tool::said_by_headline(&c.name, &c.input) => {}
             _ if c.input.as_object().is_some_and(|o| o.is_empty()) => {}
             _ => {
                 let json = serde_json::to_string_pretty(&c.input).unwrap_or_default();
@@ -395,10 +395,7 @@ impl<'r> W<'r> {
         self.raw("<details class=\"sub\"");
         self.raw(if self.open { " open>" } else { ">" });
         self.raw("<summary><span class=\"lbl\">subagent</span> ");
-        if let Some(k) = task
-            .and_then(|t| t.kind.as_deref())
-            .or_else(|| c.input.get("subagent_type").and_then(Value::as_str))
-        {
+        if let (Some(k), _) = run.subagent_label(c) {
             self.raw("<b>");
             self.text(&tool::clip_to(k, 60));
             self.raw("</b> ");
