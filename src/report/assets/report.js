@@ -11,19 +11,33 @@
   if (bar) bar.hidden = false;
   doc.querySelectorAll("button.full").forEach(function (b) { b.hidden = false; });
 
-  function inflate(id) {
-    if (bodies.has(id)) return Promise.resolve(bodies.get(id));
-    var el = doc.getElementById(id);
-    if (!el || typeof DecompressionStream === "undefined") return Promise.reject(new Error("cannot inflate"));
-    var bin = atob(el.textContent.trim()), u = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
-    var s = new Blob([u]).stream().pipeThrough(new DecompressionStream("deflate"));
-    return new Response(s).text().then(function (t) { bodies.set(id, t); return t; });
+  var chunks = new Map(), dec = new TextDecoder();
+  // A chunk of full bodies, inflated once.
+  function chunk(i) {
+    if (!chunks.has(i)) {
+      var el = doc.getElementById("c" + i);
+      if (!el || typeof DecompressionStream === "undefined") return Promise.reject(new Error("cannot inflate"));
+      var bin = atob(el.textContent.trim()), u = new Uint8Array(bin.length);
+      for (var k = 0; k < bin.length; k++) u[k] = bin.charCodeAt(k);
+      var s = new Blob([u]).stream().pipeThrough(new DecompressionStream("deflate"));
+      chunks.set(i, new Response(s).arrayBuffer().then(function (b) { return new Uint8Array(b); }));
+    }
+    return chunks.get(i);
+  }
+  // A full body by its reference "CHUNK:OFFSET:LENGTH".
+  function inflate(ref) {
+    if (bodies.has(ref)) return Promise.resolve(bodies.get(ref));
+    var p = ref.split(":").map(Number);
+    return chunk(p[0]).then(function (b) {
+      var t = dec.decode(b.subarray(p[1], p[1] + p[2]));
+      bodies.set(ref, t);
+      return t;
+    });
   }
   function loadAll() {
     if (!loading) {
-      var ids = Array.prototype.map.call(doc.querySelectorAll("script[type='application/x-boo-body']"), function (e) { return e.id; });
-      loading = Promise.all(ids.map(function (id) { return inflate(id).catch(function () { return ""; }); }));
+      var refs = Array.prototype.map.call(doc.querySelectorAll("button.full"), function (b) { return b.getAttribute("data-blob"); });
+      loading = Promise.all(refs.map(function (r) { return inflate(r).catch(function () { return ""; }); }));
     }
     return loading;
   }
