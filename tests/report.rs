@@ -575,3 +575,27 @@ fn chromium_hash_state_filters_searches_and_inflates() {
         "the preview was replaced"
     );
 }
+
+/// `docs/example-report.html` is what this build writes for its fixture (regenerate with the
+/// command in the message after changing the report).
+#[test]
+fn committed_example_report_is_current() {
+    let out = bin()
+        .current_dir(root())
+        .args([
+            "report",
+            "fixtures/captured/2.1.332/agents.partial.ndjson",
+            "--now",
+            "1795714200",
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let committed = std::fs::read(root().join("docs/example-report.html")).unwrap();
+    assert!(
+        out.stdout == committed,
+        "docs/example-report.html is stale: run `cargo run -q -- report fixtures/captured/2.1.332/agents.partial.ndjson --now 1795714200 -o docs/example-report.html`"
+    );
+}
