@@ -63,7 +63,7 @@ pub fn page(run: &Run, src: &Source) -> String {
     toolbar(&mut w);
     w.raw("<main>\n");
     w.header(src);
-    w.raw("<nav class=\"toc\"><a href=\"#top\">Summary</a> <a href=\"#tools\">Tools</a> <a href=\"#subagents\">Subagents</a> <a href=\"#timeline\">Timeline</a> <a href=\"#transcript\">Transcript</a> <a href=\"#changes\">Changes</a></nav>\n");
+    toc(&mut w);
     w.tools_table();
     w.subagents_table();
     w.timeline();
@@ -77,6 +77,32 @@ pub fn page(run: &Run, src: &Source) -> String {
     w.raw(JS);
     w.raw("</script>\n</body></html>\n");
     w.out
+}
+
+/// Links to the sections this report has.
+fn toc(w: &mut W<'_>) {
+    let run = w.run;
+    let subs = run
+        .calls
+        .iter()
+        .any(|c| c.id.as_deref().is_some_and(|id| run.thread(id).is_some()));
+    let edits = run
+        .calls
+        .iter()
+        .any(|c| super::diff::edits(&c.name, &c.input).is_some());
+    w.raw("<nav class=\"toc\"><a href=\"#top\">Summary</a>");
+    for (on, id, label) in [
+        (!run.calls.is_empty(), "tools", "Tools"),
+        (subs, "subagents", "Subagents"),
+        (true, "timeline", "Timeline"),
+        (true, "transcript", "Transcript"),
+        (edits, "changes", "Changes"),
+    ] {
+        if on {
+            w.raw(&format!(" <a href=\"#{id}\">{label}</a>"));
+        }
+    }
+    w.raw("</nav>\n");
 }
 
 /// Counts per item kind over every thread: (data-k, label, count).

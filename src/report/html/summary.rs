@@ -34,7 +34,7 @@ impl W<'_> {
         self.raw("</span></h1>\n");
         if src.redacted {
             self.raw(&format!(
-                "<p class=\"banner\">Redacted before writing: {} placeholder{} in this report.</p>",
+                "<p class=\"banner\">Redacted before writing: {} placeholder{} in the events drawn here.</p>",
                 run.placeholders,
                 if run.placeholders == 1 { "" } else { "s" }
             ));
@@ -83,7 +83,12 @@ impl W<'_> {
         let api_turns: u64 = mains.iter().filter_map(|t| t.num_turns).sum();
         self.row(
             "turns",
-            &format!("{} results, {} API turns", mains.len(), api_turns),
+            &format!(
+                "{} result{}, {} API turns",
+                mains.len(),
+                if mains.len() == 1 { "" } else { "s" },
+                api_turns
+            ),
         );
         let end = run.end.clone().unwrap_or_default();
         let calls = end.tool_calls.unwrap_or(run.calls.len() as u64);

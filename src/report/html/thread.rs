@@ -400,13 +400,14 @@ impl<'r> W<'r> {
             self.text(&tool::clip_to(k, 60));
             self.raw("</b> ");
         }
-        let mut meta = format!("{} calls", t.calls);
+        let mut meta = format!("{} call{}", t.calls, if t.calls == 1 { "" } else { "s" });
         if t.errors > 0 {
             meta.push_str(&format!(", {} failed", t.errors));
         }
         meta.push_str(&format!(
-            " · {} messages · {}",
+            " · {} message{} · {}",
             t.messages,
+            if t.messages == 1 { "" } else { "s" },
             tokens(&t.tokens)
         ));
         if let Some(d) = c.duration_us() {
