@@ -65,6 +65,14 @@ pub fn preview(s: &str, l: Limits) -> Preview<'_> {
         tail_start = ceil(s, s.len() - tail_max.min(s.len() - head_end));
     }
     let mid = &s[head_end..tail_start];
+    if mid.is_empty() {
+        return Preview {
+            head: s,
+            tail: "",
+            lines: 0,
+            bytes: 0,
+        };
+    }
     Preview {
         head: &s[..head_end],
         tail: &s[tail_start..],
@@ -134,6 +142,18 @@ mod tests {
         assert_eq!(p.tail, "line 99\nline 100\n");
         assert_eq!(p.lines, 96);
         assert_eq!(p.head.len() + p.bytes + p.tail.len(), s.len());
+    }
+
+    #[test]
+    fn nothing_is_lost_at_any_size() {
+        for n in 0..40 {
+            for w in [1, 30, 200] {
+                let s: String = (0..n).map(|i| format!("{}\n", "x".repeat(w + i % 3))).collect();
+                let p = preview(&s, BODY);
+                assert_eq!(p.head.len() + p.bytes + p.tail.len(), s.len(), "{n} lines of {w}");
+                assert!(p.cut() || (p.head == s && p.tail.is_empty()));
+            }
+        }
     }
 
     #[test]
