@@ -197,6 +197,22 @@ impl Run {
             }
             "run.end" => self.end = Some(run_end(seq, &v)),
             k if k.starts_with("task.") => self.task(k, &v),
+            "api.error" => {
+                // The CLI writes the error's text as a text block too: shown once, as the notice.
+                let text = s(&v, "text");
+                let items = self.thread_mut(p);
+                if let (Some(Item::Text { text: t, .. }), Some(e)) = (items.last(), &text)
+                    && t == e
+                {
+                    items.pop();
+                }
+                let (level, msg) = notice_of(kind, &v).expect("api.error is a notice");
+                let items = self.thread_mut(p);
+                let said = matches!(items.last(), Some(Item::Notice(n)) if n.kind == kind && n.text == msg);
+                if !said {
+                    self.notice(p, seq, level, kind, msg);
+                }
+            }
             _ => match notice_of(kind, &v) {
                 Some((level, text)) => self.notice(p, seq, level, kind, text),
                 None => *self.other.entry(kind.to_owned()).or_default() += 1,

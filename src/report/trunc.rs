@@ -148,9 +148,15 @@ mod tests {
     fn nothing_is_lost_at_any_size() {
         for n in 0..40 {
             for w in [1, 30, 200] {
-                let s: String = (0..n).map(|i| format!("{}\n", "x".repeat(w + i % 3))).collect();
+                let s: String = (0..n)
+                    .map(|i| format!("{}\n", "x".repeat(w + i % 3)))
+                    .collect();
                 let p = preview(&s, BODY);
-                assert_eq!(p.head.len() + p.bytes + p.tail.len(), s.len(), "{n} lines of {w}");
+                assert_eq!(
+                    p.head.len() + p.bytes + p.tail.len(),
+                    s.len(),
+                    "{n} lines of {w}"
+                );
                 assert!(p.cut() || (p.head == s && p.tail.is_empty()));
             }
         }
