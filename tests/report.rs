@@ -327,6 +327,32 @@ fn redaction_applies_before_writing() {
     let red = report(&["--redact", "--redact-key", "k", f.to_str().unwrap()]);
     assert!(!red.contains(secret), "the secret is gone");
     assert!(red.contains("[REDACTED:") && red.contains("Redacted before writing: 1 placeholder"));
+    // A capture's recorded command line (the prompt) is redacted too.
+    let cap = dir.path().join("c.jsonl");
+    let st = bin()
+        .args(["--record", cap.to_str().unwrap()])
+        .arg(&f)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        matches!(st.code(), Some(0 | 3)),
+        "recorded (3: no result line)"
+    );
+    let text = std::fs::read_to_string(&cap).unwrap();
+    let text = text.replacen(
+        "\"argv\":null",
+        &format!("\"argv\":[\"claude\",\"-p\",\"use {secret}\"]"),
+        1,
+    );
+    std::fs::write(&cap, text).unwrap();
+    let plain = report(&[cap.to_str().unwrap()]);
+    assert!(
+        plain.contains(&format!("claude -p use {secret}")),
+        "the prompt is shown"
+    );
+    let red = report(&["--redact", "--redact-key", "k", cap.to_str().unwrap()]);
+    assert!(!red.contains(secret) && red.contains("claude -p use [REDACTED:"));
 }
 
 #[test]

@@ -122,6 +122,14 @@ pub fn render(files: &[PathBuf], opts: &Options) -> Result<String, Error> {
         redacted: opts.redact.is_some(),
         tool_version: opts.tool_version,
     };
+    if let (Some(e), Some(argv)) = (&opts.redact, src.argv.as_mut()) {
+        // The recorded command line holds the prompt: redacted like the lines.
+        let mut sc = e.scratch();
+        for a in argv.iter_mut() {
+            let r = crate::redact::redact_str(e, &mut sc, None, a.as_bytes());
+            *a = String::from_utf8_lossy(&r).into_owned();
+        }
+    }
     let run = Rc::new(RefCell::new(Run::default()));
     let stdin_hash = Rc::new(RefCell::new((Sha256::new(), 0u64)));
     {
