@@ -17,7 +17,7 @@ pub mod trunc;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -181,7 +181,7 @@ pub fn render(files: &[PathBuf], opts: &Options) -> Result<String, Error> {
     Ok(html::page(&run, &src))
 }
 
-fn digest(f: &PathBuf, stdin: &(Sha256, u64)) -> Result<InputDigest, Error> {
+fn digest(f: &Path, stdin: &(Sha256, u64)) -> Result<InputDigest, Error> {
     let name = f.display().to_string();
     if f.as_os_str() == "-" {
         let d = stdin.0.clone().finalize();

@@ -459,7 +459,7 @@ impl<'r> W<'r> {
 
     /// A diff, cut to its first and last lines when long.
     pub fn diff(&mut self, d: &Diff) {
-        self.raw(&format!("<div class=\"body\"><pre class=\"diff\">"));
+        self.raw("<div class=\"body\"><pre class=\"diff\">");
         let n = d.lines.len();
         let cut = n > DIFF_LINES;
         let (head, tail) = if cut {
