@@ -41,6 +41,7 @@ pub mod profile;
 pub mod read;
 pub mod redact;
 pub mod replay;
+pub mod report;
 pub mod schema;
 pub mod sink;
 #[cfg(unix)]

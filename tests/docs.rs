@@ -154,6 +154,7 @@ fn every_help_ends_with_examples() {
         &["audit"],
         &["audit", "verify"],
         &["redact"],
+        &["report"],
         &["generate-man"],
     ] {
         let out = bin().args(args).arg("--help").output().unwrap();

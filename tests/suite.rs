@@ -19,5 +19,6 @@ mod probe;
 mod profile;
 mod redact;
 mod replay;
+mod report;
 mod sinks;
 mod spawn;

@@ -7,6 +7,7 @@ mod output;
 mod probe;
 mod redact;
 mod replay;
+mod report;
 mod spawn;
 mod units;
 
@@ -19,6 +20,7 @@ pub use normalize::NormalizeArgs;
 pub use probe::ProbeArgs;
 pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
+pub use report::ReportArgs;
 pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
 
 const AFTER_HELP: &str = "\
@@ -102,6 +104,9 @@ pub enum Command {
     /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
     #[command(after_help = REDACT_HELP)]
     Redact(RedactCmdArgs),
+    /// Write a run (stream-json, capture or audit log) as one self-contained HTML report.
+    #[command(after_help = report::AFTER_HELP)]
+    Report(ReportArgs),
 }
 
 const REDACT_HELP: &str = "\

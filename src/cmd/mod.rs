@@ -9,6 +9,7 @@ mod probe;
 mod profile;
 mod redact;
 mod replay;
+mod report;
 #[cfg(unix)]
 mod spawn;
 
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Redact(a)) => redact::run(a),
+        Some(Command::Report(a)) => report::run(a),
         Some(Command::Schema(a)) => {
             let doc = boo_normalize::schema::schema(a.strict);
             let text = serde_json::to_string_pretty(&doc).expect("schema serializes");

@@ -1,0 +1,42 @@
+//! `report`: the run drawn as one self-contained HTML file.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use boo_normalize::error::Error;
+use boo_normalize::exit::ExitCode;
+use boo_normalize::report::{Options, render};
+
+use crate::cli::ReportArgs;
+
+pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
+    let files = if a.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        a.files
+    };
+    let now_us = match a.now {
+        Some(s) => s.saturating_mul(1_000_000),
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64),
+    };
+    let opts = Options {
+        redact: a.redact.options().map(|r| r.build()).transpose()?,
+        audit_run: a.run,
+        generated_us: now_us,
+        tool_version: env!("CARGO_PKG_VERSION"),
+    };
+    let page = render(&files, &opts)?;
+    if a.output.as_os_str() == "-" {
+        let mut out = io::stdout().lock();
+        return match out.write_all(page.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => Ok(ExitCode::OK),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::OK),
+            Err(e) => Err(Error::io("stdout", e)),
+        };
+    }
+    let name = a.output.display().to_string();
+    std::fs::write(&a.output, page.as_bytes()).map_err(|e| Error::io(&name, e))?;
+    Ok(ExitCode::OK)
+}

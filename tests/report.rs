@@ -1,0 +1,627 @@
+//! `report`: every fixture renders; the same input gives the same bytes; hostile strings in
+//! every field stay text (a tag-level scan of the HTML, then headless Chromium with JavaScript
+//! on and off: nothing runs, nothing is fetched, no console error, the payloads are visible);
+//! captures and audit logs render like their stream-json, an audit log's chain is verified;
+//! redaction applies before writing.
+
+use crate::common;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::{bin, fixtures, root};
+use sha2::{Digest, Sha256};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn xss() -> PathBuf {
+    root().join("fixtures/hostile/xss.ndjson")
+}
+
+/// `report ARGS -o -` with a fixed time: the HTML.
+fn report(args: &[&str]) -> String {
+    let out = bin()
+        .arg("report")
+        .args(args)
+        .args(["-o", "-"])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "report {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 HTML")
+}
+
+/// A start or end tag: its name and attributes (name, value).
+#[derive(Debug)]
+struct Tag {
+    name: String,
+    attrs: Vec<(String, String)>,
+    /// For `script`/`style`: the raw text inside.
+    body: Option<String>,
+}
+
+/// Every tag of `html`, as a browser's tokenizer sees them (comments skipped, `script` and
+/// `style` contents taken as raw text up to their end tag).
+fn tags(html: &str) -> Vec<Tag> {
+    let b = html.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = html[i..].find('<') {
+        i += off + 1;
+        if html[i..].starts_with("!--") {
+            i += html[i..].find("-->").expect("comment closed") + 3;
+            continue;
+        }
+        if html[i..].starts_with('!') || html[i..].starts_with('/') {
+            i += html[i..].find('>').expect("tag closed") + 1;
+            continue;
+        }
+        if !b.get(i).is_some_and(u8::is_ascii_alphabetic) {
+            panic!(
+                "a bare `<` in text at byte {i}: {}",
+                &html[i.saturating_sub(40)..(i + 40).min(html.len())]
+            );
+        }
+        let name_end = i + html[i..]
+            .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
+            .unwrap();
+        let name = html[i..name_end].to_ascii_lowercase();
+        i = name_end;
+        let mut attrs = Vec::new();
+        loop {
+            while b[i].is_ascii_whitespace() || b[i] == b'/' {
+                i += 1;
+            }
+            if b[i] == b'>' {
+                i += 1;
+                break;
+            }
+            let an_end = i + html[i..]
+                .find(|c: char| c.is_whitespace() || c == '=' || c == '>')
+                .unwrap();
+            let an = html[i..an_end].to_ascii_lowercase();
+            i = an_end;
+            let mut val = String::new();
+            if b[i] == b'=' {
+                i += 1;
+                let q = b[i];
+                assert!(
+                    q == b'"' || q == b'\'',
+                    "unquoted attribute {an} in <{name}>"
+                );
+                let end = i + 1 + html[i + 1..].find(q as char).unwrap();
+                val = html[i + 1..end].to_owned();
+                i = end + 1;
+            }
+            attrs.push((an, val));
+        }
+        let body = if name == "script" || name == "style" {
+            let end = i + html[i..]
+                .find(&format!("</{name}"))
+                .expect("raw text closed");
+            let t = html[i..end].to_owned();
+            i = end;
+            Some(t)
+        } else {
+            None
+        };
+        out.push(Tag { name, attrs, body });
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The HTML is inert apart from its own script: one executable script whose hash the CSP
+/// names, body blocks of base64 only, no event-handler or style attributes, no `src`, links
+/// only to anchors, http, https or mailto.
+fn assert_inert(html: &str) {
+    let tags = tags(html);
+    let mut scripts = 0;
+    let csp = tags
+        .iter()
+        .find(|t| t.name == "meta" && t.attrs.iter().any(|a| a.0 == "http-equiv"))
+        .and_then(|t| t.attrs.iter().find(|a| a.0 == "content"))
+        .map(|a| unescape(&a.1))
+        .expect("a CSP meta element");
+    assert!(csp.starts_with("default-src 'none'; "), "{csp}");
+    for t in &tags {
+        for (k, v) in &t.attrs {
+            assert!(
+                !k.starts_with("on"),
+                "event handler attribute {k} on <{}>",
+                t.name
+            );
+            assert!(
+                k != "style" && k != "src" && k != "srcdoc" && k != "formaction",
+                "attribute {k} on <{}>",
+                t.name
+            );
+            if k == "href" || k == "xlink:href" || k == "action" {
+                let v = unescape(v).to_ascii_lowercase();
+                assert!(
+                    v.starts_with('#')
+                        || v.starts_with("http://")
+                        || v.starts_with("https://")
+                        || v.starts_with("mailto:"),
+                    "link target {v}"
+                );
+            }
+        }
+        assert!(
+            !matches!(
+                t.name.as_str(),
+                "iframe" | "object" | "embed" | "img" | "form" | "base" | "link" | "frame"
+            ),
+            "<{}>",
+            t.name
+        );
+        if t.name == "script" {
+            let body = t.body.as_deref().unwrap();
+            match t.attrs.iter().find(|a| a.0 == "type") {
+                Some((_, ty)) => {
+                    assert_eq!(ty, "application/x-boo-body");
+                    assert!(
+                        body.bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || b"+/=".contains(&c))
+                    );
+                }
+                None => {
+                    scripts += 1;
+                    let h = base64::engine::general_purpose::STANDARD
+                        .encode(Sha256::digest(body.as_bytes()));
+                    assert!(
+                        csp.contains(&format!("script-src 'sha256-{h}'")),
+                        "the script's hash is the CSP's"
+                    );
+                }
+            }
+        }
+        if t.name == "style" {
+            let body = t.body.as_deref().unwrap();
+            assert!(
+                !body.contains("url(") && !body.contains("@import"),
+                "the stylesheet loads nothing"
+            );
+        }
+    }
+    assert_eq!(scripts, 1, "one executable script");
+}
+
+#[test]
+fn every_fixture_renders_inert_html() {
+    let mut all = fixtures();
+    all.push(xss());
+    for f in all {
+        let html = report(&[f.to_str().unwrap()]);
+        assert!(
+            html.starts_with("<!doctype html>") && html.ends_with("</html>\n"),
+            "{}",
+            f.display()
+        );
+        assert_inert(&html);
+        assert!(html.contains("id=\"transcript\""), "{}", f.display());
+    }
+}
+
+#[test]
+fn same_input_same_bytes() {
+    let f = root().join("fixtures/captured/2.1.332/agents.partial.ndjson");
+    let a = report(&[f.to_str().unwrap()]);
+    let b = report(&[f.to_str().unwrap()]);
+    assert_eq!(a, b);
+    assert!(a.contains("generated 2023-11-14 22:13:20 UTC"));
+}
+
+#[test]
+fn hostile_strings_stay_text() {
+    let html = report(&[xss().to_str().unwrap()]);
+    assert_inert(&html);
+    // The payloads are shown, escaped.
+    assert!(html.contains("&lt;script&gt;document.title='PWNED'&lt;/script&gt;"));
+    assert!(html.contains(r#"&lt;img src=x onerror="document.title='PWNED'"&gt;"#));
+    // Terminal escapes and bidi overrides are visible, never raw.
+    assert!(!html.contains('\u{1b}') && !html.contains('\u{202e}') && !html.contains('\u{7}'));
+    assert!(html.contains("␛]52;c;SGVsbG8=␇") && html.contains("[U+202E]"));
+    // The unparseable line and the unknown type are notices, not lost.
+    assert!(html.contains("not_json"), "diagnostic shown");
+    assert!(html.contains("class=\"ev notice warn\""));
+    // The safe link is a link; the javascript: ones are text.
+    assert!(html.contains("href=\"https://ok.example/?q=&lt;script&gt;\""));
+}
+
+#[test]
+fn every_tool_call_and_result_is_drawn() {
+    let f = root().join("fixtures/real/vecsum__vibe-code-session.ndjson");
+    let env = common::events(&bin().arg(&f).output().unwrap().stdout);
+    let calls = common::of_type(&env, "tool.call").len();
+    let turns = common::of_type(&env, "turn.end").len();
+    let html = report(&[f.to_str().unwrap()]);
+    assert_eq!(html.matches("data-k=\"tool\" data-tool=").count(), calls);
+    assert_eq!(html.matches("class=\"turn\" id=\"turn-").count(), turns);
+    for e in &env {
+        if e["ephemeral"] != true
+            && matches!(e["type"].as_str(), Some("tool.call" | "text" | "turn.end"))
+        {
+            assert!(
+                html.contains(&format!("id=\"seq-{}\"", e["seq"])),
+                "deep link for seq {}",
+                e["seq"]
+            );
+        }
+    }
+}
+
+#[test]
+fn captures_and_audit_logs_render_like_their_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = root().join("fixtures/captured/2.1.332/agents.partial.ndjson");
+    let cap = dir.path().join("run.capture.jsonl");
+    let audit = dir.path().join("run.audit.jsonl");
+    let st = bin()
+        .args([
+            "--record",
+            cap.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ])
+        .arg(&f)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let direct = report(&[f.to_str().unwrap()]);
+    let from_cap = report(&[cap.to_str().unwrap()]);
+    let from_audit = report(&[audit.to_str().unwrap()]);
+    for (name, h) in [("capture", &from_cap), ("audit", &from_audit)] {
+        assert_inert(h);
+        assert_eq!(
+            h.matches("data-k=\"tool\"").count(),
+            direct.matches("data-k=\"tool\"").count(),
+            "{name}"
+        );
+        assert!(h.contains("I'll ask the reviewer agent."), "{name}");
+    }
+    assert!(from_cap.contains(" capture input"));
+    assert!(
+        from_audit.contains("hash chain verified: "),
+        "audit verdict shown"
+    );
+    // A changed byte breaks the chain, and the report says where.
+    let mut bytes = std::fs::read(&audit).unwrap();
+    let at = bytes.windows(8).position(|w| w == b"reviewer").unwrap();
+    bytes[at] = b'R';
+    std::fs::write(&audit, &bytes).unwrap();
+    let broken = report(&[audit.to_str().unwrap()]);
+    assert!(
+        broken.contains("hash chain broken: line "),
+        "broken chain shown"
+    );
+}
+
+#[test]
+fn redaction_applies_before_writing() {
+    let secret = "AKIAIOSFODNN7EXAMPLE";
+    let line = format!(
+        r#"{{"type":"assistant","message":{{"id":"m1","model":"x","content":[{{"type":"tool_use","id":"t1","name":"Bash","input":{{"command":"export AWS_ACCESS_KEY_ID={secret}"}}}}]}}}}"#
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.ndjson");
+    std::fs::write(&f, format!("{line}\n")).unwrap();
+    let plain = report(&[f.to_str().unwrap()]);
+    assert!(plain.contains(secret));
+    let red = report(&["--redact", "--redact-key", "k", f.to_str().unwrap()]);
+    assert!(!red.contains(secret), "the secret is gone");
+    assert!(red.contains("[REDACTED:") && red.contains("Redacted before writing: 1 placeholder"));
+    // A capture's recorded command line (the prompt) is redacted too.
+    let cap = dir.path().join("c.jsonl");
+    let st = bin()
+        .args(["--record", cap.to_str().unwrap()])
+        .arg(&f)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        matches!(st.code(), Some(0 | 3)),
+        "recorded (3: no result line)"
+    );
+    let text = std::fs::read_to_string(&cap).unwrap();
+    let text = text.replacen(
+        "\"argv\":null",
+        &format!("\"argv\":[\"claude\",\"-p\",\"use {secret}\"]"),
+        1,
+    );
+    std::fs::write(&cap, text).unwrap();
+    let plain = report(&[cap.to_str().unwrap()]);
+    assert!(
+        plain.contains(&format!("claude -p use {secret}")),
+        "the prompt is shown"
+    );
+    let red = report(&["--redact", "--redact-key", "k", cap.to_str().unwrap()]);
+    assert!(!red.contains(secret) && red.contains("claude -p use [REDACTED:"));
+}
+
+#[test]
+fn output_file_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let st = bin()
+        .args(["report", "-o", out.to_str().unwrap()])
+        .arg(root().join("fixtures/real/terragon__edit.ndjson"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("id=\"changes\""), "edits listed");
+    let missing = bin()
+        .args(["report", "/nonexistent/x.ndjson", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.starts_with("boo-normalize: /nonexistent/x.ndjson: "),
+        "{err}"
+    );
+}
+
+/// Chromium's flags for a quiet, offline-minded headless run.
+fn chromium(profile: &Path) -> Command {
+    let mut c = Command::new(CHROMIUM);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-domain-reliability",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .stdin(Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    c
+}
+
+/// Run chromium to completion (killing its process group after 60 s): stdout, stderr.
+fn browse(mut c: Command) -> (String, String) {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t1 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.wait();
+    (t1.join().unwrap(), t2.join().unwrap())
+}
+
+/// Whether Chromium is installed (else the test says SKIP, or fails under
+/// `BOO_REQUIRE_CLIENTS=1`).
+fn have_chromium() -> bool {
+    let there = Path::new(CHROMIUM).exists();
+    if !there {
+        crate::clients::skip(&format!(
+            "{CHROMIUM} is missing (Debian: apt-get install -y chromium)"
+        ));
+    }
+    there
+}
+
+#[test]
+fn chromium_runs_nothing_fetches_nothing_and_shows_everything() {
+    if !have_chromium() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A listener that any fetch from the page would reach: payloads point at it.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let bait = format!(
+        "<img src=\"http://127.0.0.1:{port}/img\"> ![x](http://127.0.0.1:{port}/md) <link rel=stylesheet href=\"http://127.0.0.1:{port}/css\"> <iframe src=\"http://127.0.0.1:{port}/frame\"></iframe>"
+    );
+    let mut input = std::fs::read_to_string(xss()).unwrap();
+    input.push_str(&serde_json::json!({"type": "assistant", "message": {"id": "bait", "model": "m", "content": [{"type": "text", "text": bait}]}}).to_string());
+    input.push('\n');
+    let src = dir.path().join("in.ndjson");
+    std::fs::write(&src, input).unwrap();
+    let page = dir.path().join("report.html");
+    let st = bin()
+        .args([
+            "report",
+            src.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // JavaScript off: the same page without its script (Chromium's --dump-dom needs
+    // JavaScript itself, so the page's script is removed instead of switched off).
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = html.rfind("<script>").unwrap();
+    let end = at + html[at..].find("</script>").unwrap() + "</script>".len();
+    let no_js = dir.path().join("report-nojs.html");
+    std::fs::write(&no_js, format!("{}{}", &html[..at], &html[end..])).unwrap();
+    for js in [true, false] {
+        let url = format!("file://{}", if js { &page } else { &no_js }.display());
+        let mut c = chromium(&dir.path().join(format!("profile-{js}")));
+        let net = dir.path().join(format!("net-{js}.json"));
+        c.arg(format!("--log-net-log={}", net.display()));
+        c.args(["--virtual-time-budget=3000", "--dump-dom", &url]);
+        let (dom, log) = browse(c);
+        assert!(
+            dom.contains("</html>"),
+            "chromium rendered the page (js {js}): {log}"
+        );
+        let consoles: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+        assert!(
+            consoles.is_empty(),
+            "console messages (js {js}): {consoles:#?}"
+        );
+        let title = dom
+            .split("<title>")
+            .nth(1)
+            .unwrap()
+            .split("</title>")
+            .next()
+            .unwrap();
+        assert!(
+            title.starts_with("Claude Code run · "),
+            "title untouched: {title}"
+        );
+        assert!(
+            !dom.contains("<img") && !dom.contains("<iframe") && !dom.contains("<svg onload"),
+            "no payload element"
+        );
+        assert!(
+            dom.contains("&lt;script&gt;document.title='PWNED'&lt;/script&gt;"),
+            "payload shown as text"
+        );
+        // Every tool call is there, and the toolbar only with JavaScript.
+        assert_eq!(
+            dom.matches("data-k=\"tool\" data-tool=").count(),
+            8,
+            "js {js}"
+        );
+        assert_eq!(
+            dom.contains("<nav id=\"bar\" hidden"),
+            !js,
+            "toolbar (js {js})"
+        );
+        let netlog = std::fs::read_to_string(&net).unwrap_or_default();
+        for host in [format!("127.0.0.1:{port}"), "ok.example".to_owned()] {
+            assert!(
+                !netlog.contains(&host),
+                "the page requested {host} (js {js})"
+            );
+        }
+    }
+    assert!(
+        listener.accept().is_err(),
+        "nothing connected to the bait listener"
+    );
+}
+
+#[test]
+fn chromium_hash_state_filters_searches_and_inflates() {
+    if !have_chromium() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let html = report(&[xss().to_str().unwrap()]);
+    // State in the URL hash: a search plus a tool filter.
+    let page = dir.path().join("r.html");
+    std::fs::write(&page, &html).unwrap();
+    let url = format!("file://{}#!q=pwned&tool=Bash", page.display());
+    let mut c = chromium(&dir.path().join("p1"));
+    c.args(["--virtual-time-budget=5000", "--dump-dom", &url]);
+    let (dom, log) = browse(c);
+    assert!(!log.lines().any(|l| l.contains(":CONSOLE")), "{log}");
+    assert_eq!(
+        dom.matches("class=\"ev call hit\" id=").count(),
+        1,
+        "the Bash call matches"
+    );
+    assert_eq!(dom.matches("data-k=\"tool\" data-tool=").count(), 8);
+    assert!(
+        dom.contains("class=\"ev call err hide\""),
+        "calls of other tools hidden"
+    );
+    assert!(dom.contains(">1 shown</span>"), "match count shown");
+    // "show full body": the page's own script inflates the deflated body. A copy of the page
+    // with one more script (allowed by its hash) clicks the first button.
+    let click = "document.querySelector('button.full').click();";
+    let h = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(click.as_bytes()));
+    let clicked = html
+        .replacen("script-src ", &format!("script-src 'sha256-{h}' "), 1)
+        .replacen("</body>", &format!("<script>{click}</script></body>"), 1);
+    let page2 = dir.path().join("r2.html");
+    std::fs::write(&page2, clicked).unwrap();
+    let mut c = chromium(&dir.path().join("p2"));
+    c.args([
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        &format!("file://{}", page2.display()),
+    ]);
+    let (dom, log) = browse(c);
+    assert!(!log.lines().any(|l| l.contains(":CONSOLE")), "{log}");
+    let bash_result = dom
+        .split("data-tool=\"Bash\"")
+        .nth(1)
+        .unwrap()
+        .split("</details>")
+        .next()
+        .unwrap();
+    // The command and its description, then all 200 lines of the result.
+    assert_eq!(
+        bash_result.matches("SGVsbG8=").count(),
+        2 + 200,
+        "the whole result, inflated"
+    );
+    assert!(
+        !bash_result.contains("more lines"),
+        "the preview was replaced"
+    );
+}
+
+/// `docs/example-report.html` is what this build writes for its fixture (regenerate with the
+/// command in the message after changing the report).
+#[test]
+fn committed_example_report_is_current() {
+    let out = bin()
+        .current_dir(root())
+        .args([
+            "report",
+            "fixtures/captured/2.1.332/agents.partial.ndjson",
+            "--now",
+            "1795714200",
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let committed = std::fs::read(root().join("docs/example-report.html")).unwrap();
+    assert!(
+        out.stdout == committed,
+        "docs/example-report.html is stale: run `cargo run -q -- report fixtures/captured/2.1.332/agents.partial.ndjson --now 1795714200 -o docs/example-report.html`"
+    );
+}
