@@ -437,7 +437,7 @@ fn browse(mut c: Command) -> (String, String) {
 fn have_chromium() -> bool {
     let there = Path::new(CHROMIUM).exists();
     if !there {
-        crate::clients::skip(&format!(
+        crate::sinks::clients::skip(&format!(
             "{CHROMIUM} is missing (Debian: apt-get install -y chromium)"
         ));
     }
