@@ -42,4 +42,5 @@ pub mod replay;
 pub mod sink;
 #[cfg(unix)]
 pub mod spawn;
+pub mod transcript;
 pub mod transform;

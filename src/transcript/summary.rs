@@ -1,0 +1,1 @@
+//! Session summaries for `sessions` (filled below).
