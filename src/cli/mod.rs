@@ -2,6 +2,7 @@
 //! top level, the small subcommands and [`parse`]. Validation only: no files are opened here.
 
 mod drift;
+mod input;
 mod normalize;
 mod output;
 mod redact;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub use drift::{DiffArgs, DiffFormat, FailOn, ProfileArgs};
+pub use input::InputArgs;
 pub use normalize::NormalizeArgs;
 pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;

@@ -159,6 +159,42 @@ impl Prices {
     }
 }
 
+impl Estimate {
+    /// The members `run.end` gets for a transcript run: `input_format`, `cost_estimate_usd`
+    /// (`null` when no token was priced), `cost_source`, `prices_date` and `unpriced_models`
+    /// (each value raw JSON).
+    pub fn end_members(&self, prices: &Prices, priced_any: bool) -> Vec<(String, String)> {
+        let js = |v: serde_json::Value| v.to_string();
+        let usd = if priced_any {
+            js(serde_json::json!(round_usd(self.usd)))
+        } else {
+            "null".into()
+        };
+        vec![
+            ("input_format".into(), js("transcript".into())),
+            ("cost_estimate_usd".into(), usd),
+            ("cost_source".into(), js(prices.source.clone().into())),
+            ("prices_date".into(), js(prices.date.clone().into())),
+            ("unpriced_models".into(), js(self.unpriced.clone().into())),
+        ]
+    }
+}
+
+/// `usd` to a millionth of a dollar (estimates are not more precise, and binary-float tails such
+/// as `0.30000000000000004` would only suggest they were).
+pub fn round_usd(usd: f64) -> f64 {
+    (usd * 1e6).round() / 1e6
+}
+
+impl Prices {
+    /// Whether any model of `by_model` with tokens has a price.
+    pub fn prices_any(&self, by_model: &BTreeMap<String, Tokens>) -> bool {
+        by_model
+            .iter()
+            .any(|(m, t)| t.total() > 0 && self.price(m).is_some())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
