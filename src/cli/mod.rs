@@ -7,6 +7,7 @@ mod normalize;
 mod output;
 mod redact;
 mod replay;
+mod sessions;
 mod spawn;
 mod units;
 
@@ -19,6 +20,7 @@ pub use input::InputArgs;
 pub use normalize::NormalizeArgs;
 pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
+pub use sessions::{SessionsArgs, SessionsFormat};
 pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
 
 const AFTER_HELP: &str = "\
@@ -98,6 +100,9 @@ pub enum Command {
     /// Copy stream-json with secrets replaced by placeholders (same lines, same shape).
     #[command(after_help = REDACT_HELP)]
     Redact(RedactCmdArgs),
+    /// List Claude Code sessions (~/.claude/projects): time, size, tokens, estimated cost.
+    #[command(after_help = sessions::SESSIONS_HELP)]
+    Sessions(SessionsArgs),
 }
 
 const REDACT_HELP: &str = "\

@@ -7,6 +7,7 @@ mod normalize;
 mod profile;
 mod redact;
 mod replay;
+mod sessions;
 #[cfg(unix)]
 mod spawn;
 
@@ -39,5 +40,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Some(Command::Profile(a)) => profile::run(a),
         Some(Command::Diff(a)) => diff::run(a),
+        Some(Command::Sessions(a)) => sessions::run(a),
     }
 }

@@ -6,6 +6,7 @@
 //! inputs in whichever format they are ([`open`]).
 
 pub mod detect;
+pub mod listing;
 pub mod map;
 pub mod open;
 pub mod prices;
