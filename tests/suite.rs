@@ -48,3 +48,4 @@ mod sinks;
 mod spawn_hygiene;
 mod spawn_options;
 mod spawn_sinks;
+mod transcripts;

@@ -1,13 +1,14 @@
 //! Usage counted once per API message across a session's lines and files.
 //!
-//! The rule: an assistant line's `message.usage` belongs to the API message named by
-//! `message.id` plus the line's `requestId` (empty when the CLI wrote none). The CLI writes one
-//! line per content block, each repeating the message's usage, and a resumed or forked session
-//! copies earlier messages, ids and usage included, into a new file; so every line of a key after
-//! the first *replaces* that key's counts (the last line written carries the most final output
-//! count), and is never added. Lines without `message.id` (local command output, some synthetic
-//! messages) carry no API usage and count nothing. Subagents' messages are API messages too and
-//! are counted.
+//! The rule: an assistant line's `message.usage` belongs to the API message named by its
+//! `message.id` (a line without one falls back to its `requestId`; a line with neither carries
+//! no API usage and counts nothing). The CLI writes one line per content block, each repeating
+//! the message's usage, and a resumed or forked session copies earlier messages, ids and usage
+//! included, into a new file; so every line of a message after the first *replaces* that
+//! message's counts (the last line written carries the most final output count), and is never
+//! added. The request id does not split a message: a fork made by CLI 1.0.128 copies the
+//! messages without their `requestId`, and a key of message id *and* request id would count
+//! each of them twice. Subagents' messages are API messages too and are counted.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -152,8 +153,18 @@ impl Counter {
     }
 
     /// Count the usage of one assistant message line (see the module docs for the rule).
-    pub fn add(&mut self, message_id: &str, request_id: Option<&str>, model: &str, t: Tokens) {
-        let key = (message_id.to_owned(), request_id.unwrap_or("").to_owned());
+    pub fn add(
+        &mut self,
+        message_id: Option<&str>,
+        request_id: Option<&str>,
+        model: &str,
+        t: Tokens,
+    ) {
+        let key = match (message_id, request_id) {
+            (Some(m), _) => (m.to_owned(), String::new()),
+            (None, Some(r)) => (String::new(), r.to_owned()),
+            (None, None) => return,
+        };
         let rec = Record {
             model: model.to_owned(),
             tokens: t,
@@ -189,8 +200,8 @@ impl Counter {
 
     /// Count a parsed assistant message.
     pub fn add_message(&mut self, m: &Message<'_>, request_id: Option<&str>) {
-        if let (Some(id), Some(u)) = (m.id, &m.usage) {
-            self.add(id, request_id, m.model.unwrap_or(""), u.tokens());
+        if let Some(u) = &m.usage {
+            self.add(m.id, request_id, m.model.unwrap_or(""), u.tokens());
         }
     }
 
@@ -223,7 +234,13 @@ impl Counter {
         keys.sort_by_key(|(_, i)| **i);
         for ((id, req), &i) in keys {
             let r = &other.records[i];
-            self.add(id, Some(req), &r.model, r.tokens);
+            let (id, req) = (id.as_str(), req.as_str());
+            self.add(
+                (!id.is_empty()).then_some(id),
+                (!req.is_empty()).then_some(req),
+                &r.model,
+                r.tokens,
+            );
         }
     }
 }
@@ -265,6 +282,10 @@ mod tests {
         );
         c.add_line(b"not json");
         assert_eq!(c.messages(), 0);
+        // A copy without its request id is the same message.
+        c.add_line(A.as_bytes());
+        c.add_line(A2.replace(r#""requestId":"req_1","#, "").as_bytes());
+        assert_eq!(c.messages(), 1);
     }
 
     #[test]
