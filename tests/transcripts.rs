@@ -853,3 +853,32 @@ fn the_mapper_changes_only_the_documented_names() {
         }
     }
 }
+
+/// `redact` of a session writes one transcript (its files merged in time order, lines as
+/// written), which normalizes to what the session itself does.
+#[test]
+fn a_redacted_session_is_a_transcript_that_normalizes_the_same() {
+    for v in VERSIONS {
+        for main in transcript_files(v).iter().filter(|p| {
+            let n = p.file_name().unwrap().to_str().unwrap();
+            !n.starts_with("agent-") && std::fs::metadata(p).unwrap().len() > 0
+        }) {
+            let red = bin().arg("redact").arg(main).output().unwrap();
+            assert!(red.status.success(), "{}", main.display());
+            // The lines are the transcript's own (nothing to redact in these fixtures).
+            let first = std::fs::read_to_string(main).unwrap();
+            let first = first.lines().next().unwrap();
+            assert!(
+                String::from_utf8_lossy(&red.stdout)
+                    .lines()
+                    .any(|l| l == first)
+            );
+            let again = common::run(&[], &red.stdout);
+            assert!(again.status.success());
+            let (a, b) = (known(&events(&again.stdout)), known(&envelope(&[main])));
+            assert_eq!(a.texts, b.texts, "{}", main.display());
+            assert_eq!(a.calls, b.calls, "{}", main.display());
+            assert_eq!(a.usage, b.usage, "{}", main.display());
+        }
+    }
+}

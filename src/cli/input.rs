@@ -35,14 +35,21 @@ pub struct InputArgs {
     pub prices: Option<PathBuf>,
 }
 
-impl InputArgs {
+impl InputFormatArg {
     /// The library's input format.
-    pub fn format(&self) -> InputFormat {
-        match self.input_format {
+    pub fn format(self) -> InputFormat {
+        match self {
             InputFormatArg::Auto => InputFormat::Auto,
             InputFormatArg::StreamJson => InputFormat::StreamJson,
             InputFormatArg::Transcript => InputFormat::Transcript,
         }
+    }
+}
+
+impl InputArgs {
+    /// The library's input format.
+    pub fn format(&self) -> InputFormat {
+        self.input_format.format()
     }
 
     /// The price table: the built-in one, with `--prices` applied.

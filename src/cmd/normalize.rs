@@ -19,7 +19,7 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     let mut setup = a.stream.setup()?;
     let prices = a.input.prices()?;
     // Open everything first, so a missing file fails before any output.
-    let opened = open::open_inputs(&a.files, a.input.format())?;
+    let opened = open::open_inputs(&a.files, a.input.format(), open::Lines::StreamJson)?;
     // A transcript has no result line: its run ends without a turn outcome, not in error.
     setup.envelope.allow_no_result |= opened.transcript;
     let (inputs, usage, transcript) = (opened.inputs, opened.usage, opened.transcript);

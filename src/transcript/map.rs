@@ -149,11 +149,10 @@ impl Mapper {
         {
             self.learn_calls(m);
         }
-        let parent = if message_line && get("parent_tool_use_id").is_none() {
-            Some(self.parent_of(&get, owner))
-        } else {
-            None
-        };
+        // Every line of a subagent is linked (an attachment line can be the parent of the next
+        // message line); message lines say it.
+        let found = self.parent_of(&get, owner);
+        let parent = (message_line && get("parent_tool_use_id").is_none()).then_some(found);
         out.push(b'{');
         for (i, (k, v)) in members.iter().enumerate() {
             if i > 0 {

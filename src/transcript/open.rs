@@ -22,6 +22,15 @@ use crate::input::{self, Input};
 /// How much of an input is looked at to tell its format.
 pub const SNIFF_BYTES: usize = 64 * 1024;
 
+/// How a transcript input is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    /// Rewritten into the stream-json the normalizer reads ([`super::map`]).
+    StreamJson,
+    /// As written (`redact`: a transcript in, a transcript out), the session's files merged.
+    AsWritten,
+}
+
 /// A command's inputs, opened.
 pub struct Opened {
     /// In argument order.
@@ -30,16 +39,18 @@ pub struct Opened {
     pub transcript: bool,
     /// The usage the transcript inputs counted (one count per API message across all of them).
     pub usage: SharedUsage,
+    lines: Lines,
 }
 
 /// Open `files` (none: stdin) as `format` says (see the module docs).
-pub fn open_inputs(files: &[PathBuf], format: InputFormat) -> Result<Opened, Error> {
+pub fn open_inputs(files: &[PathBuf], format: InputFormat, lines: Lines) -> Result<Opened, Error> {
     let stdin = [PathBuf::from("-")];
     let files = if files.is_empty() { &stdin[..] } else { files };
     let mut o = Opened {
         inputs: Vec::new(),
         transcript: false,
         usage: SharedUsage::default(),
+        lines,
     };
     for f in files {
         let name = f.display().to_string();
@@ -70,15 +81,7 @@ pub fn open_inputs(files: &[PathBuf], format: InputFormat) -> Result<Opened, Err
                 if is_transcript {
                     o.transcript = true;
                     let usage = o.usage.clone();
-                    o.inputs.push(i.wrapped(|r| {
-                        Box::new(
-                            SessionReader::new(vec![Part {
-                                reader: r,
-                                owner: None,
-                            }])
-                            .with_usage(usage),
-                        )
-                    }));
+                    o.inputs.push(i.wrapped(|r| one_file(r, usage, lines)));
                 } else {
                     o.inputs.push(i);
                 }
@@ -123,7 +126,9 @@ impl Opened {
     pub fn session(&mut self, mut s: SessionFiles) -> Result<(), Error> {
         session::owners(&mut s).map_err(|e| Error::io(s.main.display().to_string(), e))?;
         let (parts, size) = open_parts(&s)?;
-        let reader = SessionReader::new(parts).with_usage(self.usage.clone());
+        let reader = SessionReader::new(parts)
+            .with_usage(self.usage.clone())
+            .mapped(self.lines == Lines::StreamJson);
         self.transcript = true;
         self.inputs.push(Input::from_reader(
             s.main.display().to_string(),
@@ -161,24 +166,28 @@ impl Opened {
                 decided = true;
             }
         }
-        let usage = self.usage.clone();
+        let (usage, lines) = (self.usage.clone(), self.lines);
         self.transcript |= is_transcript;
         self.inputs.push(i.wrapped(move |r| {
             let r: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(r));
             if is_transcript {
-                Box::new(
-                    SessionReader::new(vec![Part {
-                        reader: r,
-                        owner: None,
-                    }])
-                    .with_usage(usage),
-                )
+                one_file(r, usage, lines)
             } else {
                 r
             }
         }));
         Ok(())
     }
+}
+
+/// A transcript read alone (stdin, or a file forced to be one): no sidechain files.
+fn one_file(r: Box<dyn Read + Send>, usage: SharedUsage, lines: Lines) -> Box<dyn Read + Send> {
+    let part = Part {
+        reader: r,
+        owner: None,
+    };
+    let reader = SessionReader::new(vec![part]).with_usage(usage);
+    Box::new(reader.mapped(lines == Lines::StreamJson))
 }
 
 /// Open a session's files: the main one first, then the sidechains; their total size.

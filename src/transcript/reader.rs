@@ -55,6 +55,8 @@ pub struct SessionReader {
     pos: usize,
     usage: SharedUsage,
     assistant: memchr::memmem::Finder<'static>,
+    /// Rewrite lines into stream-json (else pass them as written).
+    map: bool,
 }
 
 impl SessionReader {
@@ -77,7 +79,15 @@ impl SessionReader {
             pos: 0,
             usage: Arc::default(),
             assistant: memchr::memmem::Finder::new(b"\"assistant\""),
+            map: true,
         }
+    }
+
+    /// Whether lines are rewritten into stream-json (the default) or passed as written (the
+    /// session's files still merged in time order).
+    pub fn mapped(mut self, map: bool) -> Self {
+        self.map = map;
+        self
     }
 
     /// Count usage into `usage` (shared with other readers: a message two sessions share counts
@@ -138,8 +148,12 @@ impl SessionReader {
                 .unwrap_or_else(PoisonError::into_inner)
                 .add_line(&line);
         }
-        let owner = self.srcs[i].owner.clone();
-        self.mapper.map_line(&line, owner.as_deref(), &mut self.out);
+        if self.map {
+            let owner = self.srcs[i].owner.clone();
+            self.mapper.map_line(&line, owner.as_deref(), &mut self.out);
+        } else {
+            self.out.extend_from_slice(&line);
+        }
         // An unterminated last line stays unterminated (the normalizer reports it as possibly
         // cut); one followed by lines of other files gets its newline.
         let last = !terminated && {

@@ -49,14 +49,7 @@ SCENARIOS = {
 
 
 def run(entry, sc, tmp_root, timeout, out_dir, port):
-    if os.path.exists(tmp_root):
-        shutil.rmtree(tmp_root)
-    home = os.path.join(tmp_root, "home")
-    work = os.path.join(tmp_root, "work")
-    os.makedirs(home)
-    os.makedirs(work)
-    with open(os.path.join(work, "notes.txt"), "w") as f:
-        f.write("fixture notes\n")
+    home, work = capture.fresh_root(tmp_root)
     with open(os.path.join(capture.SCEN_DIR, sc["script"])) as f:
         script = f.read().replace("@CWD@", work)
     script_path = os.path.join(tmp_root, "script.json")
