@@ -606,6 +606,28 @@ fn sessions_lists_a_home_as_a_table_and_as_json() {
         let ev = events(&out.stdout);
         assert_eq!(ev.last().unwrap()["input_format"], "transcript");
     }
+    // profile takes the id too: the session's files, subagents included.
+    let with_agents = list
+        .iter()
+        .find(|s| s["subagents"].as_u64() == Some(1) && s["cli_version"] == "2.1.45")
+        .unwrap();
+    let id = with_agents["id"].as_str().unwrap();
+    let out = bin()
+        .args(["profile", &id[..8]])
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prof: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        prof["input"]["streams"], 2,
+        "the main file and one sidechain file"
+    );
     let missing = bin()
         .arg("ffffffff")
         .env("HOME", home.path())
