@@ -904,3 +904,43 @@ fn a_redacted_session_is_a_transcript_that_normalizes_the_same() {
         }
     }
 }
+
+/// Hostile strings in a transcript never reach the terminal as control characters, and broken
+/// lines neither stop the listing nor the envelope.
+#[test]
+fn hostile_and_broken_transcripts() {
+    let root = tempfile::tempdir().unwrap();
+    let proj = root.path().join("-tmp-\u{1b}[31mevil");
+    std::fs::create_dir_all(&proj).unwrap();
+    let lines = [
+        r#"{"type":"user","sessionId":"s","cwd":"/tmp/\u001b[2J\u0007x","timestamp":"2026-01-01T00:00:00.000Z","uuid":"a","isSidechain":false,"message":{"role":"user","content":"hi"}}"#,
+        "not json at all",
+        r#"{"type":"assistant","sessionId":"s","requestId":"r","timestamp":"2026-01-01T00:00:05.000Z","uuid":"b","isSidechain":false,"message":{"id":"msg_1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"usage":{"input_tokens":1000000,"output_tokens":0}}}"#,
+        r#"{"type":"assistant","sessionId":"s","#,
+    ];
+    std::fs::write(proj.join("0000dead-beef.jsonl"), lines.join("\n")).unwrap();
+    let out = bin().arg("sessions").arg(root.path()).output().unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !table.chars().any(|c| c.is_control() && c != '\n'),
+        "{table:?}"
+    );
+    assert!(table.contains("~$3.00"), "{table}");
+    let json = sessions_json(root.path(), &[]);
+    let s = &json["sessions"][0];
+    assert_eq!(s["bad_lines"], 2);
+    assert_eq!(s["tool_calls"], 1);
+    assert_eq!(s["duration_s"], 5.0);
+    let out = bin()
+        .arg(proj.join("0000dead-beef.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let ev = events(&out.stdout);
+    let kinds: Vec<&str> = of_type(&ev, "diagnostic")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["not_json", "truncated_line"]);
+}

@@ -256,7 +256,7 @@ pub fn to_table(list: &[Summary], prices: &Prices) -> String {
             .as_deref()
             .map_or("-".into(), |t| t.get(..16).unwrap_or(t).replace('T', " "));
         rows.push([
-            s.id.chars().take(8).collect(),
+            sanitize(&s.id.chars().take(8).collect::<String>()),
             tail(&sanitize(s.cwd.as_deref().unwrap_or(&s.project)), 32),
             sanitize(&start),
             duration(
