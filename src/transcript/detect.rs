@@ -5,8 +5,10 @@
 //! A transcript line names its session `sessionId` (camelCase) where stream-json says
 //! `session_id`; its message lines carry `parentUuid`, `isSidechain` and `userType`; and it has
 //! line types stream-json never prints (`summary` with `leafUuid`, `file-history-snapshot`,
-//! `queue-operation`, …). The decision is made on the first line that says either way; lines
-//! that say nothing (blank, not JSON, an unfinished last line, a foreign object) are passed over.
+//! `queue-operation`, …). The decision is made on the first line that says either way: a line
+//! with a transcript's marks, or any other object with a `type` (stream-json, a wrapper's marker
+//! line). Lines that say nothing (blank, not JSON, an unfinished last line, an object without
+//! `type`) are passed over.
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -76,8 +78,13 @@ fn verdict(line: &[u8]) -> Verdict {
     if camel || own_type {
         return Verdict::Transcript;
     }
-    // An object without either session key (a wrapper marker, a stream line of a CLI before
-    // session ids, a foreign object): not evidence either way.
+    if p.kind.is_some() {
+        // A typed object without a transcript's marks (a wrapper's marker line before a stream,
+        // a type the normalizer does not know): the CLI writes every transcript line with them,
+        // so this is not a transcript.
+        return Verdict::Other;
+    }
+    // Anything else (no `type`: a foreign object, an old flat line): says nothing.
     Verdict::Unsure
 }
 
@@ -127,6 +134,10 @@ mod tests {
         ));
         assert!(!t(b""));
         assert!(!t(b"not json\n[1,2]\n"));
+        // A typed line without a transcript's marks decides too.
+        assert!(!t(
+            b"{\"type\":\"loop_start_marker\"}\n{\"type\":\"user\",\"sessionId\":\"s\"}\n"
+        ));
         // stream-json decides before a later transcript-like line.
         assert!(!t(
             b"{\"type\":\"assistant\",\"session_id\":\"s\"}\n{\"sessionId\":\"x\"}\n"
