@@ -35,7 +35,8 @@ pub struct SessionsArgs {
     /// else `~/.claude/projects`) or one project's directory.
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Only sessions whose project directory or working directory contains TEXT.
+    /// Only sessions whose working directory contains TEXT (matched on the project directory's
+    /// name, which spells every character but letters and digits `-`; other projects are not read).
     #[arg(long, value_name = "TEXT")]
     pub project: Option<String>,
     /// Only sessions active at or after this time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, UTC).

@@ -56,7 +56,21 @@ pub fn seconds_between(a: &str, b: &str) -> Option<f64> {
 /// Read and summarise the sessions under `root` that `f` selects, oldest first. Sessions whose
 /// files were all last written before `since` are not read at all.
 pub fn list(root: &Path, f: &Filter) -> Result<(Vec<Summary>, Vec<String>), Error> {
-    read(session::all_sessions(root, None)?, f)
+    // A project directory is named after its working directory, every character but letters
+    // and digits spelled `-`: only the directories that can match are read.
+    let want = f.project.as_deref().map(|p| {
+        let encoded = project_dir_name(p);
+        move |dir: &str| dir.contains(&encoded) || dir.contains(p)
+    });
+    let want = want.as_ref().map(|w| w as &dyn Fn(&str) -> bool);
+    read(session::all_sessions(root, want)?, f)
+}
+
+/// How Claude Code names the project directory of working directory `cwd` (or of a part of it).
+pub fn project_dir_name(cwd: &str) -> String {
+    cwd.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
 }
 
 /// [`list`] for one project directory.
@@ -112,6 +126,7 @@ fn read(mut sessions: Vec<SessionFiles>, f: &Filter) -> Result<(Vec<Summary>, Ve
 
 fn keep(s: &Summary, f: &Filter) -> bool {
     if let Some(p) = &f.project
+        && !s.project.contains(&project_dir_name(p))
         && !s.project.contains(p.as_str())
         && !s.cwd.as_deref().is_some_and(|c| c.contains(p.as_str()))
     {

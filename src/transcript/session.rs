@@ -245,14 +245,17 @@ pub fn owners(s: &mut SessionFiles) -> io::Result<()> {
 }
 
 /// Every session under `root` (one directory per project), projects and sessions in name order.
-/// `want_project`: only projects whose directory name contains it.
-pub fn all_sessions(root: &Path, want_project: Option<&str>) -> Result<Vec<SessionFiles>, Error> {
+/// `want_project`: only projects whose directory name it accepts.
+pub fn all_sessions(
+    root: &Path,
+    want_project: Option<&dyn Fn(&str) -> bool>,
+) -> Result<Vec<SessionFiles>, Error> {
     let name = root.display().to_string();
     let rd = fs::read_dir(root).map_err(|e| Error::io(&name, e))?;
     let mut dirs: Vec<PathBuf> = rd
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| want_project.is_none_or(|p| e.file_name().to_string_lossy().contains(p)))
+        .filter(|e| want_project.is_none_or(|want| want(&e.file_name().to_string_lossy())))
         .map(|e| e.path())
         .collect();
     dirs.sort();
