@@ -25,6 +25,33 @@ pub struct Input {
 }
 
 impl Input {
+    /// An input read from `reader` that never blocks for long (a transcript session made of
+    /// regular files), named `name`, of `size` bytes when known.
+    pub fn from_reader(name: String, reader: Box<dyn io::Read + Send>, size: Option<u64>) -> Self {
+        Input {
+            name,
+            reader,
+            size,
+            file: None,
+            #[cfg(unix)]
+            ready: Readiness::Always,
+            #[cfg(not(unix))]
+            ready: Readiness::Unknown,
+        }
+    }
+
+    /// The same input read through `wrap` (its name and readiness kept; no longer a plain file).
+    pub fn wrapped(
+        self,
+        wrap: impl FnOnce(Box<dyn io::Read + Send>) -> Box<dyn io::Read + Send>,
+    ) -> Self {
+        Input {
+            reader: wrap(self.reader),
+            file: None,
+            ..self
+        }
+    }
+
     /// A probe answering "is input pending?" without blocking (see
     /// [`crate::pipeline::Pipeline::set_input_ready`]); `None`: unknown, flush whenever the
     /// reader runs dry.

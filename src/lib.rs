@@ -46,4 +46,5 @@ pub mod schema;
 pub mod sink;
 #[cfg(unix)]
 pub mod spawn;
+pub mod transcript;
 pub mod transform;

@@ -334,7 +334,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::RUN_END,
-            "Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).",
+            "Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.",
             vec![
                 ("cause", s()),
                 ("terminal_seen", b()),
@@ -361,6 +361,26 @@ fn defs() -> Vec<Def> {
                 ("sink", s()),
                 ("error", s()),
                 ("stderr_dropped", json!({"type": "integer"})),
+                (
+                    "input_format",
+                    json!({"const": "transcript", "description": "Present when the input was a Claude Code session transcript (docs/transcripts.md)."}),
+                ),
+                (
+                    "cost_estimate_usd",
+                    json!({"type": ["number", "null"], "description": "Transcripts only: an estimate from a price table (never the CLI's reported cost, which stays in cost_usd): the usage of each API message once, times the table's price per model and token kind; null when no model was priced."}),
+                ),
+                (
+                    "cost_source",
+                    json!({"type": "string", "description": "The price table of cost_estimate_usd: embedded, or the --prices file."}),
+                ),
+                (
+                    "prices_date",
+                    json!({"type": "string", "description": "The date of the price table's prices."}),
+                ),
+                (
+                    "unpriced_models",
+                    json!({"type": "array", "items": {"type": "string"}, "description": "Models with tokens the price table has no price for (their tokens are not in cost_estimate_usd)."}),
+                ),
                 (
                     "env_removed",
                     json!({"type": "array", "items": {"type": "string"}}),
@@ -509,6 +529,11 @@ pub fn schema(strict: bool) -> Value {
                         | "sink"
                         | "stderr_dropped"
                         | "env_removed"
+                        | "input_format"
+                        | "cost_estimate_usd"
+                        | "cost_source"
+                        | "prices_date"
+                        | "unpriced_models"
                 )
             {
                 required.push(Value::from(*f));

@@ -22,3 +22,4 @@ mod replay;
 mod report;
 mod sinks;
 mod spawn;
+mod transcripts;

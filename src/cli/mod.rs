@@ -2,12 +2,14 @@
 //! top level, the small subcommands and [`parse`]. Validation only: no files are opened here.
 
 mod drift;
+mod input;
 mod normalize;
 mod output;
 mod probe;
 mod redact;
 mod replay;
 mod report;
+mod sessions;
 mod spawn;
 mod units;
 
@@ -16,11 +18,13 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub use drift::{DiffArgs, DiffFormat, FailOn, ProfileArgs};
+pub use input::InputArgs;
 pub use normalize::NormalizeArgs;
 pub use probe::ProbeArgs;
 pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
 pub use report::ReportArgs;
+pub use sessions::{SessionsArgs, SessionsFormat};
 pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
 
 const AFTER_HELP: &str = "\
@@ -107,6 +111,9 @@ pub enum Command {
     /// Write a run (stream-json, capture or audit log) as one self-contained HTML report.
     #[command(after_help = report::AFTER_HELP)]
     Report(ReportArgs),
+    /// List Claude Code sessions (~/.claude/projects): time, size, tokens, estimated cost.
+    #[command(after_help = sessions::SESSIONS_HELP)]
+    Sessions(SessionsArgs),
 }
 
 const REDACT_HELP: &str = "\

@@ -52,9 +52,14 @@ impl EnvelopeArgs {
 /// `normalize` options.
 #[derive(Debug, Args, Default)]
 pub struct NormalizeArgs {
-    /// Input files; `-` or none reads stdin. Several inputs are read as one stream.
+    /// Input files; `-` or none reads stdin. Several inputs are read as one stream. A Claude
+    /// Code session transcript, a directory of them or a session id reads that session with its
+    /// subagents (see --input-format).
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Input format and transcript prices.
+    #[command(flatten)]
+    pub input: super::InputArgs,
     /// Also write a capture of the input (each line with its arrival time) to FILE, for
     /// `boo-normalize replay` (created mode 0600; locked while written).
     #[arg(long, value_name = "FILE")]

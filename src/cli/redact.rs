@@ -86,9 +86,14 @@ impl RedactArgs {
 /// `redact` options.
 #[derive(Debug, Args)]
 pub struct RedactCmdArgs {
-    /// Input files; `-` or none reads stdin. Several inputs are read as one stream.
+    /// Input files; `-` or none reads stdin. Several inputs are read as one stream. A session
+    /// transcript, a directory of them or a session id is written as one transcript: the
+    /// session's files (subagents included) in time order.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// What the inputs are (see `normalize --input-format`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t)]
+    pub input_format: super::input::InputFormatArg,
     /// Flush after every input line.
     #[arg(long)]
     pub line_buffered: bool,

@@ -115,9 +115,11 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
          trace: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. spawn: CLAUDE_BIN (the default \
          of --claude-bin), and only an allowlist of the environment reaches claude (see \
          boo-normalize-spawn(1)). replay --as-claude: BOO_REPLAY_CAPTURE and BOO_REPLAY_SPEED. \
-         profile, diff and redact: BOO_NORMALIZE_THREADS (the number of threads; by default the \
-         cores not busy with other work; RAYON_NUM_THREADS is read too). report: SOURCE_DATE_EPOCH \
-         (the default of --now, the generation time shown in the footer). Errors are written to \
+         profile, diff, redact and sessions: BOO_NORMALIZE_THREADS (the number of threads; by \
+         default the cores not busy with other work; RAYON_NUM_THREADS is read too). Session \
+         transcripts (sessions, and a session id as an input): CLAUDE_CONFIG_DIR (its projects \
+         directory), else HOME (~/.claude/projects). report: SOURCE_DATE_EPOCH (the default of \
+         --now, the generation time shown in the footer). Errors are written to \
          standard error as boo-normalize: context: cause, with control characters replaced.",
     )]);
     r.control("SH", ["EXAMPLES"]);

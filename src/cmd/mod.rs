@@ -10,6 +10,7 @@ mod profile;
 mod redact;
 mod replay;
 mod report;
+mod sessions;
 #[cfg(unix)]
 mod spawn;
 
@@ -47,5 +48,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Some(Command::Probe(a)) => probe::run(*a),
         #[cfg(not(unix))]
         Some(Command::Probe(_)) => Err(Error::msg("probe", "only supported on Linux")),
+        Some(Command::Sessions(a)) => sessions::run(a),
     }
 }

@@ -2,21 +2,26 @@
 //! stdout by default), optionally recorded.
 
 use std::io;
+use std::sync::PoisonError;
 
 use boo_normalize::capture::{End, file};
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
-use boo_normalize::input;
 use boo_normalize::pipeline::conclude::{Ending, output_failed};
 use boo_normalize::sink::named::io_error;
+use boo_normalize::transcript::open;
 
 use crate::cli::NormalizeArgs;
 
 pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
-    let setup = a.stream.plan()?.open()?;
+    let mut setup = a.stream.plan()?.open()?;
+    let prices = a.input.prices()?;
     // Open everything first, so a missing file fails before any output.
-    let inputs = input::open_all(&a.files)?;
+    let opened = open::open_inputs(&a.files, a.input.format(), open::Lines::StreamJson)?;
+    // A transcript has no result line: its run ends without a turn outcome, not in error.
+    setup.envelope.allow_no_result |= opened.transcript;
+    let (inputs, usage, transcript) = (opened.inputs, opened.usage, opened.transcript);
     let opened = file::open(a.record.as_deref())?;
     // While recording, time-stamping sinks (the audit log) take the capture's times, so that a
     // replay of the capture reproduces them byte for byte.
@@ -42,7 +47,18 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
             break;
         }
     }
-    let ending = Ending::eof().recorded(rec, End::default());
+    let mut ending = Ending::eof().recorded(rec, End::default());
+    if transcript {
+        let by_model = usage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_model();
+        let estimate = prices.estimate(&by_model);
+        ending
+            .end
+            .extra
+            .extend(estimate.end_members(&prices, prices.prices_any(&by_model)));
+    }
     if let Some((r, _)) = &ending.capture {
         let (mono_us, unix_us) = r.time_of(ending.at);
         clock.set(Stamp { unix_us, mono_us });

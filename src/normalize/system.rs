@@ -79,6 +79,21 @@ pub static MAPPINGS: &[Mapping] = &[
     map!("control_response"/"" => "control.response" {"response": "response"}),
     map!("control_cancel_request"/"" => "control.cancel" {"request_id": "request_id"}),
     map!("keep_alive"/"" => "keep_alive" {}),
+    // Session transcripts (~/.claude/projects/*/*.jsonl, read through crate::transcript): line
+    // types stream-json never prints, CLI 1.0.x to 2.1.332.
+    map!("summary"/"" => "session.summary" {"summary": "summary", "leaf_uuid": "leafUuid"}),
+    map!("custom-title"/"" => "session.title" {"title": "customTitle"}),
+    map!("last-prompt"/"" => "session.last_prompt" {"prompt": "lastPrompt", "leaf_uuid": "leafUuid"}),
+    map!("mode"/"" => "session.mode" {"mode": "mode"}),
+    map!("file-history-snapshot"/"" => "file_history.snapshot" {"message_id": "messageId", "is_snapshot_update": "isSnapshotUpdate"}),
+    map!("queue-operation"/"" => "queue.operation" {"operation": "operation", "content": "content"}),
+    map!("attachment"/"" => "attachment" {"attachment": "attachment"}),
+    map!("tools-used"/"" => "tools.used" {"tools": "tools"}),
+    map!("cost-state"/"" => "cost.state" {"total_cost_usd": "totalCostUSD", "model_usage": "modelUsage"}),
+    map!("api-request"/"" => "api.request" {"request_id": "id", "params": "params"}),
+    map!("api-request-shape"/"" => "api.request_shape" {"shape_hash": "shapeHash", "shape": "shape"}),
+    map!("api-request-blob"/"" => "api.request_blob" {"hash": "hash", "message": "message"}),
+    map!("atis-latch"/"" => "atis.latch" {"atis": "atis"}),
 ];
 
 /// Members that are already in the common keys and never repeated under `extra`.

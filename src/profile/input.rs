@@ -9,6 +9,7 @@ use super::infer::version_from_path;
 use super::{Profile, Profiler};
 use crate::batch::{self, Job, Turn};
 use crate::error::Error;
+use crate::transcript::session::{self, SessionFiles};
 
 /// File extensions picked up when a directory is given.
 pub const CAPTURE_EXTENSIONS: &[&str] = &["ndjson", "jsonl"];
@@ -26,11 +27,30 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
                     "no *.ndjson or *.jsonl files in this directory",
                 ));
             }
+        } else if let Some(s) = session_by_id(p)? {
+            // A session id: the session's transcript files, its subagents' included, profiled
+            // as they are written (transcript shape drift shows as in any capture).
+            out.push(s.main);
+            out.extend(s.sidechains.into_iter().map(|c| c.path));
         } else {
             out.push(p.clone());
         }
     }
     Ok(out)
+}
+
+/// The session `p` names when it is no file but a session id (or its start) under
+/// `~/.claude/projects`.
+fn session_by_id(p: &Path) -> Result<Option<SessionFiles>, Error> {
+    let arg = p.to_string_lossy();
+    if arg == "-" || p.exists() || !session::looks_like_id(&arg) {
+        return Ok(None);
+    }
+    let Some(root) = session::projects_root() else {
+        return Ok(None);
+    };
+    let main = session::find(&root, &arg)?;
+    Ok(Some(session::session_files(&main, None)))
 }
 
 fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {

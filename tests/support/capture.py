@@ -524,10 +524,9 @@ def start_fake(script_path, log_path, workdir, port=0):
     sys.exit("capture.py: fake_anthropic.py did not start")
 
 
-def run_variant(entry, variant, tmp_root, timeout, port=0):
-    """Run one variant; return (stdout bytes, stderr bytes, rc, argv, env, log path)."""
-    name, partial = split_variant(variant)
-    sc = SCENARIOS[name]
+def fresh_root(tmp_root):
+    """Recreate TMP_ROOT with an empty HOME and a working directory holding notes.txt; return
+    (home, work)."""
     if os.path.exists(tmp_root):
         shutil.rmtree(tmp_root)
     home = os.path.join(tmp_root, "home")
@@ -536,6 +535,14 @@ def run_variant(entry, variant, tmp_root, timeout, port=0):
     os.makedirs(work)
     with open(os.path.join(work, "notes.txt"), "w") as f:
         f.write("fixture notes\n")
+    return home, work
+
+
+def run_variant(entry, variant, tmp_root, timeout, port=0):
+    """Run one variant; return (stdout bytes, stderr bytes, rc, argv, env, log path)."""
+    name, partial = split_variant(variant)
+    sc = SCENARIOS[name]
+    home, work = fresh_root(tmp_root)
     for fname, spec in sc.get("files", {}).items():
         if isinstance(spec, dict):
             with open(os.path.join(HERE, spec["copy"])) as f:

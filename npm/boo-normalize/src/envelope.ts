@@ -85,7 +85,19 @@ export type EnvelopeEvent =
   | ControlRequestEvent
   | ControlResponseEvent
   | ControlCancelEvent
-  | KeepAliveEvent;
+  | KeepAliveEvent
+  | SessionSummaryEvent
+  | SessionLastPromptEvent
+  | SessionModeEvent
+  | FileHistorySnapshotEvent
+  | QueueOperationEvent
+  | AttachmentEvent
+  | ToolsUsedEvent
+  | CostStateEvent
+  | ApiRequestEvent
+  | ApiRequestShapeEvent
+  | ApiRequestBlobEvent
+  | AtisLatchEvent;
 
 /**
  * From system/init: the run's configuration. Re-emitted per turn by multi-turn sessions.
@@ -1558,7 +1570,7 @@ export interface SkippedEvent {
   reason?: string;
 }
 /**
- * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).
+ * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.
  */
 export interface RunEndEvent {
   v: 1;
@@ -1630,6 +1642,26 @@ export interface RunEndEvent {
   sink?: string;
   error?: string;
   stderr_dropped?: number;
+  /**
+   * Present when the input was a Claude Code session transcript (docs/transcripts.md).
+   */
+  input_format?: "transcript";
+  /**
+   * Transcripts only: an estimate from a price table (never the CLI's reported cost, which stays in cost_usd): the usage of each API message once, times the table's price per model and token kind; null when no model was priced.
+   */
+  cost_estimate_usd?: number | null;
+  /**
+   * The price table of cost_estimate_usd: embedded, or the --prices file.
+   */
+  cost_source?: string;
+  /**
+   * The date of the price table's prices.
+   */
+  prices_date?: string;
+  /**
+   * Models with tokens the price table has no price for (their tokens are not in cost_estimate_usd).
+   */
+  unpriced_models?: string[];
   env_removed?: string[];
   otlp?: {
     spans: number;
@@ -4102,6 +4134,566 @@ export interface KeepAliveEvent {
     [k: string]: unknown;
   }[];
 }
+/**
+ * From summary lines.
+ */
+export interface SessionSummaryEvent {
+  v: 1;
+  seq: number;
+  type: "session.summary";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  summary: unknown;
+  leaf_uuid: unknown;
+}
+/**
+ * From last-prompt lines.
+ */
+export interface SessionLastPromptEvent {
+  v: 1;
+  seq: number;
+  type: "session.last_prompt";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  prompt: unknown;
+  leaf_uuid: unknown;
+}
+/**
+ * From mode lines.
+ */
+export interface SessionModeEvent {
+  v: 1;
+  seq: number;
+  type: "session.mode";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  mode: unknown;
+}
+/**
+ * From file-history-snapshot lines.
+ */
+export interface FileHistorySnapshotEvent {
+  v: 1;
+  seq: number;
+  type: "file_history.snapshot";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  message_id: unknown;
+  is_snapshot_update: unknown;
+}
+/**
+ * From queue-operation lines.
+ */
+export interface QueueOperationEvent {
+  v: 1;
+  seq: number;
+  type: "queue.operation";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  operation: unknown;
+  content: unknown;
+}
+/**
+ * From attachment lines.
+ */
+export interface AttachmentEvent {
+  v: 1;
+  seq: number;
+  type: "attachment";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  attachment: unknown;
+}
+/**
+ * From tools-used lines.
+ */
+export interface ToolsUsedEvent {
+  v: 1;
+  seq: number;
+  type: "tools.used";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  tools: unknown;
+}
+/**
+ * From cost-state lines.
+ */
+export interface CostStateEvent {
+  v: 1;
+  seq: number;
+  type: "cost.state";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  total_cost_usd: unknown;
+  model_usage: unknown;
+}
+/**
+ * From api-request lines.
+ */
+export interface ApiRequestEvent {
+  v: 1;
+  seq: number;
+  type: "api.request";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  request_id: unknown;
+  params: unknown;
+}
+/**
+ * From api-request-shape lines.
+ */
+export interface ApiRequestShapeEvent {
+  v: 1;
+  seq: number;
+  type: "api.request_shape";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  shape_hash: unknown;
+  shape: unknown;
+}
+/**
+ * From api-request-blob lines.
+ */
+export interface ApiRequestBlobEvent {
+  v: 1;
+  seq: number;
+  type: "api.request_blob";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  hash: unknown;
+  message: unknown;
+}
+/**
+ * From atis-latch lines.
+ */
+export interface AtisLatchEvent {
+  v: 1;
+  seq: number;
+  type: "atis.latch";
+  session_id: string | null;
+  parent_tool_use_id: string | null;
+  line: number | null;
+  uuid?: string;
+  ephemeral?: true;
+  /**
+   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   */
+  timestamp?: unknown;
+  /**
+   * The source line's agent_id (a subagent's lines), on every event of the line.
+   */
+  agent_id?: unknown;
+  /**
+   * The source line's subagent_type, on every event of the line.
+   */
+  subagent_type?: unknown;
+  /**
+   * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
+   */
+  is_synthetic?: unknown;
+  /**
+   * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
+   */
+  supersedes?: unknown;
+  extra?: {
+    [k: string]: unknown;
+  };
+  /**
+   * With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, "" for a text line). Never the secret.
+   */
+  redactions?: {
+    path: string;
+    kind: string;
+    count: number;
+    [k: string]: unknown;
+  }[];
+  atis: unknown;
+}
 
 /** Every event type of envelope v1, in schema order. */
 export const EVENT_TYPES = [
@@ -4185,7 +4777,19 @@ export const EVENT_TYPES = [
   "control.request",
   "control.response",
   "control.cancel",
-  "keep_alive"
+  "keep_alive",
+  "session.summary",
+  "session.last_prompt",
+  "session.mode",
+  "file_history.snapshot",
+  "queue.operation",
+  "attachment",
+  "tools.used",
+  "cost.state",
+  "api.request",
+  "api.request_shape",
+  "api.request_blob",
+  "atis.latch"
 ] as const;
 
 /** The `type` of an envelope event. */
