@@ -40,6 +40,7 @@ pub mod read;
 pub mod redact;
 pub mod replay;
 pub mod sink;
+pub mod sniff;
 #[cfg(unix)]
 pub mod spawn;
 pub mod transform;

@@ -28,7 +28,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
     };
     // Both sides at once, their files spread over the cores together.
     let sides = [std::slice::from_ref(&a.old), std::slice::from_ref(&a.new)];
-    let [old, new]: [_; 2] = input::load_sides(&sides, false)?
+    let [old, new]: [_; 2] = input::load_sides(&sides, false, &mut io::stderr())?
         .try_into()
         .expect("two sides");
     let mut changes = diff(&old, &new);

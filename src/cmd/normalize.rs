@@ -1,7 +1,7 @@
 //! `normalize`: files or stdin through the pipeline to the output sinks (envelope NDJSON on
 //! stdout by default), optionally recorded.
 
-use std::io;
+use std::io::{self, Write};
 use std::time::Instant;
 
 use boo_normalize::capture::file;
@@ -11,6 +11,7 @@ use boo_normalize::exit::ExitCode;
 use boo_normalize::input;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::sink::named::io_error;
+use boo_normalize::sniff;
 
 use crate::cli::NormalizeArgs;
 
@@ -35,10 +36,24 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
         r.redact(e);
     }
+    // Each input's first bytes, to say what it is when it held no stream-json (see sniff).
+    let (mut head, mut wrong) = (Vec::new(), false);
     for mut input in inputs {
         p.set_input_ready(input.ready_probe());
-        let src = file::tee(&mut rec, input.reader, &clock);
-        if let Err(e) = p.run(src, setup.max_line) {
+        let before = (p.stats().lines, p.stats().stream_json_lines);
+        let src = sniff::Head::new(file::tee(&mut rec, input.reader, &clock), &mut head);
+        let ran = p.run(src, setup.max_line);
+        let (lines, json) = (
+            p.stats().lines - before.0,
+            p.stats().stream_json_lines - before.1,
+        );
+        if ran.is_ok()
+            && let Some((kind, msg)) = sniff::check(&input.name, &head, lines, json)
+        {
+            let _ = writeln!(io::stderr(), "boo-normalize: {msg}");
+            wrong |= kind != sniff::Kind::Empty;
+        }
+        if let Err(e) = ran {
             if let Some((name, cause)) = file::failed(&mut rec, &e) {
                 // The capture failed: the sinks still end with run.end naming it.
                 let _ = p.finish(&EndInfo::eof().sink_failed(&name, &cause));
@@ -55,7 +70,10 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
         let (mono_us, unix_us) = r.time_of(end_at);
         clock.set(Stamp { unix_us, mono_us });
     }
-    let code = setup.conclude(&mut p, &mut end, ExitCode::OK, &mut io::stderr());
+    // Input with no stream-json line is a usage error (exit 2); an empty one is only a missing
+    // result (exit 3).
+    let own = if wrong { ExitCode::ERROR } else { ExitCode::OK };
+    let code = setup.conclude(&mut p, &mut end, own, &mut io::stderr());
     let recorded = file::finish(rec, p.normalizer().cli_version(), &end, end_at);
     let code = code?;
     recorded?;

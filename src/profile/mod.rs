@@ -387,6 +387,19 @@ impl Profile {
         Ok(p)
     }
 
+    /// Objects profiled whose top-level `type` is a stream-json one
+    /// ([`crate::sniff::STREAM_JSON_TYPES`]): zero for anything that is not a capture.
+    pub fn stream_json_objects(&self) -> u64 {
+        self.kinds
+            .iter()
+            .filter(|(k, _)| {
+                let top = k.split('/').next().unwrap_or("");
+                crate::sniff::STREAM_JSON_TYPES.contains(&top)
+            })
+            .map(|(_, k)| k.count)
+            .sum()
+    }
+
     /// True when `bytes` look like a saved profile document rather than a capture.
     pub fn looks_like_profile(bytes: &[u8]) -> bool {
         let head = &bytes[..bytes.len().min(512)];
