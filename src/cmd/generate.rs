@@ -39,6 +39,7 @@ fn sub_pages(dir: &Path, parent: &str, sub: &clap::Command) -> Result<(), Error>
         .name(leaked)
         .bin_name(leaked)
         .disable_help_subcommand(true);
+    let sub = sub.clone().override_usage(synopsis(&sub, &name));
     let mut page = Vec::new();
     clap_mangen::Man::new(sub.clone())
         .section("1")
@@ -59,7 +60,54 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
     std::fs::write(&path, bytes).map_err(|e| Error::io(path.display().to_string(), e))
 }
 
+/// The SYNOPSIS of `cmd` called `name`: every visible option with its value placeholder
+/// (`[--format FORMAT]`, not clap_mangen's bare `[--format]`), then the positionals; a command
+/// with subcommands gets a second form, `NAME COMMAND ...`.
+fn synopsis(cmd: &clap::Command, name: &str) -> String {
+    let mut line = name.to_owned();
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        let values = a
+            .get_value_names()
+            .map(|v| v.join(" "))
+            .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+        let takes_value = a.get_action().takes_values();
+        let item = if a.is_positional() {
+            let many = a.get_num_args().is_some_and(|n| n.max_values() > 1);
+            let dots = if many { "..." } else { "" };
+            if a.is_last_set() {
+                format!("[-- {values}{dots}]")
+            } else if a.is_required_set() {
+                format!("{values}{dots}")
+            } else {
+                format!("[{values}]{dots}")
+            }
+        } else {
+            let flag = match (a.get_short(), a.get_long()) {
+                (Some(s), Some(l)) => format!("-{s}|--{l}"),
+                (None, Some(l)) => format!("--{l}"),
+                (Some(s), None) => format!("-{s}"),
+                (None, None) => continue,
+            };
+            let flag = match takes_value {
+                true => format!("{flag} {values}"),
+                false => flag,
+            };
+            match a.is_required_set() {
+                true => flag,
+                false => format!("[{flag}]"),
+            }
+        };
+        line.push(' ');
+        line.push_str(&item);
+    }
+    if cmd.has_subcommands() {
+        line.push_str(&format!("\n{name} COMMAND [ARGS]..."));
+    }
+    line
+}
+
 fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
+    let cmd = cmd.clone().override_usage(synopsis(cmd, "boo-normalize"));
     let man = clap_mangen::Man::new(cmd.clone()).manual("boo-normalize manual");
     man.render_title(w)?;
     man.render_name_section(w)?;

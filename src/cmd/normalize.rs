@@ -16,6 +16,20 @@ use boo_normalize::sniff;
 use crate::cli::NormalizeArgs;
 
 pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
+    // A mistyped subcommand (`boo-normalize difff`) is read as a file name: say which was meant.
+    for f in &a.files {
+        if !f.exists()
+            && let Some(sub) = crate::cli::similar_subcommand(f.as_os_str())
+        {
+            let name = f.display().to_string();
+            return Err(Error::msg(
+                &name,
+                format!(
+                    "no such file or directory; did you mean the subcommand `boo-normalize {sub}`? (`boo-normalize help` lists them)"
+                ),
+            ));
+        }
+    }
     let setup = a.stream.setup()?;
     // Open everything first, so a missing file fails before any output.
     let inputs = input::open_all(&a.files)?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::Pipeline;
 use crate::clock::Clock;
-use crate::error::Error;
+use crate::error::{Error, counted};
 use crate::exit::ExitCode;
 use crate::normalize::{EndInfo, Normalizer, Options, Stats};
 use crate::redact::{Engine, Redactor};
@@ -140,8 +140,10 @@ fn strict_failed(s: &Stats, notes: &mut dyn Write) -> bool {
     }
     let _ = writeln!(
         notes,
-        "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-        s.diagnostics, s.lines, s.unknown
+        "boo-normalize: strict: {} of {} unusable, {}",
+        s.diagnostics,
+        counted(s.lines, "line"),
+        counted(s.unknown, "unknown event")
     );
     true
 }

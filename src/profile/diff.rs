@@ -51,7 +51,11 @@ pub fn diff(old: &Profile, new: &Profile) -> Vec<Change> {
                 Severity::Additive,
                 ChangeKind::KindAdded,
                 name,
-                format!("new kind ({} paths, seen {}×)", n.fields.len(), n.count),
+                format!(
+                    "new kind ({}, seen {}×)",
+                    crate::error::counted(n.fields.len() as u64, "path"),
+                    n.count
+                ),
             )),
             (None, None) => {}
         }

@@ -156,8 +156,10 @@ pub fn load_sides(
                 .collect();
             let why = match skipped[side] {
                 0 => "no stream-json object in it".to_owned(),
-                1 => "no stream-json object in it (1 file skipped, see above)".to_owned(),
-                n => format!("no stream-json object in it ({n} files skipped, see above)"),
+                n => format!(
+                    "no stream-json object in it ({} skipped, see above)",
+                    crate::error::counted(n, "file")
+                ),
             };
             return Err(Error::msg(names.join(" "), why));
         }

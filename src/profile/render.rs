@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::Profile;
 use super::change::{Change, ChangeKind, Severity};
-use crate::error::sanitize;
+use crate::error::{counted, sanitize};
 
 /// Markdown sections (other than breaking) longer than this are folded in `<details>`.
 const FOLD_ROWS: usize = 20;
@@ -47,9 +47,13 @@ impl Side {
         } else {
             format!("CLI {}", self.cli_versions.join(", "))
         };
-        let mut s = format!("{v}; {} files, {} objects", self.streams, self.objects);
+        let mut s = format!(
+            "{v}; {}, {}",
+            counted(self.streams, "file"),
+            counted(self.objects, "object")
+        );
         if self.skipped_lines > 0 {
-            let _ = write!(s, ", {} other lines", self.skipped_lines);
+            let _ = write!(s, ", {}", counted(self.skipped_lines, "other line"));
         }
         s
     }
@@ -200,8 +204,8 @@ impl Report {
             if fold {
                 let _ = writeln!(
                     o,
-                    "<details><summary>show {} changes</summary>\n",
-                    list.len()
+                    "<details><summary>show {}</summary>\n",
+                    counted(list.len() as u64, "change")
                 );
             }
             let _ = writeln!(o, "| change | where | detail |\n|---|---|---|");
