@@ -278,3 +278,263 @@ fn diff_reads_the_captures_of_a_probe_directory() {
         stderr(&out)
     );
 }
+
+/// §4: `help SUBCOMMAND` prints that subcommand's help (it was read as a file named `help`).
+#[test]
+fn help_subcommand_prints_its_help() {
+    for (args, usage) in [
+        (&["help", "diff"][..], "Usage: boo-normalize diff "),
+        (
+            &["help", "audit", "verify"][..],
+            "Usage: boo-normalize audit verify ",
+        ),
+        (&["help"][..], "Usage: boo-normalize [OPTIONS] [FILE]..."),
+    ] {
+        let out = bin().args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(text.contains(usage), "{args:?}: {text}");
+    }
+}
+
+/// §4: a file argument that does not exist but is close to a subcommand's name gets a hint; a
+/// missing file named otherwise gets the plain error.
+#[test]
+fn mistyped_subcommand_gets_a_hint() {
+    for (typo, meant) in [
+        ("difff", "diff"),
+        ("profiel", "profile"),
+        ("replya", "replay"),
+        ("shcema", "schema"),
+    ] {
+        let out = bin().args([typo, "a", "b"]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{typo}: {err}");
+        assert!(
+            err.contains(&format!("boo-normalize: {typo}: no such file or directory; did you mean the subcommand `boo-normalize {meant}`?")),
+            "{typo}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let out = bin().arg("no-such-capture.ndjson").output().unwrap();
+    assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
+}
+
+/// §4: `generate-man`, which the README sends users to, is listed by `--help`.
+#[test]
+fn generate_man_is_listed_in_help() {
+    let out = bin().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let commands = text
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert!(commands.contains("generate-man"), "{commands}");
+}
+
+/// The options of `args --help` whose value placeholder is one of `names`.
+fn options_with_value(args: &[&str], names: &[&str]) -> Vec<(String, String)> {
+    let out = bin().args(args).arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if !t.starts_with("--") {
+            continue;
+        }
+        let mut parts = t.split_whitespace();
+        let (Some(opt), Some(val)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let val = val
+            .trim_start_matches(['<', '['])
+            .trim_end_matches(['>', ']']);
+        if names.contains(&val) {
+            found.push((opt.to_owned(), val.to_owned()));
+        }
+    }
+    found
+}
+
+/// §4: every size option takes `1MB`, `64KiB` and bare bytes, every duration option `1m`,
+/// `1500ms` and bare seconds, on every command; no option is left with a `BYTES`, `N`-bytes or
+/// `DURATION` placeholder of its own.
+#[test]
+fn every_size_and_duration_option_takes_the_same_units() {
+    let cap = capture();
+    let cap = cap.to_str().unwrap();
+    let commands: [&[&str]; 3] = [&["normalize"], &["spawn"], &["replay"]];
+    let mut seen = 0;
+    for cmd in commands {
+        let odd = options_with_value(cmd, &["BYTES", "DURATION", "SECS", "MS"]);
+        assert!(
+            odd.is_empty(),
+            "{cmd:?}: options with their own unit syntax: {odd:?}"
+        );
+        for (opt, kind) in options_with_value(cmd, &["SIZE", "DUR"]) {
+            let values: &[&str] = match kind.as_str() {
+                "SIZE" => &["1MB", "64KiB", "5000000", "2M"],
+                _ => &["1m", "1500ms", "90", "0.5"],
+            };
+            for v in values {
+                let mut c = bin();
+                c.args(cmd).arg(&opt).arg(v);
+                match cmd[0] {
+                    "spawn" => c.args(["--claude-bin", "/nonexistent/claude", "--prompt", "hi"]),
+                    _ => c.arg(cap),
+                };
+                let out = c.output().unwrap();
+                let err = stderr(&out);
+                assert!(!err.contains("invalid value"), "{cmd:?} {opt} {v}: {err}");
+                assert_ne!(out.status.code(), Some(2), "{cmd:?} {opt} {v}: {err}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 40, "{seen} option values tried");
+    // --max-line-bytes with a unit cuts like the byte count.
+    let out = bin()
+        .args(["--max-line-bytes", "1KiB", cap])
+        .output()
+        .unwrap();
+    let bytes = bin()
+        .args(["--max-line-bytes", "1024", cap])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, bytes.stdout);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("line_too_long"));
+}
+
+/// §4: `spawn --help` lists under "Guards:" the guards and nothing else.
+#[test]
+fn spawn_help_headings_hold_what_they_say() {
+    let out = bin().args(["spawn", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // The section runs to the next heading (a line that does not start with a space).
+    let after = text.split("\nGuards:\n").nth(1).unwrap();
+    let section: String = after
+        .lines()
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let opts: Vec<&str> = section
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        opts,
+        [
+            "allow-tools",
+            "max-tool-calls",
+            "max-repeat-calls",
+            "max-output-bytes",
+            "enforce"
+        ],
+        "{section}"
+    );
+    for other in [
+        "--record",
+        "--keep-blobs",
+        "--strict",
+        "--line-buffered",
+        "--max-line-bytes",
+        "--allow-no-result",
+    ] {
+        assert!(!section.contains(other), "{other} under Guards");
+        assert!(text.contains(other), "{other} missing");
+    }
+}
+
+/// §4: with `--require-complete`, a log with a run that has no `run.end` is not called ok.
+#[test]
+fn audit_verify_require_complete_never_says_ok_for_a_failing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.audit.jsonl");
+    let out = bin()
+        .arg("--audit")
+        .arg(&log)
+        .arg(capture())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let cut: String = text.lines().take(5).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, cut).unwrap();
+    let out = bin()
+        .args(["audit", "verify", "--require-complete"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!said.contains(": ok"), "{said}");
+    assert!(
+        said.contains(": incomplete: 1 run without run.end"),
+        "{said}"
+    );
+    assert!(said.contains("5 records in 1 run,"), "{said}");
+    // Without the flag the same file is ok (the run is listed on stderr).
+    let out = bin().args(["audit", "verify"]).arg(&log).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(": ok: 5 records in 1 run,"));
+}
+
+/// §4: the small slips: `--keep-blobs` names `elided`; a count of one reads in the singular.
+#[test]
+fn help_and_counts_read_right() {
+    let out = bin().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let keep = text
+        .split("--keep-blobs")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert!(keep.contains("elided"), "{keep}");
+    let mut input = std::fs::read(capture()).unwrap();
+    input.extend_from_slice(b"{\"type\":\"brand_new_type\"}\n");
+    let out = run(&["--strict"], &input);
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 unknown event\n") || err.ends_with("1 unknown event"),
+        "{err}"
+    );
+    assert!(!err.contains("1 unknown events"), "{err}");
+    assert!(err.contains("lines unusable, 1 unknown event"), "{err}");
+}
+
+/// §4: man synopses give each option that takes a value its placeholder (`--format FORMAT`),
+/// on every page.
+#[test]
+fn man_synopses_carry_value_placeholders() {
+    let mut pages = 0;
+    for e in std::fs::read_dir(root().join("man")).unwrap() {
+        let page = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let synopsis = page
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .unwrap()
+            .split(".SH")
+            .next()
+            .unwrap();
+        let options = page.split(".SH DESCRIPTION").nth(1).unwrap_or("");
+        for line in options.lines() {
+            let Some(rest) = line.strip_prefix("\\fB\\-\\-") else {
+                continue;
+            };
+            let Some((name, value)) = rest.split_once("\\fR \\fI<") else {
+                continue;
+            };
+            let value = value.split('>').next().unwrap();
+            let want = format!("\\-\\-{name} {value}");
+            assert!(synopsis.contains(&want), "{want} not in {synopsis}");
+            pages += 1;
+        }
+    }
+    assert!(pages > 50, "{pages} options checked");
+}
