@@ -538,3 +538,132 @@ fn man_synopses_carry_value_placeholders() {
     }
     assert!(pages > 50, "{pages} options checked");
 }
+
+/// Two one-file captures that differ in one field and one enum value, in a temporary directory.
+fn drift_pair() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let init =
+        r#"{"type":"system","subtype":"init","session_id":"s","model":"m","tools":["Bash"]}"#;
+    let old_msg = r#"{"type":"assistant","session_id":"s","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":null}}"#;
+    let new_msg = r#"{"type":"assistant","session_id":"s","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":null,"brand_new":1}}"#;
+    let old_res = r#"{"type":"result","subtype":"success","session_id":"s","is_error":false,"status":"calm"}"#;
+    let new_res = r#"{"type":"result","subtype":"success","session_id":"s","is_error":false,"status":"stormy"}"#;
+    let old = dir.path().join("old.ndjson");
+    let new = dir.path().join("new.ndjson");
+    std::fs::write(&old, format!("{init}\n{old_msg}\n{old_res}\n")).unwrap();
+    // NEW has its changes further down: a banner line first, so the lines differ from OLD's.
+    std::fs::write(
+        &new,
+        format!("banner\n{init}\n{old_msg}\n{new_msg}\n{old_res}\n{new_res}\n"),
+    )
+    .unwrap();
+    (dir, old, new)
+}
+
+/// §3: each change names where it was first seen on each side (file and line), in text,
+/// markdown and JSON.
+#[test]
+fn diff_changes_name_file_and_line_on_each_side() {
+    let (_dir, old, new) = drift_pair();
+    let (o, n) = (old.display().to_string(), new.display().to_string());
+    let json = bin()
+        .args(["diff", "--format", "json"])
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let find = |change: &str| {
+        doc["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["change"] == change)
+            .unwrap_or_else(|| panic!("no {change} in {doc:#}"))
+            .clone()
+    };
+    let added = find("path_added");
+    assert_eq!(added["path"], "message.brand_new");
+    assert_eq!(added["new_at"], serde_json::json!({"file": n, "line": 4}));
+    // OLD lacks the field: where OLD's parent object (the message) was first seen.
+    assert_eq!(added["old_at"], serde_json::json!({"file": o, "line": 2}));
+    let value = find("value_added");
+    assert_eq!(value["value"], "stormy");
+    assert_eq!(value["new_at"], serde_json::json!({"file": n, "line": 6}));
+    assert_eq!(value["old_at"], serde_json::json!({"file": o, "line": 3}));
+    let text = bin().arg("diff").arg(&old).arg(&new).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(
+        text.contains(&format!("first seen: old {o}:2, new {n}:4")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("first seen: old {o}:3, new {n}:6")),
+        "{text}"
+    );
+    let md = bin()
+        .args(["diff", "--format", "markdown"])
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout).into_owned();
+    assert!(md.contains("| first seen |"), "{md}");
+    assert!(md.contains(&format!("old `{o}:2`<br>new `{n}:4`")), "{md}");
+    // A saved baseline keeps its locations.
+    let profile = bin().arg("profile").arg(&old).output().unwrap();
+    let saved = old.with_extension("profile.json");
+    std::fs::write(&saved, &profile.stdout).unwrap();
+    let json = bin()
+        .args(["diff", "--format", "json"])
+        .arg(&saved)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let c = doc["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["change"] == "value_added")
+        .unwrap();
+    assert_eq!(c["old_at"]["file"], o.as_str());
+}
+
+/// §3: changes accepted by `--allow` are counted, not printed, unless `-v`.
+#[test]
+fn diff_allowed_changes_are_a_count_unless_verbose() {
+    let (dir, old, new) = drift_pair();
+    let allow = dir.path().join("allow.json");
+    std::fs::write(
+        &allow,
+        r#"{"allow":[{"change":"path_added"},{"change":"value_added"}]}"#,
+    )
+    .unwrap();
+    for format in ["text", "markdown"] {
+        let out = bin()
+            .args(["diff", "--format", format, "--allow"])
+            .arg(&allow)
+            .arg(&old)
+            .arg(&new)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        assert!(!text.contains("brand_new"), "{format}: {text}");
+        assert!(!text.contains("stormy"), "{format}: {text}");
+        assert!(text.contains("Allowed (2)"), "{format}: {text}");
+        let out = bin()
+            .args(["diff", "-v", "--format", format, "--allow"])
+            .arg(&allow)
+            .arg(&old)
+            .arg(&new)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            text.contains("brand_new") && text.contains("stormy"),
+            "{format} -v: {text}"
+        );
+    }
+}

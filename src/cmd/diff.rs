@@ -45,7 +45,8 @@ pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
         Side::of(&a.new.display().to_string(), &new),
         changes,
         fail_on,
-    );
+    )
+    .list_allowed(a.verbose);
     let text = match a.format {
         DiffFormat::Text => report.text(),
         DiffFormat::Json => report.json(),

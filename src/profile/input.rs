@@ -193,7 +193,8 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
     let name = f.display().to_string();
     if name == "-" {
         let mut head = Vec::new();
-        let read = profiler.add_stream(sniff::Head::new(io::stdin().lock(), &mut head), None);
+        let stdin = sniff::Head::new(io::stdin().lock(), &mut head);
+        let read = profiler.add_source(stdin, None, None, Some("-"));
         let part = taken(profiler, read, "stdin")?;
         return Ok(checked(part, "stdin", &head));
     }
@@ -217,10 +218,11 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
     {
         return Ok(Loaded::NotStreamJson(reason));
     }
-    let read = profiler.add_sized_stream(
+    let read = profiler.add_source(
         io::Cursor::new(&head[..]).chain(file),
         size,
         version_from_path(f),
+        Some(&name),
     );
     let part = taken(profiler, read, &name)?;
     Ok(checked(part, &name, &head))
