@@ -667,3 +667,46 @@ fn diff_allowed_changes_are_a_count_unless_verbose() {
         );
     }
 }
+
+/// §5: every field of every event in the schema has a description (the generated TypeScript
+/// types and the man page carry them); `tool.call.subagent` says what it means.
+#[test]
+fn schema_documents_every_field() {
+    let out = bin().arg("schema").output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut missing = Vec::new();
+    let mut fields = 0;
+    for (event, def) in doc["$defs"].as_object().unwrap() {
+        for (field, s) in def["properties"].as_object().into_iter().flatten() {
+            fields += 1;
+            let d = s["description"].as_str().unwrap_or("");
+            if d.trim().len() < 8 {
+                missing.push(format!("{event}.{field}"));
+            }
+        }
+    }
+    assert!(fields > 300, "{fields}");
+    assert!(
+        missing.is_empty(),
+        "{} fields without a description: {missing:?}",
+        missing.len()
+    );
+    let subagent = doc["$defs"]["tool.call"]["properties"]["subagent"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(subagent.contains("starts a subagent"), "{subagent}");
+    assert!(subagent.contains("parent_tool_use_id"), "{subagent}");
+    // The man page lists each field with its description.
+    let man = std::fs::read_to_string(root().join("man/boo-normalize.1")).unwrap();
+    assert!(
+        man.contains("starts a subagent (a Task or Agent call"),
+        "man page"
+    );
+    // The generated TypeScript types carry the descriptions as doc comments.
+    let ts = std::fs::read_to_string(root().join("npm/boo-normalize/src/envelope.ts")).unwrap();
+    assert!(
+        ts.contains("starts a subagent (a Task or Agent call"),
+        "envelope.ts"
+    );
+    assert!(ts.contains("Why the line is unusable"), "envelope.ts");
+}

@@ -15,7 +15,8 @@ use crate::cli::{Cli, Shell};
 pub fn man(dir: &Path) -> Result<ExitCode, Error> {
     let ctx = || dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
-    let cmd = Cli::command();
+    // `help SUBCOMMAND` is for the terminal; the pages list no help page.
+    let cmd = Cli::command().disable_help_subcommand(true);
     let mut page = Vec::new();
     render_main(&cmd, &mut page).map_err(|e| Error::io(ctx(), e))?;
     write(dir, "boo-normalize.1", &page)?;
@@ -127,19 +128,29 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
          least one event; run.end is always the last line, and its stats.lines equals the number \
          of input lines.",
     )]);
+    // Each event, then each of its fields with the schema's description of it.
+    let schema = boo_normalize::envelope::schema::schema(false);
     for (name, desc, fields, ephemeral) in boo_normalize::envelope::schema::event_docs() {
         r.control("TP", []);
         r.text([bold(name)]);
         let mut text = desc.to_string();
-        if !fields.is_empty() {
-            text.push_str(" Fields: ");
-            text.push_str(&fields.join(", "));
-            text.push('.');
-        }
         if ephemeral {
             text.push_str(" Ephemeral.");
         }
         r.text([roman(text)]);
+        if fields.is_empty() {
+            continue;
+        }
+        r.control("RS", []);
+        for f in fields {
+            let about = schema["$defs"][name]["properties"][f]["description"]
+                .as_str()
+                .unwrap_or("");
+            r.control("TP", []);
+            r.text([italic(f)]);
+            r.text([roman(about)]);
+        }
+        r.control("RE", []);
     }
     r.control("SH", ["VERSIONING"]);
     r.text([roman(

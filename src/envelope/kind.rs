@@ -102,6 +102,18 @@ pub const ALL: &[&str] = &[
     CHILD_STDERR,
 ];
 
+/// Every `kind` of a `diagnostic`, as the schema and the README list them.
+pub const DIAGNOSTIC_KINDS: &[&str] = &[
+    "not_json",
+    "not_object",
+    "missing_type",
+    "invalid_utf8",
+    "truncated_line",
+    "line_too_long",
+    "too_deep",
+    "empty_line",
+];
+
 #[cfg(test)]
 mod tests {
     /// Every named kind is documented in the schema, and every schema type is a named kind or
