@@ -710,3 +710,61 @@ fn schema_documents_every_field() {
     );
     assert!(ts.contains("Why the line is unusable"), "envelope.ts");
 }
+
+/// §5: the README's Install section says what works today (a checkout, the wheel and npm
+/// tarballs built from it) before what works after the first release, and points at the one
+/// page with the release steps.
+#[test]
+fn readme_install_says_what_works_today() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let install = readme.split("\n## Install\n").nth(1).unwrap();
+    let install = install.split("\n## ").next().unwrap();
+    assert!(
+        install.contains("not on crates.io, PyPI or npm yet"),
+        "{install}"
+    );
+    assert!(install.contains("docs/release.md"));
+    let after = install
+        .find("After the first release")
+        .expect("an 'After the first release' part");
+    for today in [
+        "cargo install --locked --path .",
+        "maturin build --release",
+        "pip install target/wheels/",
+        "node scripts/assemble.mjs",
+        "npm i ./target/npm/",
+    ] {
+        let at = install
+            .find(today)
+            .unwrap_or_else(|| panic!("{today} missing"));
+        assert!(at < after, "{today} is not among what works today");
+    }
+    for later in [
+        "cargo install --locked boo-normalize",
+        "pip install boo-normalize",
+        "npm i boo-normalize",
+    ] {
+        let at = install
+            .find(later)
+            .unwrap_or_else(|| panic!("{later} missing"));
+        assert!(at > after, "{later} is shown as available today");
+    }
+    for file in [
+        "npm/scripts/assemble.mjs",
+        "pyproject.toml",
+        "docs/release.md",
+    ] {
+        assert!(root().join(file).is_file(), "{file}");
+    }
+    let release = std::fs::read_to_string(root().join("docs/release.md")).unwrap();
+    for step in [
+        "cargo publish",
+        "maturin",
+        "npm publish",
+        "generate-man",
+        "BOO_UPDATE_TYPES",
+        "CHANGELOG",
+    ] {
+        assert!(release.contains(step), "docs/release.md lacks {step}");
+    }
+}
