@@ -37,20 +37,10 @@ fn wrong_inputs() -> Wrong {
     std::fs::write(p("env.ndjson"), &env.stdout).unwrap();
     let sse = bin().args(["--format", "sse"]).arg(&cap).output().unwrap();
     std::fs::write(p("out.sse"), &sse.stdout).unwrap();
-    let a = bin()
-        .arg("--audit")
-        .arg(p("run.audit.jsonl"))
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(a.status.success());
-    let r = bin()
-        .arg("--record")
-        .arg(p("cap.jsonl"))
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(r.status.success());
+    for (flag, file) in [("--audit", "run.audit.jsonl"), ("--record", "cap.jsonl")] {
+        let made = bin().arg(flag).arg(p(file)).arg(&cap).output().unwrap();
+        assert!(made.status.success(), "{flag}");
+    }
     std::fs::write(
         p("session.jsonl"),
         concat!(
@@ -188,31 +178,15 @@ fn real_captures_stay_quiet_and_a_wrong_file_among_them_is_named() {
 fn profile_and_redact_name_wrong_input() {
     let w = wrong_inputs();
     for (what, path, says) in &w.files {
-        let out = bin().arg("profile").arg(path).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "profile {what}: {}",
-            stderr(&out)
-        );
-        assert!(
-            stderr(&out).contains(says),
-            "profile {what}: {}",
-            stderr(&out)
-        );
-        assert!(out.stdout.is_empty(), "profile {what}");
-        let out = bin().arg("redact").arg(path).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "redact {what}: {}",
-            stderr(&out)
-        );
-        assert!(
-            stderr(&out).contains(says),
-            "redact {what}: {}",
-            stderr(&out)
-        );
+        for cmd in ["profile", "redact"] {
+            let out = bin().arg(cmd).arg(path).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {what}: {err}");
+            assert!(err.contains(says), "{cmd} {what}: {err}");
+            if cmd == "profile" {
+                assert!(out.stdout.is_empty(), "profile {what}");
+            }
+        }
     }
     let out = bin().arg("redact").arg(capture()).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -566,14 +540,17 @@ fn drift_pair() -> (tempfile::TempDir, PathBuf, PathBuf) {
 fn diff_changes_name_file_and_line_on_each_side() {
     let (_dir, old, new) = drift_pair();
     let (o, n) = (old.display().to_string(), new.display().to_string());
-    let json = bin()
-        .args(["diff", "--format", "json"])
-        .arg(&old)
-        .arg(&new)
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let find = |change: &str| {
+    let report = |format: &str, old: &Path| {
+        let out = bin()
+            .args(["diff", "--format", format])
+            .arg(old)
+            .arg(&new)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let change = |doc: &str, change: &str| {
+        let doc: serde_json::Value = serde_json::from_str(doc).unwrap();
         doc["changes"]
             .as_array()
             .unwrap()
@@ -582,51 +559,29 @@ fn diff_changes_name_file_and_line_on_each_side() {
             .unwrap_or_else(|| panic!("no {change} in {doc:#}"))
             .clone()
     };
-    let added = find("path_added");
+    let json = report("json", &old);
+    let added = change(&json, "path_added");
     assert_eq!(added["path"], "message.brand_new");
     assert_eq!(added["new_at"], serde_json::json!({"file": n, "line": 4}));
     // OLD lacks the field: where OLD's parent object (the message) was first seen.
     assert_eq!(added["old_at"], serde_json::json!({"file": o, "line": 2}));
-    let value = find("value_added");
+    let value = change(&json, "value_added");
     assert_eq!(value["value"], "stormy");
     assert_eq!(value["new_at"], serde_json::json!({"file": n, "line": 6}));
     assert_eq!(value["old_at"], serde_json::json!({"file": o, "line": 3}));
-    let text = bin().arg("diff").arg(&old).arg(&new).output().unwrap();
-    let text = String::from_utf8_lossy(&text.stdout).into_owned();
-    assert!(
-        text.contains(&format!("first seen: old {o}:2, new {n}:4")),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!("first seen: old {o}:3, new {n}:6")),
-        "{text}"
-    );
-    let md = bin()
-        .args(["diff", "--format", "markdown"])
-        .arg(&old)
-        .arg(&new)
-        .output()
-        .unwrap();
-    let md = String::from_utf8_lossy(&md.stdout).into_owned();
+    let text = report("text", &old);
+    for (a, b) in [(2, 4), (3, 6)] {
+        let want = format!("first seen: old {o}:{a}, new {n}:{b}");
+        assert!(text.contains(&want), "{want} not in {text}");
+    }
+    let md = report("markdown", &old);
     assert!(md.contains("| first seen |"), "{md}");
     assert!(md.contains(&format!("old `{o}:2`<br>new `{n}:4`")), "{md}");
     // A saved baseline keeps its locations.
     let profile = bin().arg("profile").arg(&old).output().unwrap();
     let saved = old.with_extension("profile.json");
     std::fs::write(&saved, &profile.stdout).unwrap();
-    let json = bin()
-        .args(["diff", "--format", "json"])
-        .arg(&saved)
-        .arg(&new)
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let c = doc["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["change"] == "value_added")
-        .unwrap();
+    let c = change(&report("json", &saved), "value_added");
     assert_eq!(c["old_at"]["file"], o.as_str());
 }
 
@@ -727,27 +682,23 @@ fn readme_install_says_what_works_today() {
     let after = install
         .find("After the first release")
         .expect("an 'After the first release' part");
-    for today in [
+    let today = [
         "cargo install --locked --path .",
         "maturin build --release",
         "pip install target/wheels/",
         "node scripts/assemble.mjs",
         "npm i ./target/npm/",
-    ] {
-        let at = install
-            .find(today)
-            .unwrap_or_else(|| panic!("{today} missing"));
-        assert!(at < after, "{today} is not among what works today");
-    }
-    for later in [
+    ];
+    let later = [
         "cargo install --locked boo-normalize",
         "pip install boo-normalize",
         "npm i boo-normalize",
-    ] {
-        let at = install
-            .find(later)
-            .unwrap_or_else(|| panic!("{later} missing"));
-        assert!(at > after, "{later} is shown as available today");
+    ];
+    for (commands, now) in [(&today[..], true), (&later[..], false)] {
+        for c in commands {
+            let at = install.find(c).unwrap_or_else(|| panic!("{c} missing"));
+            assert_eq!(at < after, now, "{c}: works today is {now}");
+        }
     }
     for file in [
         "npm/scripts/assemble.mjs",
