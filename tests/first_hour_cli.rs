@@ -595,31 +595,23 @@ fn diff_allowed_changes_are_a_count_unless_verbose() {
         r#"{"allow":[{"change":"path_added"},{"change":"value_added"}]}"#,
     )
     .unwrap();
+    let diff = |verbose: &[&str], format: &str| {
+        let mut c = bin();
+        c.arg("diff")
+            .args(verbose)
+            .args(["--format", format, "--allow"]);
+        let out = c.arg(&allow).arg(&old).arg(&new).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
     for format in ["text", "markdown"] {
-        let out = bin()
-            .args(["diff", "--format", format, "--allow"])
-            .arg(&allow)
-            .arg(&old)
-            .arg(&new)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert_eq!(out.status.code(), Some(0), "{text}");
+        let text = diff(&[], format);
         assert!(!text.contains("brand_new"), "{format}: {text}");
         assert!(!text.contains("stormy"), "{format}: {text}");
         assert!(text.contains("Allowed (2)"), "{format}: {text}");
-        let out = bin()
-            .args(["diff", "-v", "--format", format, "--allow"])
-            .arg(&allow)
-            .arg(&old)
-            .arg(&new)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            text.contains("brand_new") && text.contains("stormy"),
-            "{format} -v: {text}"
-        );
+        let text = diff(&["-v"], format);
+        let listed = text.contains("brand_new") && text.contains("stormy");
+        assert!(listed, "{format} -v: {text}");
     }
 }
 
