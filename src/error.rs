@@ -144,6 +144,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// `n` and `noun`, plural unless `n` is 1 (`1 line`, `2 lines`, `0 unknown events`): every
+/// count in a message reads right.
+pub fn counted(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 /// Replace control characters (terminal escapes from untrusted input) with `?`.
 pub fn sanitize(s: &str) -> String {
     s.chars()

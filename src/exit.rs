@@ -14,7 +14,9 @@ impl ExitCode {
     /// `--fail-on`, `audit verify` found a bad record (or, with `--require-complete`, a run
     /// without `run.end`).
     pub const FINDINGS: ExitCode = ExitCode(1);
-    /// Usage error, unreadable input, or an I/O error on stdout.
+    /// Usage error, unreadable input, input without a single stream-json line (envelope output,
+    /// an audit log, a capture, text: stderr says what it is, see [`crate::sniff`]), or an I/O
+    /// error on stdout.
     pub const ERROR: ExitCode = ExitCode(2);
     /// The stream ended without a `result` line after its last `system/init` (`run.error`
     /// precedes `run.end`; `--allow-no-result` turns this off); `replay --follow` when the
@@ -47,11 +49,11 @@ impl ExitCode {
         ),
         (
             "2",
-            "usage error, unreadable input, or an I/O error on stdout",
+            "usage error, unreadable input, input without a single stream-json line (stderr says what it is instead: envelope output, an audit log, a capture, text; see docs/input-detection.md), or an I/O error on stdout",
         ),
         (
             "3",
-            "the stream ended without a `result` line (`run.error` written; `--allow-no-result` makes it 0); `replay --follow`: the writer vanished",
+            "the stream ended without a `result` line (`run.error` written; `--allow-no-result` makes it 0), also for empty input (a closed stdin: stderr says so); `replay --follow`: the writer vanished",
         ),
         (
             "4",

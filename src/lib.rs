@@ -44,6 +44,7 @@ pub mod replay;
 pub mod report;
 pub mod schema;
 pub mod sink;
+pub mod sniff;
 #[cfg(unix)]
 pub mod spawn;
 pub mod transcript;

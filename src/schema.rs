@@ -23,6 +23,15 @@ fn guard_rule() -> Value {
     return json!({ "type": "string" });
 }
 
+/// `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 fn any() -> Value {
     json!({})
 }
@@ -276,9 +285,16 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::DIAGNOSTIC,
-            "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (nesting over 127 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
+            "An input line that is not usable: kind says why; text is a lossy, capped excerpt; bytes the line's length.",
             vec![
-                ("kind", s()),
+                (
+                    "kind",
+                    json!({"type": "string", "description": format!(
+                        "Why the line is unusable: {} (too_deep: JSON nested deeper than {} levels).",
+                        or_list(kind::DIAGNOSTIC_KINDS),
+                        crate::json::MAX_DEPTH
+                    )}),
+                ),
                 ("text", s()),
                 ("bytes", json!({"type": "integer"})),
                 ("truncated", b()),
@@ -430,8 +446,18 @@ fn defs() -> Vec<Def> {
             }
             .into_boxed_str(),
         );
-        let mut fields: Vec<(&'static str, Value)> =
-            m.fields.iter().map(|(f, _)| (*f, any())).collect();
+        // A promoted field says which source member it comes from, after what it is.
+        let mut fields: Vec<(&'static str, Value)> = m
+            .fields
+            .iter()
+            .map(|(f, path)| {
+                let from = match crate::envelope::fields::doc(m.event, f) {
+                    Some(d) => format!("{d} From the {t} line's `{path}`."),
+                    None => format!("The {t} line's `{path}`, as written."),
+                };
+                (*f, json!({ "description": from }))
+            })
+            .collect();
         fields.push(("extra", obj()));
         d.push((m.event, desc, fields, false));
     }
@@ -500,11 +526,26 @@ pub fn schema(strict: bool) -> Value {
             }
         }),
     );
+    if let Some(props) = defs_map["common"]["properties"].as_object_mut() {
+        for (f, s) in props.iter_mut() {
+            if s.get("description").is_none()
+                && let Some(d) = crate::envelope::fields::doc("common", f)
+            {
+                s["description"] = d.into();
+            }
+        }
+    }
     for (name, desc, fields, ephemeral) in &defs {
         let mut props = Map::new();
         let mut required = Vec::new();
         for (f, s) in fields {
-            props.insert((*f).into(), s.clone());
+            let mut s = s.clone();
+            if s.get("description").is_none()
+                && let Some(d) = crate::envelope::fields::doc(name, f)
+            {
+                s["description"] = d.into();
+            }
+            props.insert((*f).into(), s);
             // Optional members: written only in some situations.
             let optional_raw = *f == "raw" && *name != "unknown";
             if !optional_raw

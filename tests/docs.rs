@@ -139,6 +139,46 @@ fn every_relative_link_resolves() {
     assert!(checked >= 15, "only {checked} links found");
 }
 
+/// The envelope page's `diagnostic` row lists exactly the schema's diagnostic kinds, in its order.
+#[test]
+fn readme_lists_every_diagnostic_kind() {
+    let readme = std::fs::read_to_string(root().join("docs/envelope.md")).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `diagnostic` |"))
+        .expect("docs/envelope.md has a `diagnostic` row");
+    let list = row
+        .split("kind is ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    let listed: Vec<&str> = list
+        .split([',', ' '])
+        .filter(|w| {
+            !w.is_empty()
+                && *w != "or"
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+        .filter(|w| w.contains('_'))
+        .collect();
+    assert_eq!(
+        listed,
+        boo_normalize::envelope::kind::DIAGNOSTIC_KINDS,
+        "{row}"
+    );
+    // And the schema says the same.
+    let schema = boo_normalize::schema::schema(false);
+    let about = schema["$defs"]["diagnostic"]["properties"]["kind"]["description"]
+        .as_str()
+        .unwrap();
+    for k in boo_normalize::envelope::kind::DIAGNOSTIC_KINDS {
+        assert!(about.contains(k), "{about}");
+    }
+}
+
 #[test]
 fn every_help_ends_with_examples() {
     for args in [

@@ -13,6 +13,7 @@ mod audit;
 mod docs;
 mod faults;
 mod fidelity;
+mod first_hour;
 mod normalize;
 mod packaging;
 mod probe;

@@ -16,7 +16,12 @@ Examples:
   boo-normalize profile --by-version fixtures/captured -o by-version.json";
 
 pub const DIFF_HELP: &str = "\
-OLD and NEW are each a capture file, a directory of captures, or a saved profile.
+OLD and NEW are each a capture file, a directory of captures, or a saved profile. A directory's
+captures are its *.ndjson and *.jsonl files (recursively); other files (profile.json,
+summary.json) are not read, and a capture there that holds no stream-json (envelope output) is
+skipped with a note. A side with no stream-json object at all (an empty file, envelope output,
+an audit log) is refused: exit 2, naming it. Each change names where it was first seen on each
+side (FILE:LINE).
 
 Severities: breaking (kind/field/enum value/tool name gone, new JSON type, required field now
 optional), additive (new kind/field/value/tool), info (optional field no longer seen, …).
@@ -31,7 +36,7 @@ Ids, timestamps, paths, numbers, free text and counts are never compared.
 --allow FILE accepts known drift. FILE is JSON: {\"allow\": [RULE, ...]}, a bare [RULE, ...], or
 the output of `diff --format json` (its \"changes\" are the rules). A RULE has any of the string
 members change, kind, path, value, from (`*` is a wildcard); a change is allowed when all
-members a rule gives match it.
+members a rule gives match it. Allowed changes are counted, not listed, unless -v is given.
 
 Examples:
   boo-normalize diff baseline.profile.json captures/ --format markdown >> \"$GITHUB_STEP_SUMMARY\"
@@ -71,6 +76,10 @@ pub struct DiffArgs {
     /// Accepted changes (see below).
     #[arg(long, value_name = "FILE")]
     pub allow: Option<PathBuf>,
+    /// List the changes --allow accepted one by one (text and markdown show their count
+    /// otherwise; JSON always lists them).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// `diff --format`.

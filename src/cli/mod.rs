@@ -39,7 +39,8 @@ Examples:
   boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
-diagnostics or unknown events, 2 usage or I/O error, 3 no `result` line (run.error written;
+diagnostics or unknown events, 2 usage or I/O error or no stream-json line at all (stderr says
+what the input is), 3 no `result` line (run.error written;
 --allow-no-result: 0), 74 an output file (--audit, --record, …) failed mid-run.";
 
 const GENERATE_MAN_HELP: &str = "\
@@ -53,8 +54,7 @@ Examples:
     name = "boo-normalize",
     version,
     after_help = AFTER_HELP,
-    args_conflicts_with_subcommands = true,
-    disable_help_subcommand = true
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     /// Subcommand; `normalize` when omitted.
@@ -87,7 +87,7 @@ pub enum Command {
         shell: Shell,
     },
     /// Write the man pages into DIR (used to keep man/ in sync).
-    #[command(hide = true, after_help = GENERATE_MAN_HELP)]
+    #[command(after_help = GENERATE_MAN_HELP)]
     GenerateMan {
         /// Output directory.
         dir: PathBuf,
@@ -175,6 +175,71 @@ pub struct SchemaArgs {
     pub strict: bool,
 }
 
+/// Refuse a file argument that does not exist but is close to a subcommand's name (a mistyped
+/// `boo-normalize difff` is read as a file name): say which subcommand was meant.
+pub fn no_mistyped_subcommand(files: &[PathBuf]) -> Result<(), boo_normalize::error::Error> {
+    for f in files {
+        if !f.exists()
+            && let Some(sub) = similar_subcommand(f.as_os_str())
+        {
+            return Err(boo_normalize::error::Error::msg(
+                f.display().to_string(),
+                format!(
+                    "no such file or directory; did you mean the subcommand `boo-normalize {sub}`? (`boo-normalize help` lists them)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The subcommand a file argument that does not exist was probably meant to be (`difff`,
+/// `profiel`, `replya`): a bare word within two edits of a subcommand's name (one for short
+/// names), or its prefix.
+pub fn similar_subcommand(arg: &std::ffi::OsStr) -> Option<String> {
+    use clap::CommandFactory;
+    let arg = arg.to_str()?;
+    if arg.len() < 3 || arg.contains(['/', '.', '\\']) {
+        return None;
+    }
+    let arg = arg.to_ascii_lowercase();
+    let cmd = Cli::command();
+    let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+    let best = names
+        .iter()
+        .map(|n| (edits(&arg, n), *n))
+        .min()
+        .filter(|(d, n)| *d <= if n.len() <= 4 { 1 } else { 2 })
+        .map(|(_, n)| n);
+    let prefix = || names.iter().find(|n| n.starts_with(&arg)).copied();
+    best.or_else(prefix).map(str::to_owned)
+}
+
+/// Levenshtein distance (with adjacent transpositions counted as one edit).
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// Parse the process arguments (exits on `--help`, `--version` and usage errors). An
 /// `--as-claude` command line (`replay … --as-claude …`, or this binary called as `claude`) is
 /// split first: everything after `--as-claude` belongs to the imitated `claude`.
@@ -235,6 +300,19 @@ mod tests {
     use clap::CommandFactory;
 
     use super::*;
+
+    #[test]
+    fn mistyped_subcommands_are_recognised() {
+        let s = |a: &str| similar_subcommand(std::ffi::OsStr::new(a));
+        assert_eq!(s("difff").as_deref(), Some("diff"));
+        assert_eq!(s("profiel").as_deref(), Some("profile"));
+        assert_eq!(s("replya").as_deref(), Some("replay"));
+        assert_eq!(s("spwan").as_deref(), Some("spawn"));
+        assert_eq!(s("generate").as_deref(), Some("generate-man"));
+        assert_eq!(s("run.ndjson"), None);
+        assert_eq!(s("capture"), None);
+        assert_eq!(s("xyz"), None);
+    }
 
     #[test]
     fn verify_cli() {

@@ -11,11 +11,14 @@ use boo_normalize::pipeline::setup::{Plan, Setup};
 
 use super::output::OutputArgs;
 use super::redact::RedactArgs;
+use super::units::size_usize;
 
 /// Envelope options shared by `normalize`, `spawn` and `replay`.
 #[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = "Input and envelope")]
 pub struct EnvelopeArgs {
-    /// Keep base64 image/document data instead of {media_type, bytes, sha256}.
+    /// Keep base64 image/document data instead of replacing it by {elided, media_type, bytes,
+    /// sha256}.
     #[arg(long)]
     pub keep_blobs: bool,
     /// Write the whole stream, then exit 1 (when it otherwise succeeded) if any line was unusable
@@ -25,8 +28,9 @@ pub struct EnvelopeArgs {
     /// Flush after every input line (default: flush whenever no input is pending).
     #[arg(long)]
     pub line_buffered: bool,
-    /// Cut lines longer than this many bytes (reported as `line_too_long`); default: no limit.
-    #[arg(long, value_name = "BYTES")]
+    /// Cut lines longer than SIZE (bytes, or 1MB, 500KB, 1MiB, 64KiB; reported as
+    /// `line_too_long`); default: no limit.
+    #[arg(long, value_name = "SIZE", value_parser = size_usize)]
     pub max_line_bytes: Option<usize>,
     /// Accept a stream that ends without a `result` line: no `run.error` (cause `no_result`) before
     /// `run.end`, and no exit status 3 for it.

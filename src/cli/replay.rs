@@ -11,6 +11,7 @@ use clap::Args;
 use boo_normalize::replay::Speed;
 
 use super::normalize::StreamArgs;
+use super::units::duration;
 
 pub const AFTER_HELP: &str = "\
 Inputs: a capture (normalize --record FILE), an audit log (--audit FILE), or plain stream-json;
@@ -61,7 +62,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub follow: bool,
     /// With --follow on stream-json: how long the file must stay unchanged after a `result`.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "2s", value_parser = duration)]
     pub follow_idle: Duration,
     /// Audit logs: the run to replay (its run_id). Default: the last run in the file.
     #[arg(long, value_name = "RUN_ID")]

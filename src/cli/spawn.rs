@@ -10,7 +10,7 @@ use clap::Args;
 use boo_normalize::spawn::guard::GuardConfig;
 
 use super::normalize::StreamArgs;
-use super::units::{duration, size};
+use super::units::{duration, size, size_usize};
 
 pub const SPAWN_AFTER_HELP: &str = "\
 Environment: only PATH HOME USER LOGNAME SHELL TERM LANG LC_* TZ TMPDIR, http(s)_proxy and
@@ -70,8 +70,9 @@ pub struct SpawnArgs {
     /// Read the prompt from FILE (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     pub prompt_file: Option<PathBuf>,
-    /// Prompts longer than this many bytes go to the child's stdin (closed right after).
-    #[arg(long, value_name = "BYTES", default_value_t = 10 * 1024)]
+    /// Prompts longer than SIZE (bytes, or 10KB, 10KiB) go to the child's stdin (closed right
+    /// after).
+    #[arg(long, value_name = "SIZE", value_parser = size_usize, default_value = "10KiB")]
     pub prompt_argv_max: usize,
     /// The claude binary; a name without `/` is looked up on PATH. [default: claude]
     #[arg(long, value_name = "PATH", env = "CLAUDE_BIN")]
@@ -129,14 +130,14 @@ pub struct SpawnArgs {
     /// Emit the child's stderr as `child.stderr` events instead of copying it to stderr.
     #[arg(long)]
     pub stderr_events: bool,
-    /// Guards over the run.
-    #[command(flatten)]
-    pub guards: GuardArgs,
     /// Also write a capture of the run (argv, stdout and stderr lines with their arrival
     /// times, exit status) to FILE, for `boo-normalize replay` and `replay --as-claude`
     /// (created mode 0600; locked while written).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Guards over the run (their own heading; the envelope options after them have theirs).
+    #[command(flatten)]
+    pub guards: GuardArgs,
     /// Envelope options.
     #[command(flatten)]
     pub stream: StreamArgs,

@@ -1,5 +1,6 @@
 //! Parsers of option values with units: durations (`30s`, `5m`, `1500ms`, bare seconds) and
-//! byte sizes (`5MB`, `64KiB`), and the audit run id.
+//! byte sizes (`5MB`, `64KiB`, bare bytes), and the audit run id. Every size option and every
+//! duration option of every command takes its value through these, so all take the same units.
 
 use std::time::Duration;
 
@@ -46,6 +47,12 @@ pub fn size(s: &str) -> Result<u64, String> {
         return Err(format!("{s:?}: out of range"));
     }
     Ok(v.round() as u64)
+}
+
+/// [`size`] for an option held as `usize`.
+pub fn size_usize(s: &str) -> Result<usize, String> {
+    let n = size(s)?;
+    usize::try_from(n).map_err(|_| format!("{s:?}: out of range"))
 }
 
 /// A run id: non-empty and printable.

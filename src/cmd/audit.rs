@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Write};
 
 use boo_normalize::audit::verify::{Failure, verify};
-use boo_normalize::error::{Error, sanitize};
+use boo_normalize::error::{Error, counted, sanitize};
 use boo_normalize::exit::ExitCode;
 
 use crate::cli::AuditCommand;
@@ -24,14 +24,22 @@ pub fn run(cmd: AuditCommand) -> Result<ExitCode, Error> {
     };
     match result {
         Ok(s) => {
-            let runs = if s.runs == 1 { "run" } else { "runs" };
+            // With --require-complete a run without run.end fails the file: never "ok" then.
+            let failed = require_complete && !s.incomplete.is_empty();
+            let verdict = match failed {
+                true => format!(
+                    "incomplete: {} without run.end (--require-complete)",
+                    counted(s.incomplete.len() as u64, "run")
+                ),
+                false => "ok".to_owned(),
+            };
             let mut out = io::stdout().lock();
             writeln!(
                 out,
-                "{}: ok: {} records in {} {runs}, last hash {}",
+                "{}: {verdict}: {} in {}, last hash {}",
                 sanitize(&name),
-                s.records,
-                s.runs,
+                counted(s.records, "record"),
+                counted(s.runs, "run"),
                 s.head
             )
             .map_err(|e| Error::io("stdout", e))?;
@@ -44,7 +52,7 @@ pub fn run(cmd: AuditCommand) -> Result<ExitCode, Error> {
                     sanitize(id)
                 );
             }
-            if require_complete && !s.incomplete.is_empty() {
+            if failed {
                 return Ok(ExitCode::FINDINGS);
             }
             Ok(ExitCode::OK)

@@ -28,7 +28,7 @@ pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
     };
     // Both sides at once, their files spread over the cores together.
     let sides = [std::slice::from_ref(&a.old), std::slice::from_ref(&a.new)];
-    let [old, new]: [_; 2] = input::load_sides(&sides, false)?
+    let [old, new]: [_; 2] = input::load_sides(&sides, false, &mut io::stderr())?
         .try_into()
         .expect("two sides");
     let mut changes = diff(&old, &new);
@@ -45,7 +45,8 @@ pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
         Side::of(&a.new.display().to_string(), &new),
         changes,
         fail_on,
-    );
+    )
+    .list_allowed(a.verbose);
     let text = match a.format {
         DiffFormat::Text => report.text(),
         DiffFormat::Json => report.json(),

@@ -15,7 +15,8 @@ use crate::cli::{Cli, Shell};
 pub fn man(dir: &Path) -> Result<ExitCode, Error> {
     let ctx = || dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
-    let cmd = Cli::command();
+    // `help SUBCOMMAND` is for the terminal; the pages list no help page.
+    let cmd = Cli::command().disable_help_subcommand(true);
     let mut page = Vec::new();
     render_main(&cmd, &mut page).map_err(|e| Error::io(ctx(), e))?;
     write(dir, "boo-normalize.1", &page)?;
@@ -39,6 +40,7 @@ fn sub_pages(dir: &Path, parent: &str, sub: &clap::Command) -> Result<(), Error>
         .name(leaked)
         .bin_name(leaked)
         .disable_help_subcommand(true);
+    let sub = sub.clone().override_usage(synopsis(&sub, &name));
     let mut page = Vec::new();
     clap_mangen::Man::new(sub.clone())
         .section("1")
@@ -59,7 +61,54 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
     std::fs::write(&path, bytes).map_err(|e| Error::io(path.display().to_string(), e))
 }
 
+/// The SYNOPSIS of `cmd` called `name`: every visible option with its value placeholder
+/// (`[--format FORMAT]`, not clap_mangen's bare `[--format]`), then the positionals; a command
+/// with subcommands gets a second form, `NAME COMMAND ...`.
+fn synopsis(cmd: &clap::Command, name: &str) -> String {
+    let mut line = name.to_owned();
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        let values = a
+            .get_value_names()
+            .map(|v| v.join(" "))
+            .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+        let takes_value = a.get_action().takes_values();
+        let item = if a.is_positional() {
+            let many = a.get_num_args().is_some_and(|n| n.max_values() > 1);
+            let dots = if many { "..." } else { "" };
+            if a.is_last_set() {
+                format!("[-- {values}{dots}]")
+            } else if a.is_required_set() {
+                format!("{values}{dots}")
+            } else {
+                format!("[{values}]{dots}")
+            }
+        } else {
+            let flag = match (a.get_short(), a.get_long()) {
+                (Some(s), Some(l)) => format!("-{s}|--{l}"),
+                (None, Some(l)) => format!("--{l}"),
+                (Some(s), None) => format!("-{s}"),
+                (None, None) => continue,
+            };
+            let flag = match takes_value {
+                true => format!("{flag} {values}"),
+                false => flag,
+            };
+            match a.is_required_set() {
+                true => flag,
+                false => format!("[{flag}]"),
+            }
+        };
+        line.push(' ');
+        line.push_str(&item);
+    }
+    if cmd.has_subcommands() {
+        line.push_str(&format!("\n{name} COMMAND [ARGS]..."));
+    }
+    line
+}
+
 fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
+    let cmd = cmd.clone().override_usage(synopsis(cmd, "boo-normalize"));
     let man = clap_mangen::Man::new(cmd.clone()).manual("boo-normalize manual");
     man.render_title(w)?;
     man.render_name_section(w)?;
@@ -79,19 +128,29 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
          least one event; run.end is always the last line, and its stats.lines equals the number \
          of input lines.",
     )]);
+    // Each event, then each of its fields with the schema's description of it.
+    let schema = boo_normalize::schema::schema(false);
     for (name, desc, fields, ephemeral) in boo_normalize::schema::event_docs() {
         r.control("TP", []);
         r.text([bold(name)]);
         let mut text = desc.to_string();
-        if !fields.is_empty() {
-            text.push_str(" Fields: ");
-            text.push_str(&fields.join(", "));
-            text.push('.');
-        }
         if ephemeral {
             text.push_str(" Ephemeral.");
         }
         r.text([roman(text)]);
+        if fields.is_empty() {
+            continue;
+        }
+        r.control("RS", []);
+        for f in fields {
+            let about = schema["$defs"][name]["properties"][f]["description"]
+                .as_str()
+                .unwrap_or("");
+            r.control("TP", []);
+            r.text([italic(f)]);
+            r.text([roman(about)]);
+        }
+        r.control("RE", []);
     }
     r.control("SH", ["VERSIONING"]);
     r.text([roman(

@@ -1,7 +1,7 @@
 //! `normalize`: files or stdin through the pipeline to the output sinks (envelope NDJSON on
 //! stdout by default), optionally recorded.
 
-use std::io;
+use std::io::{self, Write};
 use std::sync::PoisonError;
 
 use boo_normalize::capture::{End, file};
@@ -10,11 +10,13 @@ use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
 use boo_normalize::pipeline::conclude::{Ending, output_failed};
 use boo_normalize::sink::named::io_error;
+use boo_normalize::sniff;
 use boo_normalize::transcript::open;
 
 use crate::cli::NormalizeArgs;
 
 pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
+    crate::cli::no_mistyped_subcommand(&a.files)?;
     let mut setup = a.stream.plan()?.open()?;
     let prices = a.input.prices()?;
     // Open everything first, so a missing file fails before any output.
@@ -34,10 +36,24 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
         r.redact(e);
     }
+    // Each input's first bytes, to say what it is when it held no stream-json (see sniff).
+    let (mut head, mut wrong) = (Vec::new(), false);
     for mut input in inputs {
         p.set_input_ready(input.ready_probe());
-        let src = file::tee(&mut rec, input.reader, &clock);
-        if let Err(e) = p.run(src, setup.max_line) {
+        let before = (p.stats().lines, p.stats().stream_json_lines);
+        let src = sniff::Head::new(file::tee(&mut rec, input.reader, &clock), &mut head);
+        let ran = p.run(src, setup.max_line);
+        let (lines, json) = (
+            p.stats().lines - before.0,
+            p.stats().stream_json_lines - before.1,
+        );
+        if ran.is_ok()
+            && let Some((kind, msg)) = sniff::check(&input.name, &head, lines, json)
+        {
+            let _ = writeln!(io::stderr(), "boo-normalize: {msg}");
+            wrong |= kind != sniff::Kind::Empty;
+        }
+        if let Err(e) = ran {
             if let Some((name, cause)) = file::failed(&mut rec, &e) {
                 return Err(output_failed(&mut p, name, cause));
             }
@@ -48,6 +64,11 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
         }
     }
     let mut ending = Ending::eof().recorded(rec, End::default());
+    // Input with no stream-json line is a usage error (exit 2); an empty one is only a missing
+    // result (exit 3).
+    if wrong {
+        ending.code = ExitCode::ERROR;
+    }
     if transcript {
         let by_model = usage
             .lock()

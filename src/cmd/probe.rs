@@ -150,6 +150,7 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
             format: a.diff_format,
             fail_on: a.fail_on,
             allow: a.allow.clone(),
+            verbose: false,
         }),
         None => Ok(ExitCode::OK),
     }
@@ -189,7 +190,7 @@ fn finish(summary: &Summary, out: &std::path::Path) -> Result<(), Error> {
     if captures.is_empty() {
         return Ok(());
     }
-    let profile = input::load(&captures, false)?;
+    let profile = input::load(&captures, false, &mut std::io::stderr())?;
     let path = out.join(PROFILE_FILE);
     fs::write(&path, profile.to_json()).map_err(|e| Error::io(path.display().to_string(), e))
 }

@@ -10,7 +10,7 @@ use boo_normalize::profile::input;
 use crate::cli::ProfileArgs;
 
 pub fn run(a: ProfileArgs) -> Result<ExitCode, Error> {
-    let p = input::load(&a.inputs, a.by_version)?;
+    let p = input::load(&a.inputs, a.by_version, &mut io::stderr())?;
     let doc = p.to_json();
     match &a.output {
         Some(path) => fs::write(path, doc).map_err(|e| Error::io(path.display().to_string(), e))?,

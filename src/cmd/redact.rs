@@ -1,10 +1,12 @@
 //! `redact`: stream-json in, the same stream-json out with secrets replaced.
 
 use std::io::{self, BufWriter, Write};
+use std::sync::{Arc, Mutex};
 
 use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
 use boo_normalize::redact::inputs::redact_inputs;
+use boo_normalize::sniff;
 use boo_normalize::transcript::open;
 
 use crate::cli::RedactCmdArgs;
@@ -12,8 +14,18 @@ use crate::cli::RedactCmdArgs;
 pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
     let engine = a.rules.options().build()?;
     // A transcript stays a transcript (its lines as written, the session's files merged).
-    let inputs =
+    let mut inputs =
         open::open_inputs(&a.files, a.input_format.format(), open::Lines::AsWritten)?.inputs;
+    // Each input's first bytes, to say what it is when it does not look like stream-json.
+    let heads: Vec<(String, Arc<Mutex<Vec<u8>>>)> = inputs
+        .iter_mut()
+        .map(|i| {
+            let head = Arc::default();
+            let r = std::mem::replace(&mut i.reader, Box::new(io::empty()));
+            i.reader = Box::new(sniff::SharedHead::new(r, Arc::clone(&head)));
+            (i.name.clone(), head)
+        })
+        .collect();
     let stdout = io::stdout();
     let w = BufWriter::with_capacity(128 * 1024, stdout.lock());
     let s = redact_inputs(&engine, inputs, w, a.line_buffered)?;
@@ -28,5 +40,18 @@ pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
             s.max_held
         );
     }
-    Ok(ExitCode::OK)
+    // The copy is written either way (redaction works on any JSON); input that is not
+    // stream-json is still a usage error, as for every command that reads stream-json (empty
+    // input only gets the note).
+    let mut code = ExitCode::OK;
+    for (name, head) in heads {
+        let head = head.lock().map(|h| h.clone()).unwrap_or_default();
+        if let Some((kind, why)) = sniff::check_head(&name, &head) {
+            let _ = writeln!(io::stderr(), "boo-normalize: {name}: {why}");
+            if kind != sniff::Kind::Empty {
+                code = ExitCode::ERROR;
+            }
+        }
+    }
+    Ok(code)
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use boo_normalize::capture::file::{self, Recording};
 use boo_normalize::error::Error;
+use boo_normalize::error::counted;
 use boo_normalize::exit::ExitCode;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
@@ -88,7 +89,8 @@ pub fn run(a: SpawnArgs) -> Result<ExitCode, Error> {
     if left > 0 {
         let _ = writeln!(
             std_err,
-            "boo-normalize: stdout: {left} bytes not delivered (the reader stopped reading)"
+            "boo-normalize: stdout: {} not delivered (the reader stopped reading)",
+            counted(left as u64, "byte")
         );
     }
     std_err.finish(OUTPUT_STALL / 3);
@@ -213,8 +215,8 @@ fn worker(
     if outcome.stderr_dropped > 0 {
         let _ = writeln!(
             std_err.clone(),
-            "boo-normalize: claude stderr: {} lines dropped (they came faster than they could be passed on)",
-            outcome.stderr_dropped
+            "boo-normalize: claude stderr: {} dropped (they came faster than they could be passed on)",
+            counted(outcome.stderr_dropped as u64, "line")
         );
     }
     let mut end = outcome.end_info();

@@ -101,3 +101,15 @@ pub const ALL: &[&str] = &[
     POLICY_VIOLATION,
     CHILD_STDERR,
 ];
+
+/// Every `kind` of a `diagnostic`, as the schema and the README list them.
+pub const DIAGNOSTIC_KINDS: &[&str] = &[
+    "not_json",
+    "not_object",
+    "missing_type",
+    "invalid_utf8",
+    "truncated_line",
+    "line_too_long",
+    "too_deep",
+    "empty_line",
+];

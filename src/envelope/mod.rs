@@ -57,6 +57,7 @@
 //! event types, new fields) keep `v: 1`; renaming or removing a field or type bumps `v`.
 
 pub mod extras;
+pub mod fields;
 pub mod kind;
 
 use crate::json::{Out, Spans, Val, get_str};

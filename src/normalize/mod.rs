@@ -397,6 +397,9 @@ impl State {
             ev.end();
             return;
         }
+        if crate::sniff::STREAM_JSON_TYPES.contains(&kind) {
+            self.stats.stream_json_lines += 1;
+        }
         let own_sid = get_str(v, "session_id");
         if let Some(sid) = own_sid
             && self.session.as_deref() != Some(sid)

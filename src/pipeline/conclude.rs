@@ -11,7 +11,7 @@ use super::Pipeline;
 use super::setup::Setup;
 use crate::capture::End;
 use crate::capture::file::{self, Recording};
-use crate::error::Error;
+use crate::error::{Error, counted};
 use crate::exit::ExitCode;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::sink::named::io_error;
@@ -182,8 +182,10 @@ fn strict_failed(s: &Stats, notes: &mut dyn Write) -> bool {
     }
     let _ = writeln!(
         notes,
-        "boo-normalize: strict: {} of {} lines unusable, {} unknown events",
-        s.diagnostics, s.lines, s.unknown
+        "boo-normalize: strict: {} of {} unusable, {}",
+        s.diagnostics,
+        counted(s.lines, "line"),
+        counted(s.unknown, "unknown event")
     );
     true
 }

@@ -63,7 +63,7 @@ pub fn prepare_out(dir: &Path) -> Result<(), Error> {
             ctx(),
             format!(
                 "already holds captures that no probe listed (e.g. {}); give an empty or new directory",
-                f.display()
+                f.path.display()
             ),
         ));
     }

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Origin;
+
 /// How much a change matters to a consumer of the old format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -115,6 +117,12 @@ pub struct Change {
     /// Accepted by an `--allow` list.
     #[serde(default, skip_serializing_if = "is_false")]
     pub allowed: bool,
+    /// Where OLD first had what changed (the kind, path, type, value or tool): file and line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_at: Option<Origin>,
+    /// Where NEW first had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_at: Option<Origin>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -136,7 +144,15 @@ impl Change {
             nested: 0,
             detail,
             allowed: false,
+            old_at: None,
+            new_at: None,
         }
+    }
+    /// Where each side first had what changed.
+    pub(super) fn at(mut self, old: Option<&Origin>, new: Option<&Origin>) -> Self {
+        self.old_at = old.cloned();
+        self.new_at = new.cloned();
+        self
     }
     pub(super) fn path(mut self, p: &str) -> Self {
         self.path = Some(p.to_owned());

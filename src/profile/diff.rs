@@ -41,18 +41,28 @@ pub fn diff(old: &Profile, new: &Profile) -> Vec<Change> {
         }
         match (old.kinds.get(name), new.kinds.get(name)) {
             (Some(o), Some(n)) => kind_diff(name, o, n, &mut out),
-            (Some(o), None) => out.push(Change::new(
-                Severity::Breaking,
-                ChangeKind::KindRemoved,
-                name,
-                format!("kind no longer produced (was seen {}×)", o.count),
-            )),
-            (None, Some(n)) => out.push(Change::new(
-                Severity::Additive,
-                ChangeKind::KindAdded,
-                name,
-                format!("new kind ({} paths, seen {}×)", n.fields.len(), n.count),
-            )),
+            (Some(o), None) => out.push(
+                Change::new(
+                    Severity::Breaking,
+                    ChangeKind::KindRemoved,
+                    name,
+                    format!("kind no longer produced (was seen {}×)", o.count),
+                )
+                .at(o.first.as_ref(), None),
+            ),
+            (None, Some(n)) => out.push(
+                Change::new(
+                    Severity::Additive,
+                    ChangeKind::KindAdded,
+                    name,
+                    format!(
+                        "new kind ({}, seen {}×)",
+                        crate::error::counted(n.fields.len() as u64, "path"),
+                        n.count
+                    ),
+                )
+                .at(None, n.first.as_ref()),
+            ),
             (None, None) => {}
         }
     }
@@ -125,7 +135,9 @@ fn kind_diff(name: &str, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
                 presence_text(f.presence)
             )
         };
-        let mut c = Change::new(Severity::Additive, ChangeKind::PathAdded, name, detail).path(p);
+        let mut c = Change::new(Severity::Additive, ChangeKind::PathAdded, name, detail)
+            .path(p)
+            .at(o.parent_first(p), f.first.as_ref());
         c.nested = added.iter().filter(|a| is_below(a, p)).count() as u64;
         out.push(c);
     }
@@ -155,7 +167,8 @@ fn kind_diff(name: &str, o: &Kind, n: &Kind, out: &mut Vec<Change>) {
             name,
             format!("field no longer seen ({}; {why})", types_text(f)),
         )
-        .path(p);
+        .path(p)
+        .at(f.first.as_ref(), n.parent_first(p));
         c.nested = removed.iter().filter(|a| is_below(a, p)).count() as u64;
         out.push(c);
     }
@@ -191,7 +204,11 @@ fn field_diff(
                 format!("can now be {} (was {})", t.name(), types_text(fo)),
             )
             .path(p)
-            .value(t.name()),
+            .value(t.name())
+            .at(
+                fo.first.as_ref(),
+                fnew.type_first.get(t).or(fnew.first.as_ref()),
+            ),
         );
     }
     for t in fo.types.keys().filter(|t| !fnew.types.contains_key(t)) {
@@ -203,7 +220,11 @@ fn field_diff(
                 format!("no longer seen as {} (now {})", t.name(), types_text(fnew)),
             )
             .path(p)
-            .value(t.name()),
+            .value(t.name())
+            .at(
+                fo.type_first.get(t).or(fo.first.as_ref()),
+                fnew.first.as_ref(),
+            ),
         );
     }
     let judged = parent_path(p).is_none_or(|_| o.parent_objects(p) > 0 && n.parent_objects(p) > 0);
@@ -219,7 +240,8 @@ fn field_diff(
                     n.parent_objects(p)
                 ),
             )
-            .path(p),
+            .path(p)
+            .at(fo.first.as_ref(), fnew.first.as_ref()),
         ),
         (Presence::Optional, Presence::Required) if judged => out.push(
             Change::new(
@@ -228,7 +250,8 @@ fn field_diff(
                 name,
                 "was optional, now in every parent object".to_owned(),
             )
-            .path(p),
+            .path(p)
+            .at(fo.first.as_ref(), fnew.first.as_ref()),
         ),
         _ => {}
     }
@@ -256,7 +279,11 @@ fn field_diff(
                         format!("new value {v:?} (known: {})", keys_text(vo)),
                     )
                     .path(p)
-                    .value(v),
+                    .value(v)
+                    .at(
+                        fo.first.as_ref(),
+                        fnew.value_first.get(v.as_str()).or(fnew.first.as_ref()),
+                    ),
                 );
             }
             for v in vo
@@ -272,7 +299,11 @@ fn field_diff(
                         format!("value {v:?} no longer produced (now: {})", keys_text(vn)),
                     )
                     .path(p)
-                    .value(v),
+                    .value(v)
+                    .at(
+                        fo.value_first.get(v.as_str()).or(fo.first.as_ref()),
+                        fnew.first.as_ref(),
+                    ),
                 );
             }
         }
@@ -287,7 +318,8 @@ fn field_diff(
                     keys_text(vo)
                 ),
             )
-            .path(p),
+            .path(p)
+            .at(fo.first.as_ref(), fnew.first.as_ref()),
         ),
         _ => {}
     }
@@ -308,7 +340,8 @@ fn items_diff(name: &str, p: &str, fo: &Field, fnew: &Field, out: &mut Vec<Chang
                 format!("the list now holds {v:?}"),
             )
             .path(p)
-            .value(v),
+            .value(v)
+            .at(fo.first.as_ref(), fnew.first.as_ref()),
         );
     }
     for v in io.keys().filter(|v| !inew.contains_key(*v)) {
@@ -320,7 +353,8 @@ fn items_diff(name: &str, p: &str, fo: &Field, fnew: &Field, out: &mut Vec<Chang
                 format!("the list no longer holds {v:?}"),
             )
             .path(p)
-            .value(v),
+            .value(v)
+            .at(fo.first.as_ref(), fnew.first.as_ref()),
         );
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use simd_json::prelude::*;
 
 use super::rules::{self, Rule};
-use super::{Field, JType, Kind, Profile};
+use super::{Field, JType, Kind, Origin, Profile};
 use crate::json::{Parser, Val, get, get_str, str_of};
 use crate::read::LineReader;
 
@@ -75,6 +75,19 @@ impl Profiler {
         size: Option<u64>,
         path_version: Option<String>,
     ) -> io::Result<()> {
+        self.add_source(src, size, path_version, None)
+    }
+
+    /// [`Profiler::add_sized_stream`] for a stream called `name` (a file as the user named it):
+    /// kinds, fields, types, enum values and tools remember the file and line where they were
+    /// first seen ([`super::Origin`]), for `diff` to point at.
+    pub fn add_source<R: Read>(
+        &mut self,
+        src: R,
+        size: Option<u64>,
+        path_version: Option<String>,
+        name: Option<&str>,
+    ) -> io::Result<()> {
         let mut st = Stream {
             path_version,
             ..Stream::default()
@@ -103,7 +116,8 @@ impl Profiler {
             if v.as_object().is_none() {
                 target.input.non_object += 1;
             } else if let Some(kind) = kind_of(v) {
-                object(groups, &mut st, &kind, v);
+                let at = name.map(|n| (n, line.number));
+                object(groups, &mut st, &kind, v, at);
             } else {
                 target.input.foreign += 1;
             }
@@ -197,7 +211,13 @@ fn flush_pending(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, versio
 }
 
 /// Profile one stream-json object of kind `kind`.
-fn object(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, kind: &str, v: Val<'_, '_>) {
+fn object(
+    groups: &mut BTreeMap<String, Profile>,
+    st: &mut Stream,
+    kind: &str,
+    v: Val<'_, '_>,
+    at: Option<(&str, u64)>,
+) {
     if kind == "system/init" {
         let v_init = get_str(v, "claude_code_version")
             .filter(|s| version_like(s))
@@ -221,7 +241,7 @@ fn object(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, kind: &str, v
         }
     };
     g.input.objects += 1;
-    tools(g, &mut st.tools_by_id, &mut st.subagent_ids, kind, v);
+    tools(g, &mut st.tools_by_id, &mut st.subagent_ids, kind, v, at);
     let tur_kind = if kind == "user" {
         first_tool_result(v).map(|(id, is_error)| {
             if is_error {
@@ -237,8 +257,11 @@ fn object(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, kind: &str, v
     while let Some((name, val)) = work.pop() {
         let k = g.kinds.entry(name.clone()).or_default();
         k.count += 1;
+        if k.first.is_none() {
+            k.first = Origin::of(at);
+        }
         if name.starts_with("tool_use_result") {
-            record(k, "$", None, val);
+            record(k, "$", None, val, at);
             if rules::rule(&name, "$") == Rule::Opaque {
                 continue;
             }
@@ -249,6 +272,7 @@ fn object(groups: &mut BTreeMap<String, Profile>, st: &mut Stream, kind: &str, v
             path: String::new(),
             work: &mut work,
             tur_kind: tur_kind.as_deref(),
+            at,
         };
         w.walk(val, 0);
     }
@@ -261,6 +285,7 @@ fn tools(
     subagent_ids: &mut HashSet<String>,
     kind: &str,
     v: Val<'_, '_>,
+    at: Option<(&str, u64)>,
 ) {
     if kind == "system/init"
         && let Some(list) = get(v, "tools").and_then(|t| t.as_array())
@@ -268,7 +293,13 @@ fn tools(
         let mut seen = HashSet::new();
         for t in list.iter().filter_map(str_of).filter(|t| rules::token(t)) {
             if seen.insert(t) {
-                *g.tools.available.entry(t.to_owned()).or_insert(0) += 1;
+                let n = g.tools.available.entry(t.to_owned()).or_insert(0);
+                *n += 1;
+                if *n == 1
+                    && let Some(o) = Origin::of(at)
+                {
+                    g.tools.available_first.insert(t.to_owned(), o);
+                }
             }
         }
     }
@@ -291,6 +322,9 @@ fn tools(
         by_id.insert(id.to_owned(), name.to_owned());
         let u = g.tools.used.entry(name.to_owned()).or_default();
         u.count += 1;
+        if u.first.is_none() {
+            u.first = Origin::of(at);
+        }
         if let Some(input) = get(b, "input").and_then(|i| i.as_object()) {
             let mut seen = HashSet::new();
             for (key, _) in input.iter() {
@@ -344,18 +378,31 @@ fn jtype(v: Val<'_, '_>) -> JType {
 }
 
 /// Count one occurrence of `path` with value `x` (and its enum value when `key` is enum-like).
-fn record(k: &mut Kind, path: &str, key: Option<&str>, x: Val<'_, '_>) {
+fn record(k: &mut Kind, path: &str, key: Option<&str>, x: Val<'_, '_>, at: Option<(&str, u64)>) {
     let f: &mut Field = match k.fields.get_mut(path) {
         Some(f) => f,
-        None => k.fields.entry(path.to_owned()).or_default(),
+        None => {
+            let f = k.fields.entry(path.to_owned()).or_default();
+            f.first = Origin::of(at);
+            f
+        }
     };
     f.present += 1;
-    *f.types.entry(jtype(x)).or_insert(0) += 1;
+    let t = jtype(x);
+    match f.types.get_mut(&t) {
+        Some(n) => *n += 1,
+        None => {
+            f.types.insert(t, 1);
+            if let Some(o) = Origin::of(at) {
+                f.type_first.insert(t, o);
+            }
+        }
+    }
     if let (Some(key), Some(s)) = (key, str_of(x))
         && rules::enum_field(path, key)
         && rules::enum_value(s)
     {
-        f.add_value(s);
+        f.add_value(s, at);
     }
     if let (Some(key), Some(a)) = (key, x.as_array())
         && rules::OPEN_LISTS.contains(&key)
@@ -372,6 +419,8 @@ struct Walker<'a, 't, 'i> {
     work: &'a mut Vec<(String, Val<'t, 'i>)>,
     /// The kind for a `tool_use_result` on this line.
     tur_kind: Option<&'a str>,
+    /// The file and line being walked, when the stream has a name.
+    at: Option<(&'a str, u64)>,
 }
 
 impl<'t, 'i> Walker<'_, 't, 'i> {
@@ -400,7 +449,7 @@ impl<'t, 'i> Walker<'_, 't, 'i> {
                 let len = self.path.len();
                 self.path.push_str("[]");
                 for el in arr.iter() {
-                    record(self.k, &self.path, None, el);
+                    record(self.k, &self.path, None, el, self.at);
                     match typed(el) {
                         Some(t) => self.work.push((format!("{prefix}/{t}"), el)),
                         None => self.walk(el, depth + 1),
@@ -431,14 +480,14 @@ impl<'t, 'i> Walker<'_, 't, 'i> {
                     self.path.push('.');
                 }
                 self.path.push_str(if collapsed { "{*}" } else { key });
-                record(self.k, &self.path, (!collapsed).then_some(key), x);
+                record(self.k, &self.path, (!collapsed).then_some(key), x, self.at);
                 self.walk(x, depth + 1);
                 self.path.truncate(len);
             }
         } else if let Some(arr) = v.as_array() {
             self.path.push_str("[]");
             for el in arr.iter() {
-                record(self.k, &self.path, None, el);
+                record(self.k, &self.path, None, el, self.at);
                 self.walk(el, depth + 1);
             }
             self.path.truncate(len);

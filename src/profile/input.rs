@@ -2,20 +2,32 @@
 //! into one [`Profile`].
 
 use std::fs::{self, File};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::infer::version_from_path;
 use super::{Profile, Profiler};
 use crate::batch::{self, Job, Turn};
 use crate::error::Error;
+use crate::sniff;
 use crate::transcript::session::{self, SessionFiles};
 
 /// File extensions picked up when a directory is given.
 pub const CAPTURE_EXTENSIONS: &[&str] = &["ndjson", "jsonl"];
 
-/// Expand directories (recursively, sorted) into capture files; other paths are kept as given.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+/// One input path, and whether it was found in a directory (rather than named).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The path (`-`: stdin).
+    pub path: PathBuf,
+    /// Found by walking a directory: skipped with a note when it holds no stream-json.
+    pub in_dir: bool,
+}
+
+/// Expand directories (recursively, sorted) into capture files (`*.ndjson`, `*.jsonl`; other
+/// files, such as a `profile.json` beside the captures, are not read); other paths are kept as
+/// given.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<Source>, Error> {
     let mut out = Vec::new();
     for p in paths {
         if p.as_os_str() != "-" && p.is_dir() {
@@ -30,10 +42,19 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         } else if let Some(s) = session_by_id(p)? {
             // A session id: the session's transcript files, its subagents' included, profiled
             // as they are written (transcript shape drift shows as in any capture).
-            out.push(s.main);
-            out.extend(s.sidechains.into_iter().map(|c| c.path));
+            out.push(Source {
+                path: s.main,
+                in_dir: false,
+            });
+            out.extend(s.sidechains.into_iter().map(|c| Source {
+                path: c.path,
+                in_dir: false,
+            }));
         } else {
-            out.push(p.clone());
+            out.push(Source {
+                path: p.clone(),
+                in_dir: false,
+            });
         }
     }
     Ok(out)
@@ -53,7 +74,7 @@ fn session_by_id(p: &Path) -> Result<Option<SessionFiles>, Error> {
     Ok(Some(session::session_files(&main, None)))
 }
 
-fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+fn walk_dir(dir: &Path, out: &mut Vec<Source>) -> Result<(), Error> {
     let ctx = || dir.display().to_string();
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| Error::io(ctx(), e))?
@@ -69,7 +90,10 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
             .and_then(|e| e.to_str())
             .is_some_and(|e| CAPTURE_EXTENSIONS.contains(&e))
         {
-            out.push(p);
+            out.push(Source {
+                path: p,
+                in_dir: true,
+            });
         }
     }
     Ok(())
@@ -80,21 +104,27 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
 /// Each input is profiled on its own, on every core (see [`crate::batch`]), and the parts are
 /// merged in input order as they come: the document is the same whatever the number of threads,
 /// and the same as profiling the inputs together (counts add up; see [`Profile::merge`]). The
-/// first input that cannot be read is the error.
-pub fn load(paths: &[PathBuf], by_version: bool) -> Result<Profile, Error> {
-    let mut sides = load_sides(&[paths], by_version)?;
+/// first input that cannot be read is the error; so is a named file that holds no stream-json
+/// (see [`crate::sniff`]), while such a file found in a directory is skipped with a line on
+/// `notes`; and so is an input list that yields no stream-json object at all.
+pub fn load(paths: &[PathBuf], by_version: bool, notes: &mut dyn Write) -> Result<Profile, Error> {
+    let mut sides = load_sides(&[paths], by_version, notes)?;
     Ok(sides.pop().expect("one side"))
 }
 
 /// [`load`] for several lists of inputs at once (`diff`'s two sides): one profile per list, the
 /// files of every list spread over the cores together. The first input that cannot be read, in
 /// list order, is the error.
-pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>, Error> {
+pub fn load_sides(
+    sides: &[&[PathBuf]],
+    by_version: bool,
+    notes: &mut dyn Write,
+) -> Result<Vec<Profile>, Error> {
     let mut jobs = Vec::new();
     for (side, paths) in sides.iter().enumerate() {
         for f in expand(paths)? {
-            let size = (f.as_os_str() != "-")
-                .then(|| fs::metadata(&f).ok())
+            let size = (f.path.as_os_str() != "-")
+                .then(|| fs::metadata(&f.path).ok())
                 .flatten()
                 .filter(|m| m.is_file())
                 .map(|m| m.len());
@@ -107,8 +137,24 @@ pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>
         }
     }
     let mut out: Vec<Profile> = sides.iter().map(|_| Profile::default()).collect();
-    let load = |(side, f, size): (usize, PathBuf, Option<u64>), p: &mut Profiler| {
-        (side, load_one(&f, size, p))
+    let mut skipped = vec![0u64; sides.len()];
+    let load = |(side, f, size): (usize, Source, Option<u64>), p: &mut Profiler| {
+        let part = load_one(&f.path, size, p);
+        (side, f, part)
+    };
+    let mut take = |side: usize, f: &Source, part: Loaded| -> Result<(), Error> {
+        match part {
+            Loaded::Profile(p) => out[side].add(&p),
+            Loaded::NotStreamJson(reason) => {
+                let name = f.path.display().to_string();
+                if !f.in_dir {
+                    return Err(Error::msg(name, reason));
+                }
+                skipped[side] += 1;
+                let _ = writeln!(notes, "boo-normalize: {name}: skipped: {reason}");
+            }
+        }
+        Ok(())
     };
     batch::in_order(
         jobs,
@@ -116,22 +162,33 @@ pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>
         AHEAD_BYTES,
         || Profiler::new().by_version(by_version),
         load,
-        |turn, p| {
-            match turn {
-                Turn::Own(job) => {
-                    let (side, part) = load(job, p);
-                    out[side].add(&part?);
-                }
-                Turn::Done(done) => match &*done {
-                    (side, Ok(part)) => out[*side].add(part),
-                    (_, Err(_)) => return done.into_inner().1.map(drop),
-                },
+        |turn, p| match turn {
+            Turn::Own(job) => {
+                let (side, f, part) = load(job, p);
+                take(side, &f, part?)
             }
-            Ok::<(), Error>(())
+            Turn::Done(done) => {
+                let (side, f, part) = done.into_inner();
+                take(side, &f, part?)
+            }
         },
     )?;
-    for p in &mut out {
+    for (side, p) in out.iter_mut().enumerate() {
         p.finalize();
+        if p.stream_json_objects() == 0 {
+            let names: Vec<String> = sides[side]
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            let why = match skipped[side] {
+                0 => "no stream-json object in it".to_owned(),
+                n => format!(
+                    "no stream-json object in it ({} skipped, see above)",
+                    crate::error::counted(n, "file")
+                ),
+            };
+            return Err(Error::msg(names.join(" "), why));
+        }
     }
     if !by_version {
         for p in &mut out {
@@ -146,18 +203,31 @@ pub fn load_sides(sides: &[&[PathBuf]], by_version: bool) -> Result<Vec<Profile>
 /// well ahead of a large capture the calling thread profiles in turn instead of waiting.
 const AHEAD_BYTES: u64 = 32 << 20;
 
+/// What one input gave: its profile, or why it is not a capture.
+enum Loaded {
+    /// A capture's profile, or a saved profile.
+    Profile(Profile),
+    /// No stream-json in it: what it is and what to use instead ([`sniff::reason`]).
+    NotStreamJson(String),
+}
+
 /// One input's profile: a capture of `size` bytes (when known) profiled with `profiler` (empty;
-/// it keeps its buffers for the next), or a saved profile.
-fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Profile, Error> {
+/// it keeps its buffers for the next), or a saved profile. A file whose beginning is another
+/// format (envelope output, an audit log, …) is not profiled; one that turns out to hold no
+/// stream-json object is not a capture either.
+fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Loaded, Error> {
     let name = f.display().to_string();
     if name == "-" {
-        let read = profiler.add_stream(io::stdin().lock(), None);
-        return taken(profiler, read, "stdin");
+        let mut head = Vec::new();
+        let stdin = sniff::Head::new(io::stdin().lock(), &mut head);
+        let read = profiler.add_source(stdin, None, None, Some("-"));
+        let part = taken(profiler, read, "stdin")?;
+        return Ok(checked(part, "stdin", &head));
     }
     let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
-    let mut head = Vec::with_capacity(512);
+    let mut head = Vec::with_capacity(4096);
     (&mut file)
-        .take(512)
+        .take(sniff::HEAD_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| Error::io(&name, e))?;
     if Profile::looks_like_profile(&head) {
@@ -166,14 +236,34 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Prof
         file.read_to_string(&mut text)
             .map_err(|e| Error::io(&name, e))?;
         return Profile::from_json(&text)
+            .map(Loaded::Profile)
             .map_err(|e| Error::msg(&name, format!("not a valid profile: {e}")));
     }
-    let read = profiler.add_sized_stream(
-        io::Cursor::new(head).chain(file),
+    if let Some((kind, reason)) = sniff::check_head(&name, &head)
+        && kind.is_other_format()
+    {
+        return Ok(Loaded::NotStreamJson(reason));
+    }
+    let read = profiler.add_source(
+        io::Cursor::new(&head[..]).chain(file),
         size,
         version_from_path(f),
+        Some(&name),
     );
-    taken(profiler, read, &name)
+    let part = taken(profiler, read, &name)?;
+    Ok(checked(part, &name, &head))
+}
+
+/// `part`, or why it is not a capture when it holds no stream-json object.
+fn checked(part: Profile, name: &str, head: &[u8]) -> Loaded {
+    if part.stream_json_objects() > 0 {
+        return Loaded::Profile(part);
+    }
+    let kind = match part.input.lines {
+        0 => sniff::Kind::Empty,
+        _ => sniff::sniff(head),
+    };
+    Loaded::NotStreamJson(sniff::reason(name, kind, part.input.lines))
 }
 
 /// The profile of the stream `profiler` just read, or its read error. The profiler is emptied

@@ -59,6 +59,56 @@ impl JType {
     }
 }
 
+/// Where something was first seen: a capture file (as named on the command line or found in a
+/// directory) and its 1-based line. Profiles of unnamed streams carry none.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Origin {
+    /// The file (`-` for stdin).
+    pub file: String,
+    /// Its line, 1-based.
+    pub line: u64,
+}
+
+impl Origin {
+    /// The origin `at` names, if any.
+    pub(crate) fn of(at: Option<(&str, u64)>) -> Option<Origin> {
+        at.map(|(file, line)| Origin {
+            file: file.to_owned(),
+            line,
+        })
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// Keep the first of two origins, the least by file name then line: a stream's first occurrence
+/// is its least line, and taking the least across streams keeps merging commutative, so the
+/// profile is the same whatever the order of its inputs.
+fn keep_first(a: &mut Option<Origin>, b: &Option<Origin>) {
+    if let Some(o) = b
+        && a.as_ref().is_none_or(|x| o < x)
+    {
+        *a = Some(o.clone());
+    }
+}
+
+/// [`keep_first`] for each key of a map of origins.
+fn keep_first_each<K: Ord + Clone>(a: &mut BTreeMap<K, Origin>, b: &BTreeMap<K, Origin>) {
+    for (k, o) in b {
+        match a.get_mut(k) {
+            Some(x) if o < x => *x = o.clone(),
+            Some(_) => {}
+            None => {
+                a.insert(k.clone(), o.clone());
+            }
+        }
+    }
+}
+
 /// Whether a field is in every occurrence of its parent object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -91,6 +141,15 @@ pub struct Field {
     /// Names an open list (see [`rules::OPEN_LISTS`]) held, with counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<BTreeMap<String, u64>>,
+    /// Where the path was first seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<Origin>,
+    /// Where each JSON type was first seen at this path.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub type_first: BTreeMap<JType, Origin>,
+    /// Where each enum value was first seen (kept with `values`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub value_first: BTreeMap<String, Origin>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -98,6 +157,26 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Field {
+    /// The document leaves out type and value origins equal to the path's own ([`Profile::to_json`]).
+    fn prune_origins(&mut self) {
+        let first = self.first.clone();
+        self.type_first.retain(|_, o| Some(&*o) != first.as_ref());
+        self.value_first.retain(|_, o| Some(&*o) != first.as_ref());
+    }
+
+    /// Put back the origins [`Field::prune_origins`] left out.
+    fn fill_origins(&mut self) {
+        let Some(first) = &self.first else { return };
+        for t in self.types.keys() {
+            self.type_first.entry(*t).or_insert_with(|| first.clone());
+        }
+        for v in self.values.iter().flat_map(|m| m.keys()) {
+            self.value_first
+                .entry(v.clone())
+                .or_insert_with(|| first.clone());
+        }
+    }
+
     /// Number of times the value here was an object.
     pub fn objects(&self) -> u64 {
         self.types.get(&JType::Object).copied().unwrap_or(0)
@@ -106,6 +185,8 @@ impl Field {
     fn merge(&mut self, o: &Field) {
         self.present += o.present;
         add_counts(&mut self.types, &o.types);
+        keep_first(&mut self.first, &o.first);
+        keep_first_each(&mut self.type_first, &o.type_first);
         if let Some(oi) = &o.items {
             // Bounded as when recording: names beyond rules::MAX_ITEMS are not added.
             let m = self.items.get_or_insert_with(BTreeMap::new);
@@ -120,12 +201,15 @@ impl Field {
         if self.values_overflow || o.values_overflow {
             self.values_overflow = true;
             self.values = None;
+            self.value_first.clear();
         } else if let Some(ov) = &o.values {
             let v = self.values.get_or_insert_with(BTreeMap::new);
             add_counts(v, ov);
+            keep_first_each(&mut self.value_first, &o.value_first);
             if v.len() > rules::MAX_VALUES {
                 self.values = None;
                 self.values_overflow = true;
+                self.value_first.clear();
             }
         }
     }
@@ -142,8 +226,8 @@ impl Field {
         }
     }
 
-    /// Record one string value of an enum-like field.
-    pub(crate) fn add_value(&mut self, s: &str) {
+    /// Record one string value of an enum-like field, seen `at` (file and line) when known.
+    pub(crate) fn add_value(&mut self, s: &str, at: Option<(&str, u64)>) {
         if self.values_overflow {
             return;
         }
@@ -152,9 +236,13 @@ impl Field {
             Some(n) => *n += 1,
             None => {
                 v.insert(s.to_owned(), 1);
+                if let Some(o) = Origin::of(at) {
+                    self.value_first.insert(s.to_owned(), o);
+                }
                 if v.len() > rules::MAX_VALUES {
                     self.values = None;
                     self.values_overflow = true;
+                    self.value_first.clear();
                 }
             }
         }
@@ -169,13 +257,26 @@ pub struct Kind {
     /// Field path → field. Paths join keys with `.`, mark array elements with `[]`, collapse
     /// free-form map keys to `{*}`; `$` is the root value where it need not be an object.
     pub fields: BTreeMap<String, Field>,
+    /// Where an object of this kind was first seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<Origin>,
 }
 
 impl Kind {
     fn merge(&mut self, o: &Kind) {
         self.count += o.count;
+        keep_first(&mut self.first, &o.first);
         for (p, f) in &o.fields {
             self.fields.entry(p.clone()).or_default().merge(f);
+        }
+    }
+
+    /// Where the parent object of `path` was first seen (the kind's first object for top-level
+    /// fields): the place to look for a field one side lacks.
+    pub fn parent_first(&self, path: &str) -> Option<&Origin> {
+        match parent_path(path) {
+            Some(pp) => self.fields.get(pp).and_then(|f| f.first.as_ref()),
+            None => self.first.as_ref(),
         }
     }
 
@@ -245,6 +346,9 @@ pub struct UsedTool {
     /// Input argument names with counts. Only used to recognise renamed tools; never diffed.
     #[serde(default)]
     pub input_keys: BTreeMap<String, u64>,
+    /// Where a `tool_use` of this name was first seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<Origin>,
 }
 
 /// Tool names.
@@ -254,6 +358,9 @@ pub struct Tools {
     pub available: BTreeMap<String, u64>,
     /// Names used in `tool_use` blocks.
     pub used: BTreeMap<String, UsedTool>,
+    /// Where each name of `available` was first listed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub available_first: BTreeMap<String, Origin>,
 }
 
 /// What the input consisted of. Never compared as drift.
@@ -343,8 +450,10 @@ impl Profile {
         add_counts(&mut self.cli_versions, &o.cli_versions);
         self.input.merge(&o.input);
         add_counts(&mut self.tools.available, &o.tools.available);
+        keep_first_each(&mut self.tools.available_first, &o.tools.available_first);
         for (name, t) in &o.tools.used {
             let u = self.tools.used.entry(name.clone()).or_default();
+            keep_first(&mut u.first, &t.first);
             u.count += t.count;
             u.subagent += t.subagent;
             add_counts(&mut u.input_keys, &t.input_keys);
@@ -367,9 +476,26 @@ impl Profile {
         }
     }
 
-    /// The stable JSON document (pretty-printed, sorted, newline-terminated).
+    /// Every field of every kind (of every version).
+    fn fields_mut(&mut self) -> Vec<&mut Field> {
+        let mut all: Vec<&mut Field> = Vec::new();
+        for k in self.kinds.values_mut() {
+            all.extend(k.fields.values_mut());
+        }
+        for p in self.by_version.values_mut() {
+            all.extend(p.fields_mut());
+        }
+        all
+    }
+
+    /// The stable JSON document (pretty-printed, sorted, newline-terminated). Type and value
+    /// origins equal to their path's are left out (loading puts them back).
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("profile serializes");
+        let mut doc = self.clone();
+        for f in doc.fields_mut() {
+            f.prune_origins();
+        }
+        let mut s = serde_json::to_string_pretty(&doc).expect("profile serializes");
         s.push('\n');
         s
     }
@@ -383,8 +509,24 @@ impl Profile {
                 p.profile_version
             ));
         }
+        for f in p.fields_mut() {
+            f.fill_origins();
+        }
         p.finalize();
         Ok(p)
+    }
+
+    /// Objects profiled whose top-level `type` is a stream-json one
+    /// ([`crate::sniff::STREAM_JSON_TYPES`]): zero for anything that is not a capture.
+    pub fn stream_json_objects(&self) -> u64 {
+        self.kinds
+            .iter()
+            .filter(|(k, _)| {
+                let top = k.split('/').next().unwrap_or("");
+                crate::sniff::STREAM_JSON_TYPES.contains(&top)
+            })
+            .map(|(_, k)| k.count)
+            .sum()
     }
 
     /// True when `bytes` look like a saved profile document rather than a capture.

@@ -89,6 +89,7 @@ pub(super) fn tool_renames(
     }
     let used = |m: &BTreeMap<String, UsedTool>| m.keys().cloned().collect::<BTreeSet<String>>();
     let avail = |m: &BTreeMap<String, u64>| m.keys().cloned().collect::<BTreeSet<String>>();
+    let first = out.len();
     names_diff(
         TOOLS_USED,
         &used(&old.tools.used),
@@ -97,6 +98,13 @@ pub(super) fn tool_renames(
         "tool_use name",
         out,
     );
+    let where_used = |p: &Profile, t: &str| p.tools.used.get(t).and_then(|u| u.first.clone());
+    for c in &mut out[first..] {
+        let (from, to) = names_of(c);
+        let (o, n) = (where_used(old, from), where_used(new, to));
+        (c.old_at, c.new_at) = (o, n);
+    }
+    let first = out.len();
     names_diff(
         TOOLS_AVAILABLE,
         &avail(&old.tools.available),
@@ -105,7 +113,19 @@ pub(super) fn tool_renames(
         "tool listed in init",
         out,
     );
+    let where_listed = |p: &Profile, t: &str| p.tools.available_first.get(t).cloned();
+    for c in &mut out[first..] {
+        let (from, to) = names_of(c);
+        let (o, n) = (where_listed(old, from), where_listed(new, to));
+        (c.old_at, c.new_at) = (o, n);
+    }
     renames
+}
+
+/// The tool name a change concerns on each side (a rename's old and new names).
+fn names_of(c: &Change) -> (&str, &str) {
+    let v = c.value.as_deref().unwrap_or("");
+    (c.from.as_deref().unwrap_or(v), v)
 }
 
 fn names_diff(

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::Profile;
 use super::change::{Change, ChangeKind, Severity};
-use crate::error::sanitize;
+use crate::error::{counted, sanitize};
 
 /// Markdown sections (other than breaking) longer than this are folded in `<details>`.
 const FOLD_ROWS: usize = 20;
@@ -47,9 +47,13 @@ impl Side {
         } else {
             format!("CLI {}", self.cli_versions.join(", "))
         };
-        let mut s = format!("{v}; {} files, {} objects", self.streams, self.objects);
+        let mut s = format!(
+            "{v}; {}, {}",
+            counted(self.streams, "file"),
+            counted(self.objects, "object")
+        );
         if self.skipped_lines > 0 {
-            let _ = write!(s, ", {} other lines", self.skipped_lines);
+            let _ = write!(s, ", {}", counted(self.skipped_lines, "other line"));
         }
         s
     }
@@ -85,6 +89,10 @@ pub struct Report {
     pub summary: Summary,
     /// All changes, allowed ones marked.
     pub changes: Vec<Change>,
+    /// Text and markdown list the changes `--allow` accepted one by one (`diff -v`); otherwise
+    /// only their count. JSON always lists them.
+    #[serde(skip)]
+    pub list_allowed: bool,
 }
 
 impl Report {
@@ -111,7 +119,14 @@ impl Report {
             failed,
             summary,
             changes,
+            list_allowed: false,
         }
+    }
+
+    /// List allowed changes one by one in text and markdown (`diff -v`).
+    pub fn list_allowed(mut self, yes: bool) -> Report {
+        self.list_allowed = yes;
+        self
     }
 
     /// Pretty JSON, newline-terminated.
@@ -152,6 +167,10 @@ impl Report {
             if list.is_empty() {
                 continue;
             }
+            if allowed && !self.list_allowed {
+                let _ = writeln!(o, "\n{title} ({}): not listed; -v lists them", list.len());
+                continue;
+            }
             let _ = writeln!(o, "\n{title} ({})", list.len());
             for c in list {
                 let _ = writeln!(
@@ -161,6 +180,9 @@ impl Report {
                     subject(c, false),
                     sanitize(&c.detail)
                 );
+                if let Some(at) = at_text(c, false) {
+                    let _ = writeln!(o, "  {:<16} first seen: {at}", "");
+                }
             }
         }
         let _ = writeln!(o, "\n{}", self.verdict());
@@ -194,24 +216,36 @@ impl Report {
             if list.is_empty() {
                 continue;
             }
+            if allowed && !self.list_allowed {
+                let _ = writeln!(
+                    o,
+                    "\n#### {title} ({})\n\nNot listed (`diff -v` lists them).",
+                    list.len()
+                );
+                continue;
+            }
             // Long non-breaking sections fold away, so a PR comment leads with what fails.
             let fold = sev != Some(Severity::Breaking) && list.len() > FOLD_ROWS;
             let _ = writeln!(o, "\n#### {title} ({})\n", list.len());
             if fold {
                 let _ = writeln!(
                     o,
-                    "<details><summary>show {} changes</summary>\n",
-                    list.len()
+                    "<details><summary>show {}</summary>\n",
+                    counted(list.len() as u64, "change")
                 );
             }
-            let _ = writeln!(o, "| change | where | detail |\n|---|---|---|");
+            let _ = writeln!(
+                o,
+                "| change | where | detail | first seen |\n|---|---|---|---|"
+            );
             for c in list {
                 let _ = writeln!(
                     o,
-                    "| {} | {} | {} |",
+                    "| {} | {} | {} | {} |",
                     c.change.name(),
                     subject(c, true),
-                    md(&c.detail)
+                    md(&c.detail),
+                    at_text(c, true).unwrap_or_default()
                 );
             }
             if fold {
@@ -235,6 +269,22 @@ fn sections() -> [(&'static str, Option<Severity>, bool); 4] {
         ("Info", Some(Severity::Info), false),
         ("Allowed", None, true),
     ]
+}
+
+/// Where each side first had what changed: `old FILE:LINE, new FILE:LINE` (a side without it
+/// left out); `None` when neither side knows (unnamed streams, old saved profiles).
+fn at_text(c: &Change, markdown: bool) -> Option<String> {
+    let show = |side: &str, o: &Option<super::Origin>| {
+        o.as_ref().map(|o| match markdown {
+            true => format!("{side} `{}`", md(&o.to_string()).replace('`', "'")),
+            false => format!("{side} {}", sanitize(&o.to_string())),
+        })
+    };
+    let parts: Vec<String> = [show("old", &c.old_at), show("new", &c.new_at)]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(if markdown { "<br>" } else { ", " }))
 }
 
 /// `kind path [= value]`, code-formatted in markdown.

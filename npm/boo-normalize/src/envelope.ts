@@ -103,13 +103,34 @@ export type EnvelopeEvent =
  * From system/init: the run's configuration. Re-emitted per turn by multi-turn sessions.
  */
 export interface SessionInitEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.init";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -131,6 +152,9 @@ export interface SessionInitEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -143,25 +167,67 @@ export interface SessionInitEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The model the run uses, as system/init names it.
+   */
   model: unknown;
+  /**
+   * The CLI's working directory.
+   */
   cwd: unknown;
+  /**
+   * The tool names available to the model.
+   */
   tools: unknown;
+  /**
+   * The MCP servers with their connection status, as system/init lists them.
+   */
   mcp_servers: unknown;
+  /**
+   * The permission mode (default, acceptEdits, bypassPermissions, plan, …), from permissionMode.
+   */
   permission_mode: unknown;
+  /**
+   * The CLI's version (claude_code_version), null for CLIs that do not write it.
+   */
   cli_version: string | null;
+  /**
+   * Where the CLI got its API credentials (apiKeySource: none, ANTHROPIC_API_KEY, …).
+   */
   api_key_source: unknown;
 }
 /**
  * A complete assistant text block (from an assistant line, or assembled from deltas when no assistant line came: source "deltas"). A block without a string text gives text null (never ""), violation says how the source broke the schema and raw holds the block when text had another type. block_extra: the block's members no field maps (citations, …), when it has any.
  */
 export interface TextEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "text";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -198,14 +264,41 @@ export interface TextEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The model that wrote the message.
+   */
   model: string | null;
+  /**
+   * The block's text; null when the block had no string text (violation says why).
+   */
   text: string | null;
+  /**
+   * true for text the CLI wrote itself as the assistant (e.g. an API error message), not the model.
+   */
   synthetic?: boolean;
+  /**
+   * The assistant line's error member (e.g. an API error kind) when it has one.
+   */
   error?: string | null;
+  /**
+   * "message" (an assistant line) or "deltas" (assembled from text_delta fragments when no assistant line came).
+   */
   source?: string;
+  /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
   violation?: string;
+  /**
+   * The source block as written, when a member had the wrong type.
+   */
   raw?: unknown;
+  /**
+   * The block's members no field maps, when it has any.
+   */
   block_extra?: {
     [k: string]: unknown;
   };
@@ -214,13 +307,34 @@ export interface TextEvent {
  * A complete thinking block; redacted_thinking gives redacted true and thinking null. block_extra: the block's signature (and a redacted block's data).
  */
 export interface ThinkingEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "thinking";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -257,10 +371,25 @@ export interface ThinkingEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The thinking text; null for a redacted_thinking block.
+   */
   thinking: string | null;
+  /**
+   * true for a redacted_thinking block (its data is under block_extra).
+   */
   redacted: boolean;
+  /**
+   * "message" (an assistant line) or "deltas" (assembled from thinking_delta fragments).
+   */
   source?: string;
+  /**
+   * The block's members no field maps, when it has any.
+   */
   block_extra?: {
     [k: string]: unknown;
   };
@@ -269,13 +398,34 @@ export interface ThinkingEvent {
  * A text_delta fragment (--include-partial-messages).
  */
 export interface TextDeltaEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "text.delta";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -312,21 +462,51 @@ export interface TextDeltaEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The content block's index within its message.
+   */
   index: number | null;
+  /**
+   * This fragment of the block's text.
+   */
   text: string;
 }
 /**
  * A thinking_delta fragment.
  */
 export interface ThinkingDeltaEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "thinking.delta";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -363,21 +543,51 @@ export interface ThinkingDeltaEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The content block's index within its message.
+   */
   index: number | null;
+  /**
+   * This fragment of the block's thinking.
+   */
   thinking: string;
 }
 /**
  * An input_json_delta fragment of a tool call's input.
  */
 export interface ToolInputDeltaEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tool.input.delta";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -414,22 +624,55 @@ export interface ToolInputDeltaEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress.
+   */
   tool_use_id: string | null;
+  /**
+   * The tool's name; null when the source block has none.
+   */
   name: string | null;
+  /**
+   * The content block's index within its message.
+   */
   index: number | null;
+  /**
+   * This fragment of the call's input JSON, as streamed (not valid JSON on its own).
+   */
   partial_json?: string;
 }
 /**
  * Exactly one per tool_use id (an id that comes again with another input gives tool.call.revised). input is the parsed object; input_error says why it is null when assembled fragments did not parse (partial_json then holds them). A block without id or name gives null there (never ""; such a call is never paired with a result) and violation says how the source broke the schema; raw holds the block when a member had the wrong type. block_extra: the block's members no field maps (caller, …), when it has any.
  */
 export interface ToolCallEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tool.call";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -466,17 +709,53 @@ export interface ToolCallEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress.
+   */
   tool_use_id: string | null;
+  /**
+   * The tool's name; null when the source block has none.
+   */
   name: string | null;
+  /**
+   * The call's input, parsed; null when assembled fragments did not parse (input_error says why).
+   */
   input: unknown;
+  /**
+   * Why input is null: the assembled fragments did not parse, or the CLI abandoned the block; null otherwise.
+   */
   input_error: string | null;
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * true when the tool starts a subagent (a Task or Agent call, the name across CLI releases): the subagent's events follow with parent_tool_use_id set to this call's tool_use_id. It says what this call does; whether this event is itself inside a subagent is parent_tool_use_id.
+   */
   subagent: boolean;
+  /**
+   * true for a tool the API ran itself (a server_tool_use or mcp_tool_use block: web search, code execution, an MCP connector), not the CLI.
+   */
   server: boolean;
+  /**
+   * "message" (a tool_use block of an assistant line) or "deltas" (assembled from input_json_delta fragments).
+   */
   source?: "message" | "deltas";
+  /**
+   * With input null: the assembled fragments that did not parse.
+   */
   partial_json?: string;
+  /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
   violation?: string;
+  /**
+   * The source block as written, when a member had the wrong type.
+   */
   raw?: unknown;
+  /**
+   * The block's members no field maps, when it has any.
+   */
   block_extra?: {
     [k: string]: unknown;
   };
@@ -485,13 +764,34 @@ export interface ToolCallEvent {
  * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.
  */
 export interface ToolResultEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tool.result";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -528,14 +828,41 @@ export interface ToolResultEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress.
+   */
   tool_use_id: string | null;
+  /**
+   * The paired call's tool name; null when no call with this tool_use_id was seen.
+   */
   name: string | null;
+  /**
+   * The block's is_error: the tool failed or was refused.
+   */
   is_error: boolean;
+  /**
+   * true for the result of a tool the API ran (a *_tool_result block).
+   */
   server: boolean;
+  /**
+   * The result: a string where the source is text, the content blocks otherwise (base64 data elided unless --keep-blobs).
+   */
   content: unknown;
+  /**
+   * The CLI's tool_use_result for this result (the tool's structured output), as written; null when the line has none.
+   */
   structured: unknown;
+  /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
   violation?: string;
+  /**
+   * The source block as written, when a member had the wrong type.
+   */
   raw?: unknown;
+  /**
+   * The block's members no field maps, when it has any.
+   */
   block_extra?: {
     [k: string]: unknown;
   };
@@ -544,13 +871,34 @@ export interface ToolResultEvent {
  * A tool_use id that was already emitted came again with a different input (the later input; nothing is dropped silently). An identical repeat gives skipped.
  */
 export interface ToolCallRevisedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tool.call.revised";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -587,22 +935,55 @@ export interface ToolCallRevisedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress.
+   */
   tool_use_id: string;
+  /**
+   * The tool's name; null when the source block has none.
+   */
   name: string | null;
+  /**
+   * The later input the repeated tool_use id came with.
+   */
   input: unknown;
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
 }
 /**
  * Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw). block_extra: the block's members no field maps (cache_control, …), when it has any.
  */
 export interface UserTextEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "user.text";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -639,10 +1020,25 @@ export interface UserTextEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The text; null when the block had no string text (violation says why).
+   */
   text: string | null;
+  /**
+   * true for a prompt the CLI replays (--replay-user-messages) rather than one it adds.
+   */
   replay: boolean;
+  /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
   violation?: string;
+  /**
+   * The source block as written, when a member had the wrong type.
+   */
   raw?: unknown;
+  /**
+   * The block's members no field maps, when it has any.
+   */
   block_extra?: {
     [k: string]: unknown;
   };
@@ -651,13 +1047,34 @@ export interface UserTextEvent {
  * An image or document block on a user line.
  */
 export interface UserBlockEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "user.block";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -694,19 +1111,43 @@ export interface UserBlockEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The image or document block, base64 data elided unless --keep-blobs.
+   */
   block: unknown;
 }
 /**
  * Token usage of one API message, once per message id, emitted when the message is over (last values win; message_delta usage included). provisional is true when no final count arrived: CLI 2.1.x (and real runs of older CLIs) write each assistant line with the usage of the API's message_start (output_tokens 1 or a running count) and stop_reason null; the final counts come only in the message_delta (--include-partial-messages) and in the result line. Rule: usage is final once a message_delta for the message was seen, or an assistant line of the message carried a non-null stop_reason. With partial messages a tool result that arrives before the message_delta does not end the message: its usage waits for the message_delta (at most a few lines later). run.end.usage gives the run's totals with the result lines' final counts. It is the per-message record, in both modes: stop_reason (end_turn, tool_use, max_tokens, refusal, pause_turn, …) and stop_sequence come from the message_delta or an assistant line that carries them; CLI 2.1.x without partial messages writes them on no message, so the turn's last main-thread message takes the result line's stop_reason, a message a synthetic user line names in refused_message_id (2.1.3xx) takes refusal, the message just before a synthetic user line that is the CLI's output-limit prompt (its text starts with "Output token limit hit", "Your response was cut off because it exceeded the output token limit" or "[Your previous response reached the output limit") takes max_tokens, and the others stay null. extra holds the message's other members (stop_details, context_management, container, …), last value winning. message_id is null for a message without an id (each such assistant line is a message of its own; a message_delta on its stream without a message_start finishes it).
  */
 export interface UsageEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "usage";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -728,6 +1169,9 @@ export interface UsageEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -740,26 +1184,65 @@ export interface UsageEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The model that wrote the message.
+   */
   model: string | null;
+  /**
+   * The message's token usage as the API reported it (input_tokens, output_tokens, cache_* …), last values winning.
+   */
   usage: {
     [k: string]: unknown;
   };
+  /**
+   * true when no final count arrived for the message (see the event's description).
+   */
   provisional: boolean;
+  /**
+   * Why the message ended (end_turn, tool_use, max_tokens, refusal, pause_turn, …); null when the CLI wrote it on no line.
+   */
   stop_reason: unknown;
+  /**
+   * The stop sequence that ended the message, if any.
+   */
   stop_sequence: unknown;
 }
 /**
  * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.
  */
 export interface TurnEndEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "turn.end";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -781,6 +1264,9 @@ export interface TurnEndEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -793,33 +1279,99 @@ export interface TurnEndEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * How the turn ended: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype.
+   */
   outcome: string;
+  /**
+   * The result line's subtype, as written.
+   */
   subtype: string | null;
+  /**
+   * The result line's is_error.
+   */
   is_error: boolean;
+  /**
+   * The result line's result: the final text of a successful turn.
+   */
   result: unknown;
+  /**
+   * The turn's cost in USD (total_cost_usd, or cost_usd of older CLIs); null when absent.
+   */
   cost_usd: number | null;
+  /**
+   * Wall time of the turn in milliseconds, as the CLI reports it.
+   */
   duration_ms: unknown;
+  /**
+   * Time spent in API calls in milliseconds, as the CLI reports it.
+   */
   duration_api_ms: unknown;
+  /**
+   * The number of agentic turns (API round trips) the CLI counted.
+   */
   num_turns: unknown;
+  /**
+   * The result line's token usage (the turn's final counts).
+   */
   usage: unknown;
+  /**
+   * Usage and cost per model (modelUsage), as written.
+   */
   model_usage: unknown;
+  /**
+   * The tool calls the permission system denied during the turn, as written.
+   */
   permission_denials: unknown;
+  /**
+   * The last API message's stop_reason, from the result line (or that message's own lines); null when no line gave it.
+   */
   stop_reason: unknown;
+  /**
+   * Why the CLI stopped (completed, max_turns, max_budget, aborted, error), for CLIs that write it.
+   */
   terminal_reason: unknown;
+  /**
+   * The result line's errors list (error subtypes), as written.
+   */
   errors: unknown;
+  /**
+   * What a --json-schema run returned, as written; null otherwise.
+   */
   structured_output: unknown;
 }
 /**
  * Stream lifecycle: message_start.
  */
 export interface MessageStartEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "message.start";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -856,20 +1408,47 @@ export interface MessageStartEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The model that wrote the message.
+   */
   model: string | null;
 }
 /**
  * Stream lifecycle: message_delta.
  */
 export interface MessageDeltaEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "message.delta";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -906,21 +1485,51 @@ export interface MessageDeltaEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * Why the message ended (end_turn, tool_use, max_tokens, …), from the message_delta.
+   */
   stop_reason: unknown;
+  /**
+   * The message_delta's usage (final output_tokens), as written.
+   */
   usage: unknown;
 }
 /**
  * Stream lifecycle: message_stop. abandoned_blocks: the CLI's own message_stop for a message it gave up on names the blocks it abandoned (also in the message's usage record, under extra); CLI 2.1.332 writes it beside event on the line ({api_message_id, from_block_index}, e.g. after an interrupt), the CLI's wire schema inside the event. A tool call whose input was still streaming then comes from its fragments with an input_error that says the CLI abandoned it.
  */
 export interface MessageStopEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "message.stop";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -957,20 +1566,47 @@ export interface MessageStopEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: string | null;
+  /**
+   * The blocks the CLI abandoned with this message ({api_message_id, from_block_index}), when it says so.
+   */
   abandoned_blocks?: unknown;
 }
 /**
  * Stream lifecycle: content_block_start.
  */
 export interface BlockStartEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "block.start";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1007,22 +1643,55 @@ export interface BlockStartEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The content block's index within its message.
+   */
   index: number | null;
+  /**
+   * The content block's type (text, thinking, tool_use, server_tool_use, …).
+   */
   block_type: string;
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress.
+   */
   tool_use_id: string | null;
+  /**
+   * The tool's name; null when the source block has none.
+   */
   name: string | null;
 }
 /**
  * A delta of another kind (signature_delta, citations_delta, …), raw.
  */
 export interface BlockDeltaEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "block.delta";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1059,20 +1728,47 @@ export interface BlockDeltaEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The content block's index within its message.
+   */
   index: number | null;
+  /**
+   * The delta object, as written.
+   */
   delta: unknown;
 }
 /**
  * Stream lifecycle: content_block_stop.
  */
 export interface BlockStopEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "block.stop";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1109,19 +1805,43 @@ export interface BlockStopEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The content block's index within its message.
+   */
   index: number | null;
 }
 /**
  * An API ping inside stream_event.
  */
 export interface StreamPingEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "stream.ping";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1163,13 +1883,34 @@ export interface StreamPingEvent {
  * An API error event inside stream_event.
  */
 export interface StreamErrorEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "stream.error";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1206,19 +1947,43 @@ export interface StreamErrorEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API error object of the stream's error event.
+   */
   error?: unknown;
 }
 /**
  * A type, subtype, block or stream event this version does not map, or a lookalike format; raw is the original object.
  */
 export interface UnknownEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "unknown";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1255,21 +2020,51 @@ export interface UnknownEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * What was not mapped: a whole line's type or subtype, a content block, a stream event, a shape, or a lookalike format (a session transcript line).
+   */
   kind: "type" | "subtype" | "block" | "stream_event" | "shape" | "lookalike";
+  /**
+   * The unmapped type, subtype, block or event name.
+   */
   name: string;
+  /**
+   * The original object, every member kept.
+   */
   raw: unknown;
 }
 /**
- * An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (nesting over 127 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.
+ * An input line that is not usable: kind says why; text is a lossy, capped excerpt; bytes the line's length.
  */
 export interface DiagnosticEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "diagnostic";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1306,23 +2101,59 @@ export interface DiagnosticEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * Why the line is unusable: not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep or empty_line (too_deep: JSON nested deeper than 127 levels).
+   */
   kind: string;
+  /**
+   * A lossy, capped excerpt of the line (at most 240 bytes).
+   */
   text: string;
+  /**
+   * The line's length in bytes (its real length when --max-line-bytes cut it).
+   */
   bytes: number;
+  /**
+   * true when text is shorter than the line.
+   */
   truncated: boolean;
+  /**
+   * The parser's message, when there is one.
+   */
   detail: string | null;
 }
 /**
  * The run ended without a result line after its last system/init (cause no_result): the child exited without one, was stopped, or the input was cut. Written just before run.end unless --allow-no-result; the commands then exit 3 (unless the child's own status or a stop says more). end_cause is run.end's cause, exit_code the child's (spawn), last_event the type and seq of the last event before it.
  */
 export interface RunErrorEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "run.error";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1359,23 +2190,59 @@ export interface RunErrorEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * Why the run failed: no_result (no result line after the last system/init).
+   */
   cause: string;
+  /**
+   * What happened, in words.
+   */
   detail: string;
+  /**
+   * run.end's cause, which follows.
+   */
   end_cause: string;
+  /**
+   * The child's exit status (spawn); null otherwise.
+   */
   exit_code?: number | null;
+  /**
+   * The type and seq of the last event before this one, null when there was none.
+   */
   last_event: unknown;
 }
 /**
  * spawn --idle-action warn: the child wrote no stdout line for --idle-timeout while no tool call was outstanding; the run goes on (one event per quiet period). quiet_ms is how long it was quiet.
  */
 export interface StallEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "stall";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1412,19 +2279,43 @@ export interface StallEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * How long the child wrote nothing, in milliseconds.
+   */
   quiet_ms: number;
 }
 /**
  * The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\uD800-\uDBFF not followed by \uDC00-\uDFFF, or a lone \uDC00-\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.
  */
 export interface LineRepairedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "line.repaired";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1461,21 +2352,51 @@ export interface LineRepairedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * What was repaired: lone_surrogate.
+   */
   kind: string;
+  /**
+   * The number of escapes replaced.
+   */
   count: number;
+  /**
+   * What was done, in words.
+   */
   detail: string;
 }
 /**
  * An assistant line that reports a failed API call (overloaded, rate_limit, authentication_failed, server_error, model_not_found, …), with or without a text block. error is the line's error; details its is_api_error_message and api_error_* members (api_error_status, api_error_type, api_error_code, api_error_params …) as written; text the message's text, null when it has none.
  */
 export interface ApiErrorEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "api.error";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1512,25 +2433,61 @@ export interface ApiErrorEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one.
+   */
   message_id: unknown;
+  /**
+   * The model that wrote the message.
+   */
   model: unknown;
+  /**
+   * The assistant line's error member (overloaded, rate_limit, authentication_failed, …).
+   */
   error?: unknown;
+  /**
+   * The line's is_api_error_message and api_error_* members, as written.
+   */
   details: {
     [k: string]: unknown;
   };
+  /**
+   * The message's text; null when it has none.
+   */
   text: string | null;
 }
 /**
  * A line without an event of its own; reason says what happened (the message's text was already emitted from the partial-message deltas, the tool call was already emitted, the message has no content or empty content, …). It carries the line's facts and extra.
  */
 export interface SkippedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "skipped";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1567,19 +2524,43 @@ export interface SkippedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * What happened to the line, in words.
+   */
   reason?: string;
 }
 /**
  * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.
  */
 export interface RunEndEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "run.end";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1616,10 +2597,25 @@ export interface RunEndEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * How the run ended: eof, output_closed, exit, signal, timeout, idle_timeout, interrupted, killed, spawn_failed or sink_failed (see the event's description).
+   */
   cause: string;
+  /**
+   * Whether a result line came after the last system/init.
+   */
   terminal_seen: boolean;
+  /**
+   * The number of result lines (turns) seen.
+   */
   turns: number;
+  /**
+   * The CLI's version from the last system/init that named one; null otherwise.
+   */
   cli_version: string | null;
+  /**
+   * The run's token totals: the result lines' final counts plus every message no result covers (subagents, messages after the last result); provisional when some count was not final.
+   */
   usage: {
     input_tokens: number;
     output_tokens: number;
@@ -1628,19 +2624,61 @@ export interface RunEndEvent {
     provisional: boolean;
     [k: string]: unknown;
   };
+  /**
+   * The run's cost in USD: the sum of the result lines' costs; null when none gave one.
+   */
   cost_usd: number | null;
+  /**
+   * The number of distinct API messages (usage records).
+   */
   api_messages: number;
+  /**
+   * The number of tool.call events.
+   */
   tool_calls: number;
+  /**
+   * The number of tool.result events.
+   */
   tool_results: number;
+  /**
+   * spawn: the child's exit status; null when it died by a signal or did not start.
+   */
   exit_code?: number | null;
+  /**
+   * spawn: the signal that killed the child (e.g. "SIGKILL"), else null.
+   */
   signal?: unknown;
+  /**
+   * spawn: the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when it killed the child.
+   */
   reason?: string;
+  /**
+   * spawn: the signals sent to the child's process group, in order.
+   */
   signals_sent?: string[];
+  /**
+   * spawn: processes the run left behind that were killed.
+   */
   descendants_killed?: number;
+  /**
+   * spawn --keep-background: processes the run started that were left running.
+   */
   background_left?: number;
+  /**
+   * spawn: the child's run time in milliseconds.
+   */
   elapsed_ms?: number;
+  /**
+   * sink_failed: the file sink that failed (--audit, --record, …).
+   */
   sink?: string;
+  /**
+   * spawn_failed: why the child could not start; sink_failed: the OS error.
+   */
   error?: string;
+  /**
+   * spawn: child stderr lines dropped because they came faster than they could be passed on.
+   */
   stderr_dropped?: number;
   /**
    * Present when the input was a Claude Code session transcript (docs/transcripts.md).
@@ -1662,13 +2700,22 @@ export interface RunEndEvent {
    * Models with tokens the price table has no price for (their tokens are not in cost_estimate_usd).
    */
   unpriced_models?: string[];
+  /**
+   * spawn: the names (never the values) of provider variables that were set but not passed to claude; [] when none.
+   */
   env_removed?: string[];
+  /**
+   * --otlp-endpoint: the trace's spans handed to the exporter, exported and failed.
+   */
   otlp?: {
     spans: number;
     exported: number;
     failed: number;
     [k: string]: unknown;
   };
+  /**
+   * Input accounting: lines (equals the input's line count), bytes, json_lines, events, unknown, diagnostics, repaired and events by type.
+   */
   stats: {
     lines: number;
     bytes: number;
@@ -1687,13 +2734,34 @@ export interface RunEndEvent {
  * spawn guards: rule names the guard (allow_tools, max_tool_calls, …: the schema lists them); name and tool_use_id identify the offending tool call (null for max_output_bytes; an allow_tools one comes as the call begins, at its block.start in partial mode); limit and count are the configured and observed numbers; enforced says the child is being stopped (--enforce).
  */
 export interface PolicyViolationEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "policy.violation";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1730,25 +2798,67 @@ export interface PolicyViolationEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The guard that fired.
+   */
   rule: "allow_tools" | "max_tool_calls" | "max_repeat_calls" | "max_output_bytes";
+  /**
+   * What happened, in words.
+   */
   detail: string;
+  /**
+   * The offending call's tool name; null for max_output_bytes.
+   */
   name: string | null;
+  /**
+   * The offending call's tool_use id; null for max_output_bytes.
+   */
   tool_use_id: string | null;
+  /**
+   * The configured limit, when the guard has one.
+   */
   limit: number | null;
+  /**
+   * The observed number.
+   */
   count: number | null;
+  /**
+   * true when the child is being stopped (--enforce).
+   */
   enforced: boolean;
 }
 /**
  * spawn --stderr-events: one line of the child's stderr (lossy UTF-8, at most 64 KiB; truncated when cut).
  */
 export interface ChildStderrEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "child.stderr";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1785,20 +2895,47 @@ export interface ChildStderrEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * One line of the child's stderr (lossy UTF-8, at most 64 KiB).
+   */
   text: string;
+  /**
+   * true when the line was cut at 64 KiB.
+   */
   truncated: boolean;
 }
 /**
  * From system/compact_boundary lines.
  */
 export interface CompactBoundaryEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "compact.boundary";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1820,6 +2957,9 @@ export interface CompactBoundaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -1832,20 +2972,47 @@ export interface CompactBoundaryEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * What started the compaction (manual, auto). From the system line's `compact_metadata.trigger`.
+   */
   trigger: unknown;
+  /**
+   * The context's token count before compaction. From the system line's `compact_metadata.pre_tokens`.
+   */
   pre_tokens: unknown;
 }
 /**
  * From system/status lines.
  */
 export interface StatusEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "status";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1867,6 +3034,9 @@ export interface StatusEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -1879,20 +3049,47 @@ export interface StatusEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The session's status (e.g. compacting), null when it cleared. From the system line's `status`.
+   */
   status: unknown;
+  /**
+   * The permission mode (default, acceptEdits, bypassPermissions, plan, …). From the system line's `permissionMode`.
+   */
   permission_mode: unknown;
 }
 /**
  * From system/hook_started lines.
  */
 export interface HookStartedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "hook.started";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1914,6 +3111,9 @@ export interface HookStartedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -1926,21 +3126,51 @@ export interface HookStartedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The hook run's id. From the system line's `hook_id`.
+   */
   hook_id: unknown;
+  /**
+   * The hook's name. From the system line's `hook_name`.
+   */
   hook_name: unknown;
+  /**
+   * The event the hook runs on (PreToolUse, Stop, …). From the system line's `hook_event`.
+   */
   hook_event: unknown;
 }
 /**
  * From system/hook_progress lines.
  */
 export interface HookProgressEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "hook.progress";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -1962,6 +3192,9 @@ export interface HookProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -1974,24 +3207,63 @@ export interface HookProgressEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The hook run's id. From the system line's `hook_id`.
+   */
   hook_id: unknown;
+  /**
+   * The hook's name. From the system line's `hook_name`.
+   */
   hook_name: unknown;
+  /**
+   * The event the hook runs on (PreToolUse, Stop, …). From the system line's `hook_event`.
+   */
   hook_event: unknown;
+  /**
+   * The hook's standard output. From the system line's `stdout`.
+   */
   stdout: unknown;
+  /**
+   * The hook's standard error. From the system line's `stderr`.
+   */
   stderr: unknown;
+  /**
+   * The hook's combined output. From the system line's `output`.
+   */
   output: unknown;
 }
 /**
  * From system/hook_response lines.
  */
 export interface HookResponseEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "hook.response";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2013,6 +3285,9 @@ export interface HookResponseEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2025,26 +3300,71 @@ export interface HookResponseEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The hook run's id. From the system line's `hook_id`.
+   */
   hook_id: unknown;
+  /**
+   * The hook's name. From the system line's `hook_name`.
+   */
   hook_name: unknown;
+  /**
+   * The event the hook runs on (PreToolUse, Stop, …). From the system line's `hook_event`.
+   */
   hook_event: unknown;
+  /**
+   * The hook's standard output. From the system line's `stdout`.
+   */
   stdout: unknown;
+  /**
+   * The hook's standard error. From the system line's `stderr`.
+   */
   stderr: unknown;
+  /**
+   * The hook's combined output. From the system line's `output`.
+   */
   output: unknown;
+  /**
+   * The hook's exit status. From the system line's `exit_code`.
+   */
   exit_code?: unknown;
+  /**
+   * How the hook ended (success, error, cancelled, …). From the system line's `outcome`.
+   */
   outcome: unknown;
 }
 /**
  * From system/task_started lines.
  */
 export interface TaskStartedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "task.started";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2054,6 +3374,9 @@ export interface TaskStartedEvent {
    * The source line's agent_id (a subagent's lines), on every event of the line.
    */
   agent_id?: unknown;
+  /**
+   * The subagent's type (its agent name). From the system line's `subagent_type`.
+   */
   subagent_type: unknown;
   /**
    * The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person.
@@ -2063,6 +3386,9 @@ export interface TaskStartedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2075,23 +3401,59 @@ export interface TaskStartedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The background task's id. From the system line's `task_id`.
+   */
   task_id: unknown;
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress. From the system line's `tool_use_id`.
+   */
   tool_use_id: unknown;
+  /**
+   * The task's short description. From the system line's `description`.
+   */
   description: unknown;
+  /**
+   * The task's kind (local_agent, local_bash, local_workflow, mcp_task). From the system line's `task_type`.
+   */
   task_type: unknown;
+  /**
+   * The prompt the task runs with. From the system line's `prompt`.
+   */
   prompt: unknown;
 }
 /**
  * From system/task_progress lines.
  */
 export interface TaskProgressEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "task.progress";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2113,6 +3475,9 @@ export interface TaskProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2125,24 +3490,63 @@ export interface TaskProgressEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The background task's id. From the system line's `task_id`.
+   */
   task_id: unknown;
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress. From the system line's `tool_use_id`.
+   */
   tool_use_id: unknown;
+  /**
+   * The task's short description. From the system line's `description`.
+   */
   description: unknown;
+  /**
+   * Token usage so far, as written. From the system line's `usage`.
+   */
   usage: unknown;
+  /**
+   * The tool the task used last. From the system line's `last_tool_name`.
+   */
   last_tool_name: unknown;
+  /**
+   * A summary of the task's progress or result. From the system line's `summary`.
+   */
   summary: unknown;
 }
 /**
  * From system/task_notification lines.
  */
 export interface TaskNotificationEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "task.notification";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2164,6 +3568,9 @@ export interface TaskNotificationEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2176,24 +3583,63 @@ export interface TaskNotificationEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The background task's id. From the system line's `task_id`.
+   */
   task_id: unknown;
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress. From the system line's `tool_use_id`.
+   */
   tool_use_id: unknown;
+  /**
+   * The task's final status (completed, failed, stopped, …). From the system line's `status`.
+   */
   status: unknown;
+  /**
+   * A summary of the task's progress or result. From the system line's `summary`.
+   */
   summary: unknown;
+  /**
+   * Where the task's output was written. From the system line's `output_file`.
+   */
   output_file: unknown;
+  /**
+   * Token usage so far, as written. From the system line's `usage`.
+   */
   usage: unknown;
 }
 /**
  * From system/task_updated lines.
  */
 export interface TaskUpdatedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "task.updated";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2215,6 +3661,9 @@ export interface TaskUpdatedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2227,20 +3676,47 @@ export interface TaskUpdatedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The background task's id. From the system line's `task_id`.
+   */
   task_id: unknown;
+  /**
+   * The members of the task that changed, as written. From the system line's `patch`.
+   */
   patch: unknown;
 }
 /**
  * From system/background_tasks_changed lines.
  */
 export interface TaskListEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "task.list";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2262,6 +3738,9 @@ export interface TaskListEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2274,19 +3753,43 @@ export interface TaskListEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The background tasks now running, as written. From the system line's `tasks`.
+   */
   tasks: unknown;
 }
 /**
  * From system/api_retry lines.
  */
 export interface ApiRetryEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "api.retry";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2308,6 +3811,9 @@ export interface ApiRetryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2320,23 +3826,59 @@ export interface ApiRetryEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * This retry's number (1 for the first retry). From the system line's `attempt`.
+   */
   attempt: unknown;
+  /**
+   * How many retries the CLI allows. From the system line's `max_retries`.
+   */
   max_retries: unknown;
+  /**
+   * How long the CLI waits before this retry, in milliseconds. From the system line's `retry_delay_ms`.
+   */
   retry_delay_ms: unknown;
+  /**
+   * The failed call's HTTP status, when there was one. From the system line's `error_status`.
+   */
   error_status: unknown;
+  /**
+   * The failed call's error kind. From the system line's `error`.
+   */
   error?: unknown;
 }
 /**
  * From system/thinking_tokens lines.
  */
 export interface ThinkingTokensEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "thinking.tokens";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2358,6 +3900,9 @@ export interface ThinkingTokensEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2370,20 +3915,47 @@ export interface ThinkingTokensEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The thinking tokens so far (an estimate). From the system line's `estimated_tokens`.
+   */
   estimated_tokens: unknown;
+  /**
+   * The increase since the previous estimate. From the system line's `estimated_tokens_delta`.
+   */
   estimated_tokens_delta: unknown;
 }
 /**
  * From system/local_command_output lines.
  */
 export interface LocalCommandOutputEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "local_command.output";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2405,6 +3977,9 @@ export interface LocalCommandOutputEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2417,19 +3992,43 @@ export interface LocalCommandOutputEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The local (slash) command's output text. From the system line's `content`.
+   */
   content: unknown;
 }
 /**
  * From system/informational lines.
  */
 export interface InformationalEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "informational";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2451,6 +4050,9 @@ export interface InformationalEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2463,21 +4065,51 @@ export interface InformationalEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The message's text. From the system line's `content`.
+   */
   content: unknown;
+  /**
+   * How important it is (info, notice, suggestion, warning). From the system line's `level`.
+   */
   level: unknown;
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress. From the system line's `tool_use_id`.
+   */
   tool_use_id: unknown;
 }
 /**
  * From system/notification lines.
  */
 export interface NotificationEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "notification";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2499,6 +4131,9 @@ export interface NotificationEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2511,21 +4146,51 @@ export interface NotificationEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The notification's key (the same key replaces an earlier one). From the system line's `key`.
+   */
   key: unknown;
+  /**
+   * The notification's text. From the system line's `text`.
+   */
   text: unknown;
+  /**
+   * How prominent the CLI shows it. From the system line's `priority`.
+   */
   priority: unknown;
 }
 /**
  * From system/files_persisted lines.
  */
 export interface FilesPersistedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "files.persisted";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2547,6 +4212,9 @@ export interface FilesPersistedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2559,20 +4227,47 @@ export interface FilesPersistedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The files saved. From the system line's `files`.
+   */
   files: unknown;
+  /**
+   * The files that could not be saved. From the system line's `failed`.
+   */
   failed: unknown;
 }
 /**
  * From system/session_state_changed lines.
  */
 export interface SessionStateEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.state";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2594,6 +4289,9 @@ export interface SessionStateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2606,19 +4304,43 @@ export interface SessionStateEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The session's new state (idle, running, requires_action). From the system line's `state`.
+   */
   state: unknown;
 }
 /**
  * From system/permission_denied lines.
  */
 export interface PermissionDeniedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "permission.denied";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2640,6 +4362,9 @@ export interface PermissionDeniedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2652,22 +4377,55 @@ export interface PermissionDeniedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The denied tool's name. From the system line's `tool_name`.
+   */
   tool_name: unknown;
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress. From the system line's `tool_use_id`.
+   */
   tool_use_id: unknown;
+  /**
+   * Why, as the CLI tells the model. From the system line's `message`.
+   */
   message: unknown;
+  /**
+   * What decided (a rule, a mode, a hook, the user), as written. From the system line's `decision_reason`.
+   */
   decision_reason: unknown;
 }
 /**
  * From system/memory_recall lines.
  */
 export interface MemoryRecallEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "memory.recall";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2689,6 +4447,9 @@ export interface MemoryRecallEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2701,20 +4462,47 @@ export interface MemoryRecallEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * How memories were recalled. From the system line's `mode`.
+   */
   mode: unknown;
+  /**
+   * The memories recalled, as written. From the system line's `memories`.
+   */
   memories: unknown;
 }
 /**
  * From system/elicitation_complete lines.
  */
 export interface ElicitationCompleteEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "elicitation.complete";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2736,6 +4524,9 @@ export interface ElicitationCompleteEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2748,20 +4539,47 @@ export interface ElicitationCompleteEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The MCP server that asked for input. From the system line's `mcp_server_name`.
+   */
   mcp_server_name: unknown;
+  /**
+   * The elicitation's id. From the system line's `elicitation_id`.
+   */
   elicitation_id: unknown;
 }
 /**
  * From system/commands_changed lines.
  */
 export interface CommandsChangedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "commands.changed";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2783,6 +4601,9 @@ export interface CommandsChangedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2795,19 +4616,43 @@ export interface CommandsChangedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The slash commands now available, as written. From the system line's `commands`.
+   */
   commands: unknown;
 }
 /**
  * From system/model_refusal_fallback lines.
  */
 export interface ModelFallbackEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "model.fallback";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2829,6 +4674,9 @@ export interface ModelFallbackEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2841,21 +4689,51 @@ export interface ModelFallbackEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The model that was asked first. From the system line's `original_model`.
+   */
   original_model: unknown;
+  /**
+   * The model the CLI switched to. From the system line's `fallback_model`.
+   */
   fallback_model: unknown;
+  /**
+   * What made the CLI switch, as written. From the system line's `trigger`.
+   */
   trigger: unknown;
 }
 /**
  * From system/model_refusal_no_fallback lines.
  */
 export interface ModelRefusalEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "model.refusal";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2877,6 +4755,9 @@ export interface ModelRefusalEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2889,20 +4770,47 @@ export interface ModelRefusalEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The model that was asked first. From the system line's `original_model`.
+   */
   original_model: unknown;
+  /**
+   * What the refusal came from, as written. From the system line's `trigger`.
+   */
   trigger: unknown;
 }
 /**
  * From system/plugin_install lines.
  */
 export interface PluginInstallEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "plugin.install";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2924,6 +4832,9 @@ export interface PluginInstallEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2941,13 +4852,34 @@ export interface PluginInstallEvent {
  * From system/worker_shutting_down lines.
  */
 export interface WorkerShutdownEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "worker.shutdown";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -2969,6 +4901,9 @@ export interface WorkerShutdownEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -2986,13 +4921,34 @@ export interface WorkerShutdownEvent {
  * From system/control_request_progress lines.
  */
 export interface ControlProgressEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "control.progress";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3014,6 +4970,9 @@ export interface ControlProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3026,19 +4985,43 @@ export interface ControlProgressEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The control request's id. From the system line's `request_id`.
+   */
   request_id: unknown;
 }
 /**
  * From system/mirror_error lines.
  */
 export interface MirrorErrorEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "mirror.error";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3060,6 +5043,9 @@ export interface MirrorErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3072,20 +5058,47 @@ export interface MirrorErrorEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * What failed to mirror (written by the Python SDK, not the CLI). From the system line's `key`.
+   */
   key: unknown;
+  /**
+   * The error, as written. From the system line's `error`.
+   */
   error?: unknown;
 }
 /**
  * From system/ui_invalidate lines.
  */
 export interface UiInvalidateEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "ui.invalidate";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3107,6 +5120,9 @@ export interface UiInvalidateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3124,13 +5140,34 @@ export interface UiInvalidateEvent {
  * From system/session_title_changed lines.
  */
 export interface SessionTitleEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.title";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3152,6 +5189,9 @@ export interface SessionTitleEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3164,19 +5204,43 @@ export interface SessionTitleEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The session's new title. From the system line's `title`.
+   */
   title: unknown;
 }
 /**
  * From system/post_turn_summary lines.
  */
 export interface TurnSummaryEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "turn.summary";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3198,6 +5262,9 @@ export interface TurnSummaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3215,13 +5282,34 @@ export interface TurnSummaryEvent {
  * From system/cloud_session_delta lines.
  */
 export interface CloudSessionDeltaEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "cloud_session.delta";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3243,6 +5331,9 @@ export interface CloudSessionDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3260,13 +5351,34 @@ export interface CloudSessionDeltaEvent {
  * From system/code_change_published lines.
  */
 export interface CodeChangePublishedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "code_change.published";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3288,6 +5400,9 @@ export interface CodeChangePublishedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3305,13 +5420,34 @@ export interface CodeChangePublishedEvent {
  * From system/dev_intent lines.
  */
 export interface DevIntentEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "dev.intent";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3333,6 +5469,9 @@ export interface DevIntentEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3350,13 +5489,34 @@ export interface DevIntentEvent {
  * From system/feedback_draft_queued lines.
  */
 export interface FeedbackDraftQueuedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "feedback.draft_queued";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3378,6 +5538,9 @@ export interface FeedbackDraftQueuedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3395,13 +5558,34 @@ export interface FeedbackDraftQueuedEvent {
  * From system/peer_message_hold lines.
  */
 export interface PeerMessageHoldEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "peer_message.hold";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3423,6 +5607,9 @@ export interface PeerMessageHoldEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3440,13 +5627,34 @@ export interface PeerMessageHoldEvent {
  * From system/per_turn_effort_changed lines.
  */
 export interface EffortChangedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "effort.changed";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3468,6 +5676,9 @@ export interface EffortChangedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3485,13 +5696,34 @@ export interface EffortChangedEvent {
  * From system/turn_handoff_available lines.
  */
 export interface TurnHandoffAvailableEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "turn.handoff_available";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3513,6 +5745,9 @@ export interface TurnHandoffAvailableEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3530,13 +5765,34 @@ export interface TurnHandoffAvailableEvent {
  * From system/turn_preempted lines.
  */
 export interface TurnPreemptedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "turn.preempted";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3558,6 +5814,9 @@ export interface TurnPreemptedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3575,13 +5834,34 @@ export interface TurnPreemptedEvent {
  * From system/vcs_state_changed lines.
  */
 export interface VcsStateEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "vcs.state";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3603,6 +5883,9 @@ export interface VcsStateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3620,13 +5903,34 @@ export interface VcsStateEvent {
  * From rate_limit_event lines.
  */
 export interface RateLimitEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "rate_limit";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3648,6 +5952,9 @@ export interface RateLimitEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3660,23 +5967,59 @@ export interface RateLimitEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The rate limit's status (allowed, allowed_warning, rejected). From the rate_limit_event line's `rate_limit_info.status`.
+   */
   status: unknown;
+  /**
+   * When the limit resets (Unix seconds), from resetsAt. From the rate_limit_event line's `rate_limit_info.resetsAt`.
+   */
   resets_at: unknown;
+  /**
+   * Which limit (five_hour, seven_day, …), from rateLimitType. From the rate_limit_event line's `rate_limit_info.rateLimitType`.
+   */
   rate_limit_type: unknown;
+  /**
+   * How much of the limit is used (0–1). From the rate_limit_event line's `rate_limit_info.utilization`.
+   */
   utilization: unknown;
+  /**
+   * The whole rate_limit_info object, as written. From the rate_limit_event line's `rate_limit_info`.
+   */
   info: unknown;
 }
 /**
  * From tool_progress lines.
  */
 export interface ToolProgressEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tool.progress";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3698,6 +6041,9 @@ export interface ToolProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3710,22 +6056,55 @@ export interface ToolProgressEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The tool call's id (a tool_use block's id), pairing calls, deltas, results and progress. From the tool_progress line's `tool_use_id`.
+   */
   tool_use_id: unknown;
+  /**
+   * The running tool's name (tool_name). From the tool_progress line's `tool_name`.
+   */
   name: unknown;
+  /**
+   * How long the tool has been running, in seconds. From the tool_progress line's `elapsed_time_seconds`.
+   */
   elapsed_time_seconds: unknown;
+  /**
+   * The background task's id. From the tool_progress line's `task_id`.
+   */
   task_id: unknown;
 }
 /**
  * From tool_use_summary lines.
  */
 export interface ToolSummaryEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tool.summary";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3747,6 +6126,9 @@ export interface ToolSummaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3759,20 +6141,47 @@ export interface ToolSummaryEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The CLI's summary of the preceding tool calls. From the tool_use_summary line's `summary`.
+   */
   summary: unknown;
+  /**
+   * The tool_use ids the summary covers. From the tool_use_summary line's `preceding_tool_use_ids`.
+   */
   preceding_tool_use_ids: unknown;
 }
 /**
  * From auth_status lines.
  */
 export interface AuthStatusEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "auth.status";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3794,6 +6203,9 @@ export interface AuthStatusEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3806,21 +6218,51 @@ export interface AuthStatusEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * Whether a login is in progress (isAuthenticating). From the auth_status line's `isAuthenticating`.
+   */
   is_authenticating: unknown;
+  /**
+   * The login's output lines. From the auth_status line's `output`.
+   */
   output: unknown;
+  /**
+   * The login's error, if any. From the auth_status line's `error`.
+   */
   error?: unknown;
 }
 /**
  * From prompt_suggestion lines.
  */
 export interface PromptSuggestionEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "prompt.suggestion";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3842,6 +6284,9 @@ export interface PromptSuggestionEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3854,19 +6299,43 @@ export interface PromptSuggestionEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The prompt the CLI suggests next. From the prompt_suggestion line's `suggestion`.
+   */
   suggestion: unknown;
 }
 /**
  * From conversation_reset lines.
  */
 export interface SessionResetEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.reset";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3888,6 +6357,9 @@ export interface SessionResetEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3900,20 +6372,47 @@ export interface SessionResetEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The new session's id (new_conversation_id). From the conversation_reset line's `new_conversation_id`.
+   */
   new_session_id: unknown;
+  /**
+   * What reset the session, as written. From the conversation_reset line's `trigger`.
+   */
   trigger: unknown;
 }
 /**
  * From command_lifecycle lines.
  */
 export interface CommandLifecycleEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "command.lifecycle";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3935,6 +6434,9 @@ export interface CommandLifecycleEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3947,20 +6449,47 @@ export interface CommandLifecycleEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The queued command's id. From the command_lifecycle line's `command_uuid`.
+   */
   command_uuid: unknown;
+  /**
+   * The command's new state (queued, started, completed, cancelled, discarded, refused). From the command_lifecycle line's `state`.
+   */
   state: unknown;
 }
 /**
  * From control_request lines.
  */
 export interface ControlRequestEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "control.request";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -3982,6 +6511,9 @@ export interface ControlRequestEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -3994,20 +6526,47 @@ export interface ControlRequestEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The control request's id. From the control_request line's `request_id`.
+   */
   request_id: unknown;
+  /**
+   * The request (subtype and its members), as written. From the control_request line's `request`.
+   */
   request: unknown;
 }
 /**
  * From control_response lines.
  */
 export interface ControlResponseEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "control.response";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4029,6 +6588,9 @@ export interface ControlResponseEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4041,19 +6603,43 @@ export interface ControlResponseEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The response (its request_id, subtype and members), as written. From the control_response line's `response`.
+   */
   response: unknown;
 }
 /**
  * From control_cancel_request lines.
  */
 export interface ControlCancelEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "control.cancel";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4075,6 +6661,9 @@ export interface ControlCancelEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4087,19 +6676,43 @@ export interface ControlCancelEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The control request's id. From the control_cancel_request line's `request_id`.
+   */
   request_id: unknown;
 }
 /**
  * From keep_alive lines.
  */
 export interface KeepAliveEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "keep_alive";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4121,6 +6734,9 @@ export interface KeepAliveEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4138,13 +6754,34 @@ export interface KeepAliveEvent {
  * From summary lines.
  */
 export interface SessionSummaryEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.summary";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4166,6 +6803,9 @@ export interface SessionSummaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4178,20 +6818,47 @@ export interface SessionSummaryEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * A summary of the task's progress or result. From the summary line's `summary`.
+   */
   summary: unknown;
+  /**
+   * The summary line's `leafUuid`, as written.
+   */
   leaf_uuid: unknown;
 }
 /**
  * From last-prompt lines.
  */
 export interface SessionLastPromptEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.last_prompt";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4213,6 +6880,9 @@ export interface SessionLastPromptEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4225,20 +6895,47 @@ export interface SessionLastPromptEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The last-prompt line's `lastPrompt`, as written.
+   */
   prompt: unknown;
+  /**
+   * The last-prompt line's `leafUuid`, as written.
+   */
   leaf_uuid: unknown;
 }
 /**
  * From mode lines.
  */
 export interface SessionModeEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "session.mode";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4260,6 +6957,9 @@ export interface SessionModeEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4272,19 +6972,43 @@ export interface SessionModeEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The mode line's `mode`, as written.
+   */
   mode: unknown;
 }
 /**
  * From file-history-snapshot lines.
  */
 export interface FileHistorySnapshotEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "file_history.snapshot";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4306,6 +7030,9 @@ export interface FileHistorySnapshotEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4318,20 +7045,47 @@ export interface FileHistorySnapshotEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The API message id (message.id); null for a message without one. From the file-history-snapshot line's `messageId`.
+   */
   message_id: unknown;
+  /**
+   * The file-history-snapshot line's `isSnapshotUpdate`, as written.
+   */
   is_snapshot_update: unknown;
 }
 /**
  * From queue-operation lines.
  */
 export interface QueueOperationEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "queue.operation";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4353,6 +7107,9 @@ export interface QueueOperationEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4365,20 +7122,47 @@ export interface QueueOperationEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The queue-operation line's `operation`, as written.
+   */
   operation: unknown;
+  /**
+   * The queue-operation line's `content`, as written.
+   */
   content: unknown;
 }
 /**
  * From attachment lines.
  */
 export interface AttachmentEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "attachment";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4400,6 +7184,9 @@ export interface AttachmentEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4412,19 +7199,43 @@ export interface AttachmentEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The attachment line's `attachment`, as written.
+   */
   attachment: unknown;
 }
 /**
  * From tools-used lines.
  */
 export interface ToolsUsedEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "tools.used";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4446,6 +7257,9 @@ export interface ToolsUsedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4458,19 +7272,43 @@ export interface ToolsUsedEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The tools-used line's `tools`, as written.
+   */
   tools: unknown;
 }
 /**
  * From cost-state lines.
  */
 export interface CostStateEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "cost.state";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4492,6 +7330,9 @@ export interface CostStateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4504,20 +7345,47 @@ export interface CostStateEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The cost-state line's `totalCostUSD`, as written.
+   */
   total_cost_usd: unknown;
+  /**
+   * The cost-state line's `modelUsage`, as written.
+   */
   model_usage: unknown;
 }
 /**
  * From api-request lines.
  */
 export interface ApiRequestEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "api.request";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4539,6 +7407,9 @@ export interface ApiRequestEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4551,20 +7422,47 @@ export interface ApiRequestEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The control request's id. From the api-request line's `id`.
+   */
   request_id: unknown;
+  /**
+   * The api-request line's `params`, as written.
+   */
   params: unknown;
 }
 /**
  * From api-request-shape lines.
  */
 export interface ApiRequestShapeEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "api.request_shape";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4586,6 +7484,9 @@ export interface ApiRequestShapeEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4598,20 +7499,47 @@ export interface ApiRequestShapeEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The api-request-shape line's `shapeHash`, as written.
+   */
   shape_hash: unknown;
+  /**
+   * The api-request-shape line's `shape`, as written.
+   */
   shape: unknown;
 }
 /**
  * From api-request-blob lines.
  */
 export interface ApiRequestBlobEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "api.request_blob";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4633,6 +7561,9 @@ export interface ApiRequestBlobEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4645,20 +7576,47 @@ export interface ApiRequestBlobEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The api-request-blob line's `hash`, as written.
+   */
   hash: unknown;
+  /**
+   * The api-request-blob line's `message`, as written.
+   */
   message: unknown;
 }
 /**
  * From atis-latch lines.
  */
 export interface AtisLatchEvent {
+  /**
+   * Envelope version: always 1 (see Versioning).
+   */
   v: 1;
+  /**
+   * Event number: 0 for a run's first event (a continued run goes on from its last), +1 per event, no gaps.
+   */
   seq: number;
   type: "atis.latch";
+  /**
+   * The Claude Code session id of the source line, or of the current session for lines without one; null before any line named one.
+   */
   session_id: string | null;
+  /**
+   * Inside a subagent: the tool_use id of the Task/Agent call that started it (the tool.call with subagent true); null on the main thread.
+   */
   parent_tool_use_id: string | null;
+  /**
+   * The 1-based input line the event comes from; null for events no single line caused (run.error, run.end, state flushed at the end).
+   */
   line: number | null;
+  /**
+   * The source line's uuid, when it has one.
+   */
   uuid?: string;
+  /**
+   * true on live-only events (deltas, stream lifecycle, progress): drop them to keep only final state.
+   */
   ephemeral?: true;
   /**
    * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
@@ -4680,6 +7638,9 @@ export interface AtisLatchEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * The source line's members no field maps.
+   */
   extra?: {
     [k: string]: unknown;
   };
@@ -4692,6 +7653,9 @@ export interface AtisLatchEvent {
     count: number;
     [k: string]: unknown;
   }[];
+  /**
+   * The atis-latch line's `atis`, as written.
+   */
   atis: unknown;
 }
 

@@ -1,0 +1,431 @@
+//! What an input is, told from its first bytes: stream-json, one of boo-normalize's own outputs
+//! (envelope, audit log, capture, profile, SSE, OTLP), a Claude Code session transcript, other
+//! JSON, text, binary data or nothing; and the message a command prints when it was given
+//! something other than stream-json (see `docs/input-detection.md`).
+//!
+//! The rule: look at the first [`HEAD_BYTES`] bytes, at most [`HEAD_LINES`] non-blank lines.
+//! Any line that is a stream-json object makes the input stream-json; otherwise the first line
+//! of a recognised format names it; otherwise it is other JSON, text or binary data. Commands
+//! only ask when they read no stream-json line at all, so the detector costs nothing on normal
+//! input beyond keeping a copy of the first bytes ([`Head`]).
+
+use std::fmt;
+use std::io::{self, Read};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// Bytes of an input's beginning that are kept and examined.
+pub const HEAD_BYTES: usize = 64 << 10;
+
+/// Non-blank lines of the head that are examined.
+pub const HEAD_LINES: usize = 256;
+
+/// The top-level `type`s of stream-json objects. A line is stream-json when it is a JSON object
+/// with one of these and is not a session transcript's (which has `sessionId` and no
+/// `session_id`).
+pub const STREAM_JSON_TYPES: &[&str] = &["system", "assistant", "user", "result", "stream_event"];
+
+/// What an input looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Claude Code `stream-json` (at least one line).
+    StreamJson,
+    /// boo-normalize's envelope output (`{"v":1,"seq":…,"type":"session.init",…}`).
+    Envelope,
+    /// A boo-normalize audit log (`--audit`: `seq`, `run_id`, `event`, `hash` per record).
+    AuditLog,
+    /// A boo-normalize capture (`--record`: `{"rec":"header","format":"boo-capture",…}`).
+    Capture,
+    /// A Claude Code session transcript (`~/.claude/projects/…/*.jsonl`: `sessionId`,
+    /// `parentUuid`, `isSidechain`).
+    Transcript,
+    /// A boo-normalize profile document (`profile`; pretty-printed JSON).
+    Profile,
+    /// boo-normalize's Server-Sent Events output (`--format sse`).
+    Sse,
+    /// OTLP/JSON traces (`--format otlp`).
+    Otlp,
+    /// JSON lines, none of a known format.
+    OtherJson,
+    /// Text that is not JSON.
+    Text,
+    /// Binary data (NUL bytes or invalid UTF-8).
+    Binary,
+    /// Only blank lines.
+    Blank,
+    /// No bytes at all.
+    Empty,
+}
+
+impl Kind {
+    /// What the input is, as a phrase.
+    pub fn what(self) -> &'static str {
+        match self {
+            Kind::StreamJson => "stream-json",
+            Kind::Envelope => "this is boo-normalize envelope output (already normalized)",
+            Kind::AuditLog => "this is a boo-normalize audit log (--audit)",
+            Kind::Capture => "this is a boo-normalize capture (--record)",
+            Kind::Transcript => {
+                "this looks like a Claude Code session transcript (~/.claude/projects/*/*.jsonl), not `claude -p` output"
+            }
+            Kind::Profile => "this is a boo-normalize profile document",
+            Kind::Sse => "this is boo-normalize SSE output (--format sse)",
+            Kind::Otlp => "this is OTLP/JSON trace output (--format otlp)",
+            Kind::OtherJson => {
+                "JSON without a stream-json `type` (system, assistant, user, result, stream_event)"
+            }
+            Kind::Text => "text, not JSON",
+            Kind::Binary => "binary data, not text",
+            Kind::Blank => "only blank lines",
+            Kind::Empty => "empty",
+        }
+    }
+
+    /// What to do instead, for an input called `name` (`stdin` or a path).
+    pub fn todo(self, name: &str) -> String {
+        let file = if name == "stdin" { "FILE" } else { name };
+        match self {
+            Kind::StreamJson => String::new(),
+            Kind::Envelope | Kind::Sse | Kind::Otlp => {
+                "normalize the stream-json it was made from (`claude -p … --output-format stream-json --verbose`)".into()
+            }
+            Kind::AuditLog => {
+                format!("use `boo-normalize replay {file}` or `boo-normalize audit verify {file}`")
+            }
+            Kind::Capture => format!("use `boo-normalize replay {file}`"),
+            Kind::Transcript => {
+                "boo-normalize reads what `claude -p --output-format stream-json --verbose` writes on stdout".into()
+            }
+            Kind::Profile => format!("use it as a side of `boo-normalize diff {file} NEW`"),
+            Kind::OtherJson | Kind::Blank | Kind::Binary => {
+                "give the stream-json (NDJSON) that `claude -p --output-format stream-json --verbose` writes".into()
+            }
+            Kind::Text => {
+                "`claude -p` writes stream-json only with `--output-format stream-json --verbose`".into()
+            }
+            Kind::Empty if name == "stdin" => {
+                "no bytes were read: the writer closed stdin without writing anything (did `claude` fail to start? its stderr says why)".into()
+            }
+                Kind::Empty => "the file holds no bytes".into(),
+        }
+    }
+
+    /// Whether this names one of the formats that are never stream-json (boo-normalize's own
+    /// outputs, a session transcript): a file of such a kind is refused without reading further.
+    pub fn is_other_format(self) -> bool {
+        matches!(
+            self,
+            Kind::Envelope
+                | Kind::AuditLog
+                | Kind::Capture
+                | Kind::Transcript
+                | Kind::Profile
+                | Kind::Sse
+                | Kind::Otlp
+        )
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::StreamJson => "stream-json",
+            Kind::Envelope => "envelope",
+            Kind::AuditLog => "audit log",
+            Kind::Capture => "capture",
+            Kind::Transcript => "session transcript",
+            Kind::Profile => "profile",
+            Kind::Sse => "SSE",
+            Kind::Otlp => "OTLP",
+            Kind::OtherJson => "other JSON",
+            Kind::Text => "text",
+            Kind::Binary => "binary",
+            Kind::Blank => "blank",
+            Kind::Empty => "empty",
+        })
+    }
+}
+
+/// What the beginning of an input (`head`, at most [`HEAD_BYTES`] are looked at) is; see the
+/// module docs for the rule.
+pub fn sniff(head: &[u8]) -> Kind {
+    let head = &head[..head.len().min(HEAD_BYTES)];
+    if head.is_empty() {
+        return Kind::Empty;
+    }
+    let first = head.iter().position(|b| !b.is_ascii_whitespace());
+    let Some(first) = first else {
+        return Kind::Blank;
+    };
+    // A pretty-printed document: its first line is `{` alone.
+    if head[first] == b'{' && memchr::memmem::find(head, b"\"profile_version\"").is_some() {
+        return Kind::Profile;
+    }
+    let (mut named, mut json, mut binary) = (None, false, false);
+    let pieces = head.split(|&b| b == b'\n');
+    let count = pieces.clone().count();
+    let mut seen = 0;
+    for (i, raw) in pieces.enumerate() {
+        let line = raw.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        seen += 1;
+        if seen > HEAD_LINES {
+            break;
+        }
+        // The last piece of a full head may be a line cut short: judged only if it parses.
+        let last_cut = i + 1 == count && head.len() == HEAD_BYTES;
+        match line_kind(line) {
+            Kind::StreamJson => return Kind::StreamJson,
+            Kind::OtherJson => json = true,
+            Kind::Binary if !last_cut => binary = true,
+            Kind::Text | Kind::Binary => {}
+            k => {
+                named.get_or_insert(k);
+            }
+        }
+    }
+    match named {
+        Some(k) => k,
+        None if json => Kind::OtherJson,
+        None if binary => Kind::Binary,
+        None => Kind::Text,
+    }
+}
+
+/// The kind of one non-blank line (trimmed).
+fn line_kind(line: &[u8]) -> Kind {
+    if line.contains(&0) {
+        return Kind::Binary;
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Kind::Binary;
+    };
+    let sse = ["data: ", "event: ", "id: ", "retry: "];
+    if sse.iter().any(|p| text.starts_with(p)) {
+        return Kind::Sse;
+    }
+    if !text.starts_with(['{', '[', '"']) && !text.starts_with(|c: char| c.is_ascii_digit()) {
+        return Kind::Text;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(o)) => object_kind(&o),
+        Ok(_) => Kind::OtherJson,
+        Err(_) => Kind::Text,
+    }
+}
+
+fn object_kind(o: &serde_json::Map<String, Value>) -> Kind {
+    let has = |k: &str| o.contains_key(k);
+    let str_of = |k: &str| o.get(k).and_then(Value::as_str);
+    if has("resourceSpans") || has("resourceLogs") || has("resourceMetrics") {
+        return Kind::Otlp;
+    }
+    if str_of("rec").is_some() && (str_of("format") == Some("boo-capture") || has("at_us")) {
+        return Kind::Capture;
+    }
+    if has("run_id") && o.get("event").is_some_and(Value::is_object) && has("hash") {
+        return Kind::AuditLog;
+    }
+    if o.get("v").and_then(Value::as_u64) == Some(1)
+        && o.get("seq").is_some_and(Value::is_u64)
+        && str_of("type").is_some()
+    {
+        return Kind::Envelope;
+    }
+    let transcript = (has("sessionId") && !has("session_id"))
+        || (has("parentUuid") && has("uuid"))
+        || (str_of("type") == Some("summary") && has("leafUuid"));
+    if transcript {
+        return Kind::Transcript;
+    }
+    match str_of("type") {
+        Some(t) if STREAM_JSON_TYPES.contains(&t) => Kind::StreamJson,
+        _ => Kind::OtherJson,
+    }
+}
+
+/// The message for an input called `name` that held `lines` lines, none of them stream-json,
+/// whose beginning is `kind` (without the `boo-normalize: ` prefix): `NAME: ` and [`reason`].
+pub fn message(name: &str, kind: Kind, lines: u64) -> String {
+    format!("{name}: {}", reason(name, kind, lines))
+}
+
+/// [`message`] without the name in front: how many lines were read, what they are, what to do.
+pub fn reason(name: &str, kind: Kind, lines: u64) -> String {
+    let none = match (kind, lines) {
+        (Kind::Empty, _) => return format!("{}; {}", kind.what(), kind.todo(name)),
+        (_, 1) => "its one line is not stream-json".to_owned(),
+        (_, n) => format!("none of {n} lines is stream-json"),
+    };
+    format!("{none}: {}; {}", kind.what(), kind.todo(name))
+}
+
+/// The verdict on one input that is done: `None` when it held a stream-json line (`stream_json`
+/// of its `lines` were) or its beginning `head` looks like stream-json (lines cut by
+/// `--max-line-bytes`); else what it is and the message to print (see [`message`]).
+pub fn check(name: &str, head: &[u8], lines: u64, stream_json: u64) -> Option<(Kind, String)> {
+    if stream_json > 0 {
+        return None;
+    }
+    let kind = if lines == 0 { Kind::Empty } else { sniff(head) };
+    (kind != Kind::StreamJson).then(|| (kind, message(name, kind, lines)))
+}
+
+/// The verdict on an input from its beginning alone (`head`, as [`Head`] keeps it): `None` when
+/// it looks like stream-json, else what it is and the reason ([`reason`]; "none of the first N
+/// lines" when the head is full).
+pub fn check_head(name: &str, head: &[u8]) -> Option<(Kind, String)> {
+    let kind = sniff(head);
+    if kind == Kind::StreamJson {
+        return None;
+    }
+    let full = head.len() >= HEAD_BYTES;
+    let mut lines = memchr::memchr_iter(b'\n', head).count() as u64;
+    if !full && !head.is_empty() && !head.ends_with(b"\n") {
+        lines += 1;
+    }
+    let why = reason(name, kind, lines);
+    let why = match full {
+        true => why.replacen("none of ", "none of the first ", 1),
+        false => why,
+    };
+    Some((kind, why))
+}
+
+/// A reader that keeps a copy of the first [`HEAD_BYTES`] bytes read through it, for [`sniff`]
+/// once the input is done (one copy of 64 KiB per input; nothing after that).
+pub struct Head<'a, R> {
+    inner: R,
+    head: &'a mut Vec<u8>,
+}
+
+impl<'a, R> Head<'a, R> {
+    /// Read `inner`, keeping its first bytes in `head` (cleared first).
+    pub fn new(inner: R, head: &'a mut Vec<u8>) -> Self {
+        head.clear();
+        Head { inner, head }
+    }
+}
+
+impl<R: Read> Read for Head<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let room = HEAD_BYTES - self.head.len();
+        if room > 0 {
+            self.head.extend_from_slice(&buf[..n.min(room)]);
+        }
+        Ok(n)
+    }
+}
+
+/// [`Head`] for a reader that must be `Send` and `'static` (it may be read on another thread):
+/// the copy is shared, to be looked at once the input is done.
+pub struct SharedHead<R> {
+    inner: R,
+    head: Arc<Mutex<Vec<u8>>>,
+    full: bool,
+}
+
+impl<R> SharedHead<R> {
+    /// Read `inner`, keeping its first bytes in `head`.
+    pub fn new(inner: R, head: Arc<Mutex<Vec<u8>>>) -> Self {
+        SharedHead {
+            inner,
+            head,
+            full: false,
+        }
+    }
+}
+
+impl<R: Read> Read for SharedHead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if !self.full
+            && let Ok(mut head) = self.head.lock()
+        {
+            let room = HEAD_BYTES - head.len();
+            head.extend_from_slice(&buf[..n.min(room)]);
+            self.full = head.len() >= HEAD_BYTES;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_format_is_recognised() {
+        let cases: &[(&str, Kind)] = &[
+            ("", Kind::Empty),
+            ("\n \r\n", Kind::Blank),
+            ("hello\nworld\n", Kind::Text),
+            (
+                "warning: x\n{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\n",
+                Kind::StreamJson,
+            ),
+            (
+                "{\"v\":1,\"seq\":0,\"type\":\"session.init\",\"session_id\":\"s\"}\n",
+                Kind::Envelope,
+            ),
+            (
+                "{\"seq\":0,\"run_id\":\"r\",\"event\":{\"v\":1},\"prev\":\"0\",\"hash\":\"a\"}\n",
+                Kind::AuditLog,
+            ),
+            (
+                "{\"rec\":\"header\",\"format\":\"boo-capture\",\"version\":1}\n",
+                Kind::Capture,
+            ),
+            (
+                "{\"type\":\"user\",\"parentUuid\":null,\"uuid\":\"u\",\"sessionId\":\"s\",\"isSidechain\":false}\n",
+                Kind::Transcript,
+            ),
+            (
+                "{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u\"}\n",
+                Kind::Transcript,
+            ),
+            ("{\n  \"profile_version\": 1\n}\n", Kind::Profile),
+            (
+                "retry: 3000\n\nid: 0\nevent: session.init\ndata: {}\n",
+                Kind::Sse,
+            ),
+            ("{\"resourceSpans\":[]}\n", Kind::Otlp),
+            ("{\"a\":1}\n[1]\n", Kind::OtherJson),
+            ("\u{0}\u{1}\u{2}\n", Kind::Binary),
+        ];
+        for (input, want) in cases {
+            assert_eq!(sniff(input.as_bytes()), *want, "{input:?}");
+        }
+        assert_eq!(sniff(&[0xff, 0xfe, b'\n', b'x']), Kind::Binary);
+    }
+
+    #[test]
+    fn messages_say_what_and_what_to_do() {
+        let m = message("a.jsonl", Kind::AuditLog, 792);
+        assert_eq!(
+            m,
+            "a.jsonl: none of 792 lines is stream-json: this is a boo-normalize audit log (--audit); use `boo-normalize replay a.jsonl` or `boo-normalize audit verify a.jsonl`"
+        );
+        assert!(
+            message("stdin", Kind::Empty, 0)
+                .starts_with("stdin: empty; no bytes were read: the writer closed stdin")
+        );
+        assert!(message("x", Kind::Text, 1).contains("its one line is not stream-json"));
+    }
+
+    #[test]
+    fn head_keeps_only_the_first_bytes() {
+        let data = vec![b'x'; HEAD_BYTES + 10];
+        let mut head = Vec::new();
+        let mut out = Vec::new();
+        Head::new(&data[..], &mut head)
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out.len(), data.len());
+        assert_eq!(head.len(), HEAD_BYTES);
+    }
+}

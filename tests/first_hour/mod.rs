@@ -1,0 +1,4 @@
+//! The first hour: what a newcomer meets: wrong input answered, odd but legal input kept, a drift
+//! check that cannot pass by accident, the command line people expect.
+
+mod cli;
