@@ -23,6 +23,7 @@ mod fidelity_items;
 mod fidelity_modes;
 mod fidelity_peers;
 mod fidelity_sessions;
+mod first_hour_input;
 mod golden;
 mod latency;
 mod normalize;

@@ -35,6 +35,8 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
         r.redact(e);
     }
+    let mut end = EndInfo::eof();
+    let mut unread = None;
     for mut input in inputs {
         p.set_input_ready(input.ready_probe());
         let src = file::tee(&mut rec, input.reader, &clock);
@@ -45,19 +47,30 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
                 return Err(Error::sink(name, cause));
             }
             if p.failure().is_none() {
-                return Err(io_error(e, &input.name));
+                // Reading an input failed (an I/O error mid-file): the run still ends with
+                // run.end naming it, in every sink and the capture, and then exits 2.
+                end = end.input_failed(&input.name, &e);
+                unread = Some(io_error(e, &input.name));
             }
             break;
         }
     }
-    let (mut end, end_at) = (EndInfo::eof(), Instant::now());
+    let end_at = Instant::now();
     if let Some(r) = &rec {
         let (mono_us, unix_us) = r.time_of(end_at);
         clock.set(Stamp { unix_us, mono_us });
     }
-    let code = setup.conclude(&mut p, &mut end, ExitCode::OK, &mut io::stderr());
+    // After a failed input, its error is the one message (not also "no result").
+    let mut notes: Box<dyn io::Write> = match unread {
+        Some(_) => Box::new(io::sink()),
+        None => Box::new(io::stderr()),
+    };
+    let code = setup.conclude(&mut p, &mut end, ExitCode::OK, &mut notes);
     let recorded = file::finish(rec, p.normalizer().cli_version(), &end, end_at);
     let code = code?;
     recorded?;
-    Ok(code)
+    match unread {
+        Some(e) => Err(e),
+        None => Ok(code),
+    }
 }
