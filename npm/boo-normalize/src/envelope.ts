@@ -1558,7 +1558,7 @@ export interface SkippedEvent {
   reason?: string;
 }
 /**
- * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).
+ * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end), input_failed (reading an input file failed after output began, e.g. an I/O error: input names it, error gives the OS cause; the inputs after it are not read and the command exits 2); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped).
  */
 export interface RunEndEvent {
   v: 1;
@@ -1628,6 +1628,7 @@ export interface RunEndEvent {
   background_left?: number;
   elapsed_ms?: number;
   sink?: string;
+  input?: string;
   error?: string;
   stderr_dropped?: number;
   env_removed?: string[];
