@@ -101,3 +101,158 @@ fn input_failing_mid_run_still_ends_with_run_end() {
         .unwrap();
     assert_eq!(v.status.code(), Some(0), "{}", stderr(&v));
 }
+
+// ---- 2. deep but valid JSON ----
+
+/// The nesting limit the README documents (`boo_normalize::json::MAX_DEPTH`).
+const MAX_DEPTH: usize = 1024;
+
+/// `levels` objects (or arrays) inside each other around `1`, as compact JSON.
+fn nested(levels: usize, objects: bool) -> String {
+    if objects {
+        format!("{}1{}", "{\"k\":".repeat(levels), "}".repeat(levels))
+    } else {
+        format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
+    }
+}
+
+/// A whole run whose tool call's input holds `value` (5 levels below the line's top), and whose
+/// tool result echoes it in `tool_use_result`.
+fn deep_run(value: &str) -> String {
+    let s = r#""session_id":"s-deep""#;
+    [
+        format!(
+            r#"{{"type":"system","subtype":"init",{s},"model":"claude-x","tools":["Deep"],"cwd":"/","claude_code_version":"2.1.0"}}"#
+        ),
+        format!(
+            r#"{{"type":"assistant",{s},"message":{{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{{"type":"tool_use","id":"toolu_1","name":"Deep","input":{{"deep":{value}}}}}],"stop_reason":"tool_use","usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
+        ),
+        format!(
+            r#"{{"type":"user",{s},"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_1","content":"done"}}]}},"tool_use_result":{{"deep":{value}}}}}"#
+        ),
+        format!(
+            r#"{{"type":"result","subtype":"success",{s},"is_error":false,"result":"ok","num_turns":1,"duration_ms":1,"total_cost_usd":0.1,"usage":{{"input_tokens":1,"output_tokens":1}}}}"#
+        ),
+    ]
+    .map(|l| l + "\n")
+    .concat()
+}
+
+/// The output lines that contain `needle`.
+fn lines_with<'a>(out: &'a [u8], needle: &str) -> Vec<&'a str> {
+    std::str::from_utf8(out)
+        .expect("UTF-8 output")
+        .lines()
+        .filter(|l| l.contains(needle))
+        .collect()
+}
+
+/// A tool input nested as deep as Python's `json` reads (990 levels of objects or arrays, the
+/// line 995: CPython 3.11 reads 998) reaches every output whole, on both JSON engines, with no
+/// `too_deep` diagnostic: envelope, OTLP (its `execute_tool` span), the AI SDK stream, an audit
+/// log that verifies and replays, a capture that replays, `redact` (byte-identical, several
+/// files: worker threads with 2 MiB stacks) and `profile`.
+#[test]
+fn deep_tool_input_reaches_every_output() {
+    let d = tempfile::tempdir().unwrap();
+    for objects in [true, false] {
+        let value = nested(990, objects);
+        let run_text = deep_run(&value);
+        let file = d.path().join("deep.ndjson");
+        std::fs::write(&file, &run_text).unwrap();
+        let f = path_str(&file);
+        let want_input = format!(r#""input":{{"deep":{value}}}"#);
+        for args in [vec![f], vec!["--reference-parser", f]] {
+            let o = run(&args, b"");
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+            assert!(lines_with(&o.stdout, "too_deep").is_empty(), "{args:?}");
+            let calls = lines_with(&o.stdout, r#""type":"tool.call""#);
+            assert_eq!(calls.len(), 1, "{args:?}");
+            assert!(calls[0].contains(&want_input), "{args:?}: input not whole");
+            assert_eq!(lines_with(&o.stdout, r#""type":"tool.result""#).len(), 1);
+        }
+        let o = run(&["--format", "otlp", f], b"");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(lines_with(&o.stdout, "execute_tool Deep").len(), 1, "otlp");
+        let o = run(&["--format", "sse", "--sse-profile", "ai-sdk", f], b"");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let avail = lines_with(&o.stdout, "tool-input-available");
+        assert_eq!(avail.len(), 1, "ai-sdk");
+        assert!(avail[0].contains(&format!(r#""input":{{"deep":{value}}}"#)));
+        // The audit log and a capture keep it, and replay it.
+        let (audit, cap) = (d.path().join("a.jsonl"), d.path().join("c.jsonl"));
+        let _ = std::fs::remove_file(&audit);
+        let o = run(
+            &["--audit", path_str(&audit), "--record", path_str(&cap), f],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v = run(
+            &["audit", "verify", "--require-complete", path_str(&audit)],
+            b"",
+        );
+        assert_eq!(v.status.code(), Some(0), "{}", stderr(&v));
+        for input in [&audit, &cap] {
+            let r = run(&["replay", "--speed", "max", path_str(input)], b"");
+            assert_eq!(r.status.code(), Some(0), "{input:?}: {}", stderr(&r));
+            let calls = lines_with(&r.stdout, r#""type":"tool.call""#);
+            assert_eq!(calls.len(), 1, "{input:?}");
+            assert!(calls[0].contains(&want_input), "{input:?}");
+        }
+        // redact: the same bytes back, on worker threads (several inputs).
+        let o = run(&["redact", f, f, f], b"");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(
+            o.stdout == run_text.repeat(3).into_bytes(),
+            "redact changed it"
+        );
+        let o = run(&["profile", f, f, f], b"");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(p["input"]["non_json"], 0, "profile: {}", p["input"]);
+        assert_eq!(p["tools"]["used"]["Deep"]["count"], 3);
+    }
+}
+
+/// Beyond the documented limit a line is a `too_deep` diagnostic (both engines), however deep
+/// (100,000 levels: no stack overflow anywhere), and the rest of the run is read.
+#[test]
+fn nesting_beyond_the_limit_is_a_too_deep_diagnostic() {
+    let d = tempfile::tempdir().unwrap();
+    for (levels, objects) in [(MAX_DEPTH, true), (100_000, true), (100_000, false)] {
+        // The tool input sits 5 levels down: the line nests levels + 5 deep.
+        let run_text = deep_run(&nested(levels, objects));
+        let file = d.path().join("deep.ndjson");
+        std::fs::write(&file, &run_text).unwrap();
+        let f = path_str(&file);
+        for args in [vec![f], vec!["--reference-parser", f]] {
+            let o = run(&args, b"");
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+            let ev = events(&o.stdout);
+            let deep: Vec<_> = of_type(&ev, "diagnostic")
+                .into_iter()
+                .filter(|e| e["kind"] == "too_deep")
+                .collect();
+            assert_eq!(
+                deep.len(),
+                2,
+                "{levels} {args:?}: the assistant and user lines"
+            );
+            assert_eq!(of_type(&ev, "turn.end").len(), 1, "the result line is read");
+        }
+        for args in [
+            vec!["--format", "otlp", f],
+            vec!["--format", "sse", "--sse-profile", "ai-sdk", f],
+            vec!["redact", f, f],
+            vec!["profile", f, f],
+        ] {
+            let o = run(&args, b"");
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        }
+    }
+    // Just below the limit (the line at exactly MAX_DEPTH levels) is read.
+    let run_text = deep_run(&nested(MAX_DEPTH - 5, false));
+    let o = run(&[], run_text.as_bytes());
+    assert!(lines_with(&o.stdout, "too_deep").is_empty());
+    assert_eq!(lines_with(&o.stdout, r#""type":"tool.call""#).len(), 1);
+}

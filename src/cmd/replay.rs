@@ -188,7 +188,7 @@ fn cli_version(replay: Replay) -> Result<Option<String>, Error> {
     impl Player for Probe {
         fn out(&mut self, o: &boo_normalize::capture::decode::OutLine, _: Stamp) -> io::Result<()> {
             if memchr::memmem::find(&o.bytes, b"claude_code_version").is_some()
-                && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.bytes)
+                && let Ok(v) = boo_normalize::json::depth::from_slice::<serde_json::Value>(&o.bytes)
                 && let Some(s) = v.get("claude_code_version").and_then(|s| s.as_str())
             {
                 self.0 = Some(s.to_owned());

@@ -275,7 +275,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::DIAGNOSTIC,
-            "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (nesting over 127 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
+            "An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (arrays and objects nested over 1024 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.",
             vec![
                 ("kind", s()),
                 ("text", s()),

@@ -252,7 +252,7 @@ impl Normalizer {
             let st = &mut self.st;
             let kind = if std::str::from_utf8(line.bytes).is_err() {
                 "invalid_utf8"
-            } else if e.message.contains("recursion limit") {
+            } else if crate::json::depth::is_too_deep(&e.message) {
                 "too_deep"
             } else {
                 // What JavaScript's JSON.parse accepts, strict parsers refuse: repair and say so.

@@ -1248,7 +1248,7 @@ export interface UnknownEvent {
   raw: unknown;
 }
 /**
- * An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (nesting over 127 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.
+ * An input line that is not usable: kind is not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep (arrays and objects nested over 1024 levels) or empty_line; text is a lossy, capped excerpt; bytes the line's length.
  */
 export interface DiagnosticEvent {
   v: 1;

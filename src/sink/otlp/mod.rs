@@ -162,14 +162,14 @@ impl<W: Write> Sink for Otlp<W> {
         {
             return Ok(());
         }
-        let Ok(ev) = serde_json::from_slice::<serde_json::Value>(events.bytes(meta)) else {
+        let Ok(ev) = crate::json::depth::from_slice::<serde_json::Value>(events.bytes(meta)) else {
             return Ok(());
         };
         self.trace.event(meta.kind, &ev, ctx.stamp, ctx.cli_version);
         if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
             && let (Some(raw), Some(msg)) = (ctx.raw, ev.get("message_id").and_then(|m| m.as_str()))
             && memchr::memmem::find(raw, b"\"stop_reason\":\"").is_some()
-            && let Ok(line) = serde_json::from_slice::<serde_json::Value>(raw)
+            && let Ok(line) = crate::json::depth::from_slice::<serde_json::Value>(raw)
             && let Some(r) = line
                 .pointer("/message/stop_reason")
                 .and_then(|r| r.as_str())
