@@ -256,3 +256,139 @@ fn nesting_beyond_the_limit_is_a_too_deep_diagnostic() {
     assert!(lines_with(&o.stdout, "too_deep").is_empty());
     assert_eq!(lines_with(&o.stdout, r#""type":"tool.call""#).len(), 1);
 }
+
+// ---- 3. CRLF line ends ----
+
+/// A real capture with CRLF line ends, one line holding a secret that `--redact` replaces.
+fn crlf_capture() -> Vec<u8> {
+    let text = std::fs::read_to_string(capture()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let secret = format!("sk-ant-api03-{}AA", "x7Kq9".repeat(19));
+    lines.insert(
+        2,
+        format!(
+            r#"{{"type":"assistant","session_id":"9c3fc96f-5c01-4799-918f-0634283e1ada","message":{{"id":"msg_crlf","type":"message","role":"assistant","model":"m","content":[{{"type":"text","text":"the key is {secret} ok"}}],"stop_reason":null,"usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
+        ),
+    );
+    lines
+        .iter()
+        .map(|l| format!("{l}\r\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// Whether every line of `bytes` ends in `\r\n`.
+fn all_crlf(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && bytes.ends_with(b"\r\n")
+        && bytes
+            .split(|&b| b == b'\n')
+            .all(|l| l.is_empty() || l.ends_with(b"\r"))
+}
+
+/// `redact` keeps each line's terminator byte for byte: clean CRLF input comes back identical
+/// (stdin, one file, several files on worker threads, `--line-buffered`), and a redacted line
+/// keeps its `\r\n`.
+#[test]
+fn redact_keeps_crlf_line_ends() {
+    let d = tempfile::tempdir().unwrap();
+    let clean: Vec<u8> = std::fs::read_to_string(capture())
+        .unwrap()
+        .lines()
+        .map(|l| format!("{l}\r\n"))
+        .collect::<String>()
+        .into_bytes();
+    let file = d.path().join("clean.ndjson");
+    std::fs::write(&file, &clean).unwrap();
+    let f = path_str(&file);
+    let o = run(&["redact"], &clean);
+    assert!(o.stdout == clean, "stdin: not byte-identical");
+    let o = run(&["redact", "--line-buffered"], &clean);
+    assert!(o.stdout == clean, "--line-buffered: not byte-identical");
+    let o = run(&["redact", f, f, f], b"");
+    assert!(
+        o.stdout == clean.repeat(3),
+        "several files: not byte-identical"
+    );
+    // A line with a secret is rewritten, and keeps its CRLF like the others.
+    let o = run(&["redact"], &crlf_capture());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        !o.stdout.windows(9).any(|w| w == b"sk-ant-ap"),
+        "not redacted"
+    );
+    assert!(all_crlf(&o.stdout), "a line lost its \\r");
+    assert_eq!(
+        common::line_count(&o.stdout),
+        common::line_count(&crlf_capture())
+    );
+}
+
+/// The audit log's `raw` values and a capture keep CRLF (`raw_eol`, the capture's `\r`) with
+/// `--redact` too, for normalize and spawn: `replay --raw` of either gives CRLF lines, and
+/// without redaction exactly the input.
+#[cfg(unix)]
+#[test]
+fn audit_and_capture_keep_crlf_with_redaction() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let input = crlf_capture();
+    let file = d.path().join("crlf.ndjson");
+    std::fs::write(&file, &input).unwrap();
+    // A stand-in for claude that writes the CRLF capture.
+    let fake = d.path().join("fake-claude");
+    std::fs::write(&fake, format!("#!/bin/sh\ncat '{}'\n", file.display())).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (audit, cap) = (d.path().join("a.jsonl"), d.path().join("c.jsonl"));
+    let (a, c) = (path_str(&audit), path_str(&cap));
+    let normalize = |redact: bool| {
+        let mut args = vec!["--audit", a, "--record", c, path_str(&file)];
+        if redact {
+            args.insert(0, "--redact");
+        }
+        run(&args, b"")
+    };
+    let spawn = |redact: bool| {
+        let mut args = vec![
+            "spawn",
+            "--claude-bin",
+            path_str(&fake),
+            "--audit",
+            a,
+            "--record",
+            c,
+            "--prompt",
+            "hi",
+        ];
+        if redact {
+            args.insert(1, "--redact");
+        }
+        run(&args, b"")
+    };
+    for (what, go) in [
+        (
+            "normalize",
+            &normalize as &dyn Fn(bool) -> std::process::Output,
+        ),
+        ("spawn", &spawn),
+    ] {
+        for redact in [false, true] {
+            let _ = std::fs::remove_file(&audit);
+            let o = go(redact);
+            assert_eq!(o.status.code(), Some(0), "{what}: {}", stderr(&o));
+            for (name, path) in [("audit log", a), ("capture", c)] {
+                let r = run(&["replay", "--raw", path], b"");
+                assert_eq!(r.status.code(), Some(0), "{what} {name}: {}", stderr(&r));
+                if redact {
+                    assert!(
+                        all_crlf(&r.stdout),
+                        "{what} --redact {name}: a line lost its \\r"
+                    );
+                    assert!(!r.stdout.windows(9).any(|w| w == b"sk-ant-ap"));
+                } else {
+                    assert!(r.stdout == input, "{what} {name}: not the input");
+                }
+            }
+        }
+    }
+}
