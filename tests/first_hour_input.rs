@@ -392,3 +392,81 @@ fn audit_and_capture_keep_crlf_with_redaction() {
         }
     }
 }
+
+// ---- 4. profile and normalize read lines alike ----
+
+/// `profile`'s line counts for `input` (files).
+fn profile_input(files: &[&str]) -> serde_json::Value {
+    let mut args = vec!["profile"];
+    args.extend_from_slice(files);
+    let o = run(&args, b"");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    p
+}
+
+/// Every line `normalize` reads as JSON (repaired ones included) is profiled, every line it
+/// refuses is `non_json` in the profile, and a line it repairs (a lone surrogate escape, high or
+/// low) is profiled repaired: its tool shows up. Invalid UTF-8, a too-deep and a cut line are
+/// refused by both. Checked on a stream of such lines and on every fixture.
+#[test]
+fn profile_reads_lines_as_normalize_does() {
+    let s = r#""session_id":"s-rep""#;
+    let text = [
+        format!(
+            r#"{{"type":"system","subtype":"init",{s},"model":"m","tools":["Cut"],"cwd":"/","claude_code_version":"1.0.128"}}"#
+        ),
+        // A tool call whose input holds an emoji cut in half (CLI < 2.1.330).
+        format!(
+            r#"{{"type":"assistant",{s},"message":{{"id":"m1","role":"assistant","model":"m","content":[{{"type":"tool_use","id":"t1","name":"Cut","input":{{"q":"half \ud83d"}}}}],"stop_reason":"tool_use","usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
+        ),
+        format!(
+            r#"{{"type":"user",{s},"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":"low \udc00 end"}}]}}}}"#
+        ),
+        format!(r#"{{"type":"assistant",{s},"message":{{"id":"m2","content":[{{"type":"text","text":"bad "#),
+        format!(r#"{{"type":"result","subtype":"success",{s},"is_error":false,"result":"ok","num_turns":1}}"#),
+        "[1,2]".to_owned(),
+        format!("{{\"deep\":{}}}", nested(MAX_DEPTH + 1, false)),
+    ]
+    .map(|l| l + "\n")
+    .concat();
+    let mut input = text.into_bytes();
+    // A line that is not UTF-8, and a last line cut short.
+    input.extend_from_slice(b"{\"type\":\"x\",\"t\":\"\xff\xfe\"}\n{\"type\":\"assistant\",\"mess");
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("repair.ndjson");
+    std::fs::write(&file, &input).unwrap();
+    let p = profile_input(&[path_str(&file)]);
+    assert_eq!(
+        p["tools"]["used"]["Cut"]["count"], 1,
+        "the repaired tool call"
+    );
+    assert_eq!(p["input"]["repaired"], 2, "{}", p["input"]);
+    assert_eq!(p["input"]["non_json"], 4, "{}", p["input"]);
+    let mut files: Vec<PathBuf> = vec![file];
+    files.extend(common::fixtures());
+    for f in &files {
+        let o = run(&["--allow-no-result", path_str(f)], b"");
+        let ev = events(&o.stdout);
+        let stats = &ev.last().unwrap()["stats"];
+        let refused = of_type(&ev, "diagnostic")
+            .iter()
+            .filter(|e| {
+                ["not_json", "invalid_utf8", "too_deep", "truncated_line"]
+                    .contains(&e["kind"].as_str().unwrap())
+            })
+            .count() as u64;
+        let i = &profile_input(&[path_str(f)])["input"];
+        let read = ["objects", "non_object", "foreign"]
+            .iter()
+            .map(|k| i[k].as_u64().unwrap())
+            .sum::<u64>();
+        assert_eq!(read, stats["json_lines"].as_u64().unwrap(), "{f:?}: {i}");
+        assert_eq!(i["non_json"].as_u64().unwrap(), refused, "{f:?}: {i}");
+        assert_eq!(
+            i["repaired"].as_u64().unwrap_or(0),
+            stats["repaired"],
+            "{f:?}"
+        );
+    }
+}

@@ -28,6 +28,7 @@ use totals::{Tokens, Totals};
 
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
+use crate::json::repair::{self, Refused};
 use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Spans, Val, get, get_str, str_of};
 use crate::read::Line;
 
@@ -249,30 +250,22 @@ impl Normalizer {
                 None,
             );
         } else if let Err(e) = self.parse_line(line.bytes, n, ev) {
-            let st = &mut self.st;
-            let kind = if std::str::from_utf8(line.bytes).is_err() {
-                "invalid_utf8"
-            } else if crate::json::depth::is_too_deep(&e.message) {
-                "too_deep"
-            } else {
-                // What JavaScript's JSON.parse accepts, strict parsers refuse: repair and say so.
-                let mut fixed = std::mem::take(&mut st.repair_scratch);
-                let count = crate::json::repair::lone_surrogates(line.bytes, &mut fixed);
-                // The line's events come first, then the notice (only when the repair made it JSON).
-                let repaired = count > 0 && self.parse_line(&fixed, n, ev).is_ok();
-                self.st.repair_scratch = fixed;
-                if repaired {
+            // What JavaScript's JSON.parse accepts, strict parsers refuse: repair and say so
+            // (the same reading `profile` does: `json::repair::refused`).
+            let mut fixed = std::mem::take(&mut self.st.repair_scratch);
+            let kind = match repair::refused(line.bytes, &e, &mut fixed) {
+                Refused::InvalidUtf8 => "invalid_utf8",
+                Refused::TooDeep => "too_deep",
+                // The line's events come first, then the notice.
+                Refused::Repaired(count) if self.parse_line(&fixed, n, ev).is_ok() => {
                     self.st.repaired(ev, n, count);
-                }
-                if repaired {
                     self.st.stats.repaired += 1;
                     ""
-                } else if !line.terminated {
-                    "truncated_line"
-                } else {
-                    "not_json"
                 }
+                Refused::Repaired(_) | Refused::NotJson if !line.terminated => "truncated_line",
+                Refused::Repaired(_) | Refused::NotJson => "not_json",
             };
+            self.st.repair_scratch = fixed;
             if !kind.is_empty() {
                 let len = line.bytes.len() as u64;
                 self.st

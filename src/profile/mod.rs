@@ -97,6 +97,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Field {
     /// Number of times the value here was an object.
     pub fn objects(&self) -> u64 {
@@ -275,6 +279,11 @@ pub struct InputStats {
     pub foreign: u64,
     /// Last lines without a newline (possibly truncated).
     pub unterminated: u64,
+    /// Lines strict parsers refuse that were repaired and profiled, as `normalize` repairs them
+    /// (unpaired UTF-16 surrogate escapes): they count among `objects` (or `non_object`, …) too.
+    /// Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repaired: u64,
 }
 
 impl InputStats {
@@ -284,6 +293,7 @@ impl InputStats {
         self.objects += o.objects;
         self.blank += o.blank;
         self.non_json += o.non_json;
+        self.repaired += o.repaired;
         self.non_object += o.non_object;
         self.foreign += o.foreign;
         self.unterminated += o.unterminated;
