@@ -470,3 +470,137 @@ fn profile_reads_lines_as_normalize_does() {
         );
     }
 }
+
+// ---- 5. values filled from "the last message" ----
+
+/// An assistant line of message `id` (`parent`: a subagent's), with `stop_reason` (raw JSON)
+/// and, when `usage`, a usage object.
+fn assistant(id: &str, parent: &str, block: &str, stop: &str, usage: bool) -> String {
+    let usage = if usage {
+        r#","usage":{"input_tokens":3,"output_tokens":5}"#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{"type":"assistant","session_id":"s-last","parent_tool_use_id":{parent},"message":{{"id":"{id}","type":"message","role":"assistant","model":"claude-x","content":[{block}],"stop_reason":{stop}{usage}}}}}"#
+    )
+}
+
+const TOOL_USE: &str =
+    r#"{"type":"tool_use","id":"toolu_a","name":"Bash","input":{"command":"ls"}}"#;
+const TEXT: &str = r#"{"type":"text","text":"done"}"#;
+const INIT: &str = r#"{"type":"system","subtype":"init","session_id":"s-last","model":"claude-x","tools":["Bash"],"cwd":"/","claude_code_version":"1.0.128"}"#;
+const TOOL_RESULT: &str = r#"{"type":"user","session_id":"s-last","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a","content":"ok"}]}}"#;
+
+/// `turn.end.stop_reason` of `lines` (plus a result line `result`).
+fn turn_stop(lines: &[String], result: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    text.push_str(result);
+    text.push('\n');
+    let o = run(&[], text.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ev = events(&o.stdout);
+    let end = of_type(&ev, "turn.end")[0]["stop_reason"].clone();
+    let usage = of_type(&ev, "usage").iter().map(|u| (*u).clone()).collect();
+    (end, usage)
+}
+
+/// Plain stream mode of older CLIs: only the last main-thread API message's own `stop_reason`
+/// (any of its assistant lines, or its `message_delta`) fills `turn.end.stop_reason`; an earlier
+/// message's or a subagent's never does, so a turn that ended in text without one is null.
+/// Likewise the result line's `stop_reason` goes only to the last main-thread message's usage
+/// record. Also on the real captures that showed it.
+#[test]
+fn turn_end_stop_reason_comes_from_the_last_message_only() {
+    let result = r#"{"type":"result","subtype":"success","session_id":"s-last","is_error":false,"result":"done","num_turns":2}"#;
+    let tool_then_text = vec![
+        INIT.to_owned(),
+        assistant("msg_a", "null", TOOL_USE, r#""tool_use""#, true),
+        TOOL_RESULT.to_owned(),
+        assistant("msg_b", "null", TEXT, "null", true),
+    ];
+    assert_eq!(
+        turn_stop(&tool_then_text, result).0,
+        serde_json::Value::Null
+    );
+    // A subagent's message after the main thread's last one does not count either.
+    let mut with_sub = tool_then_text.clone();
+    with_sub.push(assistant(
+        "msg_s",
+        r#""toolu_a""#,
+        TEXT,
+        r#""end_turn""#,
+        true,
+    ));
+    assert_eq!(turn_stop(&with_sub, result).0, serde_json::Value::Null);
+    // The last message's own stop_reason, from an earlier line of that message, counts.
+    let own = vec![
+        INIT.to_owned(),
+        assistant("msg_a", "null", TOOL_USE, r#""tool_use""#, true),
+        TOOL_RESULT.to_owned(),
+        assistant("msg_b", "null", TEXT, r#""end_turn""#, true),
+        assistant("msg_b", "null", TEXT, "null", true),
+    ];
+    assert_eq!(turn_stop(&own, result).0, "end_turn");
+    // Its message_delta (partial messages) counts too.
+    let delta = |ev: &str| {
+        format!(
+            r#"{{"type":"stream_event","session_id":"s-last","parent_tool_use_id":null,"event":{ev}}}"#
+        )
+    };
+    let mut partial = tool_then_text.clone();
+    partial.insert(
+        3,
+        delta(r#"{"type":"message_start","message":{"id":"msg_b","model":"claude-x","usage":{"input_tokens":3,"output_tokens":1}}}"#),
+    );
+    partial.insert(
+        4,
+        delta(r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}"#),
+    );
+    assert_eq!(turn_stop(&partial, result).0, "end_turn");
+    // The result's own stop_reason wins; it fills the last message's usage record only, not a
+    // pending record of an earlier message when the last one had no usage.
+    let with_stop = r#"{"type":"result","subtype":"success","session_id":"s-last","is_error":false,"result":"done","num_turns":2,"stop_reason":"end_turn"}"#;
+    let no_usage_last = vec![
+        INIT.to_owned(),
+        assistant("msg_a", "null", TEXT, "null", true),
+        assistant("msg_b", "null", TEXT, "null", false),
+    ];
+    let (stop, usage) = turn_stop(&no_usage_last, with_stop);
+    assert_eq!(stop, "end_turn");
+    assert_eq!(usage.len(), 1);
+    assert_eq!(usage[0]["message_id"], "msg_a");
+    assert_eq!(
+        usage[0]["stop_reason"],
+        serde_json::Value::Null,
+        "{}",
+        usage[0]
+    );
+    // Real captures whose last message (text) carries no stop_reason, after tool_use ones that do.
+    for (name, want) in [
+        (
+            "fixtures/real/terragon__edit.ndjson",
+            vec![serde_json::Value::Null],
+        ),
+        (
+            "fixtures/real/sheenapps__plan-tasks-example.ndjson",
+            vec![serde_json::Value::Null],
+        ),
+        (
+            "fixtures/captured/1.0.128/tools.ndjson",
+            vec!["end_turn".into()],
+        ),
+        (
+            "fixtures/captured/2.0.76/tools.ndjson",
+            vec!["end_turn".into()],
+        ),
+    ] {
+        let o = run(&[path_str(&common::root().join(name))], b"");
+        let ev = events(&o.stdout);
+        let got: Vec<_> = of_type(&ev, "turn.end")
+            .iter()
+            .map(|e| e["stop_reason"].clone())
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+}

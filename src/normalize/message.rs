@@ -38,10 +38,14 @@ impl State {
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
             self.note_message(ev, ctx, id, msg);
         }
-        if ctx.parent.is_none()
-            && let Some(r) = stop_reason
-        {
-            self.note_stop_reason(r);
+        if ctx.parent.is_none() {
+            match message_id {
+                Some(id) => self.note_main_message(id),
+                None => self.note_main_message(&super::usage::anonymous_key(ctx.line)),
+            }
+            if let Some(r) = stop_reason {
+                self.note_stop_reason(r);
+            }
         }
         if let Some(id) = message_id.filter(|id| !self.assistant_seen.contains(*id)) {
             self.assistant_seen.insert(id.to_owned());

@@ -149,9 +149,9 @@ struct State {
     totals: Totals,
     /// Type and seq of the last event written.
     last_event: Option<(&'static str, u64)>,
-    /// The last main-thread `stop_reason` an assistant line or `message_delta` carried since the
-    /// last result (for `turn.end` of CLIs whose result line has none).
-    last_stop_reason: Option<Vec<u8>>,
+    /// The main thread's latest API message since the last result and the `stop_reason` it
+    /// carried itself (for `turn.end` of CLIs whose result line has none).
+    last_message: Option<usage::LastMessage>,
     /// Why the current line yielded no event of its own (for its `skipped` event).
     skip_reason: Option<&'static str>,
 }

@@ -738,7 +738,7 @@ export interface UsageEvent {
   stop_sequence: unknown;
 }
 /**
- * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.
+ * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. stop_reason: the result line's, else (CLIs before 2.1.150) the one the turn's last main-thread API message carried itself (one of its assistant lines, or its message_delta), else null: an earlier message's or a subagent's never stands in. structured_output: what a --json-schema run returned (the result line's, as written), else null.
  */
 export interface TurnEndEvent {
   v: 1;
