@@ -604,3 +604,162 @@ fn turn_end_stop_reason_comes_from_the_last_message_only() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+// ---- 6. one trace per agent invocation ----
+
+/// Root spans of OTLP/JSON requests (one per line in `lines`, or the bodies a receiver got):
+/// trace id → (session id, number of spans, spans whose parent is not in the trace).
+fn traces(requests: &[serde_json::Value]) -> Vec<(String, String, usize, usize)> {
+    let mut spans: Vec<&serde_json::Value> = Vec::new();
+    for r in requests {
+        for rs in r["resourceSpans"].as_array().unwrap() {
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                spans.extend(ss["spans"].as_array().unwrap());
+            }
+        }
+    }
+    let attr = |s: &serde_json::Value, k: &str| {
+        s["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == k)
+            .map(|a| a["value"]["stringValue"].as_str().unwrap_or("").to_owned())
+    };
+    let mut out = Vec::new();
+    for root in spans
+        .iter()
+        .filter(|s| s["parentSpanId"].as_str().unwrap_or("").is_empty())
+    {
+        let trace = root["traceId"].as_str().unwrap();
+        let mine: Vec<_> = spans.iter().filter(|s| s["traceId"] == trace).collect();
+        let ids: Vec<_> = mine.iter().map(|s| s["spanId"].clone()).collect();
+        let orphans = mine
+            .iter()
+            .filter(|s| {
+                let p = &s["parentSpanId"];
+                !p.as_str().unwrap_or("").is_empty() && !ids.contains(p)
+            })
+            .count();
+        let session = attr(root, "gen_ai.conversation.id").unwrap_or_default();
+        out.push((trace.to_owned(), session, mine.len(), orphans));
+    }
+    out
+}
+
+/// A loopback OTLP/HTTP receiver answering 200 to every request; the JSON bodies it got.
+fn receiver() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", l.local_addr().unwrap().port());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let g = got.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut w = s;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut len = 0;
+                    loop {
+                        let mut h = String::new();
+                        r.read_line(&mut h).unwrap();
+                        let h = h.trim_end().to_ascii_lowercase();
+                        if h.is_empty() {
+                            break;
+                        }
+                        if let Some(v) = h.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    r.read_exact(&mut body).unwrap();
+                    g.lock()
+                        .unwrap()
+                        .push(serde_json::from_slice(&body).unwrap());
+                    let ok = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+                    if w.write_all(ok).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, got)
+}
+
+/// A log holding three `claude -p` runs one after the other (as a loop appending to one file
+/// writes it: a new `system/init` with a new session each) gives three traces, each with one
+/// root whose spans all hang inside it, on `--format otlp`, `--otlp FILE` and `--otlp-endpoint`.
+#[test]
+fn each_invocation_in_a_log_is_its_own_trace() {
+    let d = tempfile::tempdir().unwrap();
+    let real = common::root().join("fixtures/real");
+    let parts = ["terragon__bash", "terragon__edit", "terragon__todo"];
+    let mut log = Vec::new();
+    let mut sessions = Vec::new();
+    for p in parts {
+        let text = std::fs::read(real.join(format!("{p}.ndjson"))).unwrap();
+        let ev = events(&run(&[], &text).stdout);
+        sessions.push(
+            of_type(&ev, "session.init")[0]["session_id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+        log.extend_from_slice(&text);
+    }
+    let file = d.path().join("loop.ndjson");
+    std::fs::write(&file, &log).unwrap();
+    let check = |reqs: &[serde_json::Value], what: &str| {
+        let t = traces(reqs);
+        assert_eq!(t.len(), 3, "{what}: one root per invocation: {t:?}");
+        let mut ids: Vec<_> = t.iter().map(|x| x.0.clone()).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), 3, "{what}: three trace ids");
+        let got: Vec<_> = t.iter().map(|x| x.1.clone()).collect();
+        assert_eq!(got, sessions, "{what}: each root names its session");
+        for (trace, _, n, orphans) in &t {
+            assert!(*n > 1, "{what}: trace {trace} has its spans");
+            assert_eq!(*orphans, 0, "{what}: a span of {trace} hangs outside it");
+        }
+    };
+    let json_lines = |b: &[u8]| -> Vec<serde_json::Value> {
+        b.split(|&c| c == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect()
+    };
+    let o = run(&["--format", "otlp", path_str(&file)], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    check(&json_lines(&o.stdout), "--format otlp");
+    let otlp = d.path().join("t.otlp");
+    let o = run(&["--otlp", path_str(&otlp), path_str(&file)], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    check(&json_lines(&std::fs::read(&otlp).unwrap()), "--otlp FILE");
+    let (url, got) = receiver();
+    let o = bin()
+        .args(["--otlp-endpoint", &url, path_str(&file)])
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env_remove("OTEL_EXPORTER_OTLP_HEADERS")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let end = events(&o.stdout).last().unwrap().clone();
+    assert_eq!(end["otlp"]["failed"], 0, "{end}");
+    check(&got.lock().unwrap(), "--otlp-endpoint");
+    // A single invocation keeps its one trace, with the id it always had.
+    let one = run(
+        &["--format", "otlp", "--run-id", "r1"],
+        &std::fs::read(real.join("terragon__bash.ndjson")).unwrap(),
+    );
+    assert_eq!(traces(&json_lines(&one.stdout)).len(), 1);
+}
