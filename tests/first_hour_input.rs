@@ -763,3 +763,63 @@ fn each_invocation_in_a_log_is_its_own_trace() {
     );
     assert_eq!(traces(&json_lines(&one.stdout)).len(), 1);
 }
+
+// ---- 7. a required member missing ----
+
+/// A required member missing from a line the CLI wrote is reported the way a tool_result
+/// without `tool_use_id` is: the line's first event says how the source broke the schema in
+/// `violation` (`session_id`; `message`, `message.content` of a user or assistant line), joined
+/// with a block's own violation; every event still validates against the strict schema.
+#[test]
+fn a_missing_required_member_says_how_the_source_broke_the_schema() {
+    let validator =
+        jsonschema::validator_for(&boo_normalize::envelope::schema::schema(true)).unwrap();
+    let lines = [
+        r#"{"type":"system","subtype":"init","session_id":"s","tools":[],"model":"m","cwd":"/"}"#,
+        r#"{"type":"user","session_id":"s","message":{"role":"user"}}"#,
+        r#"{"type":"user","session_id":"s"}"#,
+        r#"{"type":"user","message":{"role":"user","content":"hi"}}"#,
+        r#"{"type":"assistant","session_id":"s","message":{"id":"m1","role":"assistant","content":null}}"#,
+        r#"{"type":"assistant","session_id":"s","message":{"id":"m2","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"x"}]}}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#,
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let o = run(&[], input.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ev = events(&o.stdout);
+    for e in &ev {
+        assert!(validator.is_valid(e), "not valid: {e}");
+    }
+    // line → (the type of its event that carries the violation, what it says)
+    let want = [
+        (2, "skipped", r#"the user line has no "message.content""#),
+        (3, "unknown", r#"the user line has no "message""#),
+        (4, "user.text", r#"the user line has no "session_id""#),
+        (
+            5,
+            "unknown",
+            r#"the assistant line has "message.content" null"#,
+        ),
+        (
+            7,
+            "tool.result",
+            r#"the user line has no "session_id"; the tool_result block has no "tool_use_id""#,
+        ),
+        (8, "turn.end", r#"the result line has no "session_id""#),
+    ];
+    let with: Vec<_> = ev.iter().filter(|e| e.get("violation").is_some()).collect();
+    assert_eq!(with.len(), want.len(), "{with:#?}");
+    for ((line, ty, why), e) in want.iter().zip(&with) {
+        assert_eq!(e["line"], *line, "{e}");
+        assert_eq!(e["type"], *ty, "{e}");
+        assert_eq!(
+            e["violation"],
+            format!("the source broke the schema: {why}"),
+            "line {line}"
+        );
+    }
+    // A well-formed line says nothing (line 6: its tool.call has no violation).
+    let call = of_type(&ev, "tool.call");
+    assert!(call[0].get("violation").is_none());
+}

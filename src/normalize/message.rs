@@ -99,9 +99,9 @@ impl State {
                     } else {
                         let bad = violations(b, &[("text", Want::Str)]);
                         let text = get_str(b, "text");
-                        let o = self.text_event(ev, ctx, message_id, model, text, synthetic, error);
-                        write_violation(o, &bad, b);
-                        write_block_extra(o, b, TEXT_MAPPED);
+                        self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+                        write_violation(ev, &bad, b);
+                        write_block_extra(ev.out(), b, TEXT_MAPPED);
                         ev.end();
                     }
                 }
@@ -250,9 +250,9 @@ impl State {
                 }
                 "text" => {
                     let bad = violations(b, &[("text", Want::Str)]);
-                    let o = self.user_text(ev, ctx, get_str(b, "text"), replay);
-                    write_violation(o, &bad, b);
-                    write_block_extra(o, b, TEXT_MAPPED);
+                    self.user_text(ev, ctx, get_str(b, "text"), replay);
+                    write_violation(ev, &bad, b);
+                    write_block_extra(ev.out(), b, TEXT_MAPPED);
                     ev.end();
                 }
                 "image" | "document" => {
@@ -334,7 +334,7 @@ impl State {
             Some(s) => self.write_blobbed(s, o_buf(ev), &ctx.spans),
             None => o_buf(ev).raw(b"null"),
         }
-        write_violation(ev.out(), &bad, b);
+        write_violation(ev, &bad, b);
         write_block_extra(ev.out(), b, RESULT_MAPPED);
         ev.end();
     }

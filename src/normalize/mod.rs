@@ -390,6 +390,9 @@ impl State {
             ev.end();
             return;
         }
+        if let Some(why) = calls::line_violation(kind, v) {
+            ev.set_line_violation(line, why);
+        }
         let own_sid = get_str(v, "session_id");
         if let Some(sid) = own_sid
             && self.session.as_deref() != Some(sid)

@@ -119,6 +119,10 @@ export interface SessionInitEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -171,6 +175,7 @@ export interface TextEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -192,7 +197,6 @@ export interface TextEvent {
   synthetic?: boolean;
   error?: string | null;
   source?: string;
-  violation?: string;
   raw?: unknown;
   block_extra?: {
     [k: string]: unknown;
@@ -230,6 +234,10 @@ export interface ThinkingEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -286,6 +294,10 @@ export interface TextDeltaEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -336,6 +348,10 @@ export interface ThinkingDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -388,6 +404,10 @@ export interface ToolInputDeltaEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -439,6 +459,7 @@ export interface ToolCallEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -463,7 +484,6 @@ export interface ToolCallEvent {
   server: boolean;
   source?: "message" | "deltas";
   partial_json?: string;
-  violation?: string;
   raw?: unknown;
   block_extra?: {
     [k: string]: unknown;
@@ -501,6 +521,7 @@ export interface ToolResultEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -522,7 +543,6 @@ export interface ToolResultEvent {
   server: boolean;
   content: unknown;
   structured: unknown;
-  violation?: string;
   raw?: unknown;
   block_extra?: {
     [k: string]: unknown;
@@ -560,6 +580,10 @@ export interface ToolCallRevisedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -612,6 +636,7 @@ export interface UserTextEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -629,7 +654,6 @@ export interface UserTextEvent {
   }[];
   text: string | null;
   replay: boolean;
-  violation?: string;
   raw?: unknown;
   block_extra?: {
     [k: string]: unknown;
@@ -667,6 +691,10 @@ export interface UserBlockEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -716,6 +744,10 @@ export interface UsageEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -769,6 +801,10 @@ export interface TurnEndEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -830,6 +866,10 @@ export interface MessageStartEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -879,6 +919,10 @@ export interface MessageDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -931,6 +975,10 @@ export interface MessageStopEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -980,6 +1028,10 @@ export interface BlockStartEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1033,6 +1085,10 @@ export interface BlockDeltaEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1083,6 +1139,10 @@ export interface BlockStopEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1132,6 +1192,10 @@ export interface StreamPingEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1179,6 +1243,10 @@ export interface StreamErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1228,6 +1296,10 @@ export interface UnknownEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1279,6 +1351,10 @@ export interface DiagnosticEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1333,6 +1409,10 @@ export interface RunErrorEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1386,6 +1466,10 @@ export interface StallEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1434,6 +1518,10 @@ export interface LineRepairedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1485,6 +1573,10 @@ export interface ApiErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1541,6 +1633,10 @@ export interface SkippedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1589,6 +1685,10 @@ export interface RunEndEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1685,6 +1785,10 @@ export interface PolicyViolationEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1740,6 +1844,10 @@ export interface ChildStderrEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1789,6 +1897,10 @@ export interface CompactBoundaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -1836,6 +1948,10 @@ export interface StatusEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -1883,6 +1999,10 @@ export interface HookStartedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -1931,6 +2051,10 @@ export interface HookProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -1982,6 +2106,10 @@ export interface HookResponseEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2032,6 +2160,10 @@ export interface TaskStartedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2082,6 +2214,10 @@ export interface TaskProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2133,6 +2269,10 @@ export interface TaskNotificationEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2184,6 +2324,10 @@ export interface TaskUpdatedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2231,6 +2375,10 @@ export interface TaskListEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2277,6 +2425,10 @@ export interface ApiRetryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2327,6 +2479,10 @@ export interface ThinkingTokensEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2374,6 +2530,10 @@ export interface LocalCommandOutputEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2420,6 +2580,10 @@ export interface InformationalEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2468,6 +2632,10 @@ export interface NotificationEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2516,6 +2684,10 @@ export interface FilesPersistedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2563,6 +2735,10 @@ export interface SessionStateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2609,6 +2785,10 @@ export interface PermissionDeniedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2658,6 +2838,10 @@ export interface MemoryRecallEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2705,6 +2889,10 @@ export interface ElicitationCompleteEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2752,6 +2940,10 @@ export interface CommandsChangedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2798,6 +2990,10 @@ export interface ModelFallbackEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2846,6 +3042,10 @@ export interface ModelRefusalEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2893,6 +3093,10 @@ export interface PluginInstallEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2938,6 +3142,10 @@ export interface WorkerShutdownEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -2983,6 +3191,10 @@ export interface ControlProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3029,6 +3241,10 @@ export interface MirrorErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3076,6 +3292,10 @@ export interface UiInvalidateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3121,6 +3341,10 @@ export interface SessionTitleEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3167,6 +3391,10 @@ export interface TurnSummaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3212,6 +3440,10 @@ export interface CloudSessionDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3257,6 +3489,10 @@ export interface CodeChangePublishedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3302,6 +3538,10 @@ export interface DevIntentEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3347,6 +3587,10 @@ export interface FeedbackDraftQueuedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3392,6 +3636,10 @@ export interface PeerMessageHoldEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3437,6 +3685,10 @@ export interface EffortChangedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3482,6 +3734,10 @@ export interface TurnHandoffAvailableEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3527,6 +3783,10 @@ export interface TurnPreemptedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3572,6 +3832,10 @@ export interface VcsStateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3617,6 +3881,10 @@ export interface RateLimitEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3667,6 +3935,10 @@ export interface ToolProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3716,6 +3988,10 @@ export interface ToolSummaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3763,6 +4039,10 @@ export interface AuthStatusEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3811,6 +4091,10 @@ export interface PromptSuggestionEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3857,6 +4141,10 @@ export interface SessionResetEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3904,6 +4192,10 @@ export interface CommandLifecycleEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3951,6 +4243,10 @@ export interface ControlRequestEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -3998,6 +4294,10 @@ export interface ControlResponseEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -4044,6 +4344,10 @@ export interface ControlCancelEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
@@ -4090,6 +4394,10 @@ export interface KeepAliveEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   extra?: {
     [k: string]: unknown;
   };
