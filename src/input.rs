@@ -61,7 +61,7 @@ impl Input {
 }
 
 /// Open every input in order (`-` or none: stdin) before any is read, so that a missing file
-/// fails before any output.
+/// or a directory fails before any output.
 pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
     let stdin = [PathBuf::from("-")];
     let files = if files.is_empty() { &stdin[..] } else { files };
@@ -77,7 +77,7 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
                 file: None,
             });
         } else {
-            let file = File::open(f).map_err(|e| Error::io(&name, e))?;
+            let file = open_readable(f).map_err(|e| Error::io(&name, e))?;
             let size = file
                 .metadata()
                 .ok()
@@ -94,6 +94,29 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
         }
     }
     Ok(inputs)
+}
+
+/// Open `path` for reading, refusing what opens but can never be read as a stream: a
+/// directory (`open` succeeds on one; the first read fails with "Is a directory"), so that it is
+/// refused before any output like a missing file.
+pub fn open_readable(path: &std::path::Path) -> io::Result<File> {
+    let file = File::open(path)?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(is_a_directory());
+    }
+    Ok(file)
+}
+
+/// The OS's "Is a directory" error (EISDIR), worded as a failed read of one would be.
+fn is_a_directory() -> io::Error {
+    #[cfg(unix)]
+    {
+        io::Error::from_raw_os_error(nix::errno::Errno::EISDIR as i32)
+    }
+    #[cfg(not(unix))]
+    {
+        io::Error::new(io::ErrorKind::IsADirectory, "Is a directory")
+    }
 }
 
 /// Whether reading an input can block.

@@ -25,6 +25,27 @@ pub struct Line<'a> {
     pub terminated: bool,
     /// When `max_line_bytes` cut the line: its real length (terminator excluded).
     pub oversized: Option<u64>,
+    /// The line ended in `\r` (before its `\n`, if any), which is not in `bytes`: whoever writes
+    /// the line back (redact, the audit log's `raw`, a capture) puts it back ([`Line::eol`]).
+    pub cr: bool,
+}
+
+impl Line<'_> {
+    /// The line's terminator as it was in the input: `\r\n`, `\n`, or for a last line without
+    /// newline `\r` or nothing.
+    pub fn eol(&self) -> &'static [u8] {
+        eol(self.cr, self.terminated)
+    }
+}
+
+/// The terminator of a line that ended in `\r` (`cr`) and/or `\n` (`terminated`).
+pub fn eol(cr: bool, terminated: bool) -> &'static [u8] {
+    match (cr, terminated) {
+        (true, true) => b"\r\n",
+        (false, true) => b"\n",
+        (true, false) => b"\r",
+        (false, false) => b"",
+    }
 }
 
 /// The buffer a reader of an input of `size` bytes (when known) needs.
@@ -198,10 +219,12 @@ impl<R: Read> LineReader<R> {
         let raw_len = full_len + u64::from(terminated);
         let mut bytes = &self.buf[start..end];
         let oversized = if dropped > 0 { Some(full_len) } else { None };
+        let mut cr = false;
         if oversized.is_none()
             && let [rest @ .., b'\r'] = bytes
         {
             bytes = rest;
+            cr = true;
         }
         Line {
             bytes,
@@ -209,6 +232,7 @@ impl<R: Read> LineReader<R> {
             raw_len,
             terminated,
             oversized,
+            cr,
         }
     }
 }

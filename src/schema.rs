@@ -192,7 +192,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::TURN_END,
-            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.",
+            "One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. stop_reason: the result line's, else (CLIs before 2.1.150) the one the turn's last main-thread API message carried itself (one of its assistant lines, or its message_delta), else null: an earlier message's or a subagent's never stands in. structured_output: what a --json-schema run returned (the result line's, as written), else null.",
             vec![
                 ("outcome", s()),
                 ("subtype", ns()),
@@ -350,7 +350,7 @@ fn defs() -> Vec<Def> {
         ),
         (
             kind::RUN_END,
-            "Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.",
+            "Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end), input_failed (reading an input file failed after output began, e.g. an I/O error: input names it, error gives the OS cause; the inputs after it are not read and the command exits 2); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like \"SIGKILL\"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.",
             vec![
                 ("cause", s()),
                 ("terminal_seen", b()),
@@ -375,6 +375,7 @@ fn defs() -> Vec<Def> {
                 ("background_left", json!({"type": "integer"})),
                 ("elapsed_ms", json!({"type": "integer"})),
                 ("sink", s()),
+                ("input", s()),
                 ("error", s()),
                 ("stderr_dropped", json!({"type": "integer"})),
                 (
@@ -509,6 +510,7 @@ pub fn schema(strict: bool) -> Value {
                 "subagent_type": {"description": "The source line's subagent_type, on every event of the line."},
                 "is_synthetic": {"description": "The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person."},
                 "supersedes": {"description": "The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer)."},
+                "violation": {"type": "string", "description": "How the source broke the schema, starting \"the source broke the schema: \". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. \"the user line has no \\\"session_id\\\"\". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a \"; \"."},
                 "extra": {"type": "object", "description": "assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members."},
                 "redactions": {
                     "description": "With --redact: what was redacted in the input line named by line (path: JSON Pointer into that line, \"\" for a text line). Never the secret.",
@@ -548,7 +550,9 @@ pub fn schema(strict: bool) -> Value {
             props.insert((*f).into(), s);
             // Optional members: written only in some situations.
             let optional_raw = *f == "raw" && *name != "unknown";
+            let optional_input = *f == "input" && *name == kind::RUN_END;
             if !optional_raw
+                && !optional_input
                 && !matches!(
                     *f,
                     "synthetic"

@@ -34,6 +34,8 @@ pub struct Origin {
     pub terminated: bool,
     /// When a length limit cut it: its real length.
     pub oversized: Option<u64>,
+    /// Whether it ended in `\r` (see [`Line::cr`]).
+    pub cr: bool,
 }
 
 impl Origin {
@@ -44,6 +46,7 @@ impl Origin {
             raw_len: line.raw_len,
             terminated: line.terminated,
             oversized: line.oversized,
+            cr: line.cr,
         }
     }
 }

@@ -48,6 +48,7 @@ fn run(r: &mut Redactor, lines: &[Vec<u8>]) -> Vec<Vec<u8>> {
             raw_len: l.len() as u64 + 1,
             terminated: true,
             oversized: None,
+            cr: false,
         };
         r.push(&line, &mut out);
         check(&out, l, n as u64 + 1, &json_input);

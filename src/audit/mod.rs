@@ -17,7 +17,7 @@
 //! | `event` | object | the envelope event, byte for byte as on the envelope stream |
 //! | `raw` | string | the input line that produced the event (no line terminator) |
 //! | `raw_b64` | string | instead of `raw` when the line is not valid UTF-8: its bytes, base64 (standard, padded) |
-//! | `raw_eol` | string | only when the line did not end in `"\n"`: `"\r\n"`, or `""` for a last line without newline |
+//! | `raw_eol` | string | only when the line did not end in `"\n"`: `"\r\n"`, or for a last line without newline `""` (or `"\r"` when it ends in one) |
 //! | `raw_cut_from` | integer | only when `--max-line-bytes` cut the line: its real length up to the `\n` (`raw` holds the kept prefix) |
 //! | `prev` | string | `hash` of the previous record in the file; 64 `0`s for the first record of a file |
 //! | `hash` | string | lowercase hex SHA-256 of this record's bytes from `{` through the `,` before `"hash"` |

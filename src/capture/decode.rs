@@ -348,8 +348,9 @@ impl Decoder {
             (None, None) => None,
         };
         if let Some(mut bytes) = raw {
-            let terminated = r.raw_eol.as_deref() != Some("");
-            if r.raw_eol.as_deref() == Some("\r\n") {
+            let eol = r.raw_eol.as_deref().unwrap_or("\n");
+            let terminated = eol.ends_with('\n');
+            if eol.starts_with('\r') {
                 bytes.push(b'\r');
             }
             return Ok(Item::Out(OutLine {

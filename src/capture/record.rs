@@ -72,7 +72,14 @@ impl<W: Write> Recorder<W> {
         }
         let mut res = Ok(());
         for i in 0..rw.out.len() {
-            let (bytes, _, _) = rw.out.get(i, line.bytes);
+            let (mut bytes, _, origin) = rw.out.get(i, line.bytes);
+            if origin.map_or(line.cr, |o| o.cr) {
+                // The line's `\r` goes back, as an unredacted capture keeps it.
+                self.scratch.clear();
+                self.scratch.extend_from_slice(bytes);
+                self.scratch.push(b'\r');
+                bytes = &self.scratch;
+            }
             if err {
                 write_err(&mut self.rec, us, bytes, false);
             } else {
@@ -87,13 +94,21 @@ impl<W: Write> Recorder<W> {
         res
     }
 
+    /// A whole stdout line (without its `\n`) framed as `LineReader` frames it: a last `\r` is
+    /// left out of `bytes` (and put back when the line is written).
     fn plain_line(bytes: &[u8], terminated: bool) -> Line<'_> {
+        let raw_len = bytes.len() as u64 + u64::from(terminated);
+        let (bytes, cr) = match bytes {
+            [rest @ .., b'\r'] => (rest, true),
+            _ => (bytes, false),
+        };
         Line {
             bytes,
             number: 0,
-            raw_len: bytes.len() as u64 + u64::from(terminated),
+            raw_len,
             terminated,
             oversized: None,
+            cr,
         }
     }
     /// Write `header` to `w` (pass a buffered writer; the recorder flushes at batch ends).
@@ -162,12 +177,11 @@ impl<W: Write> Recorder<W> {
         if self.rewrite.is_some() {
             return self.rewritten(line, false, us);
         }
-        let full = line.oversized.unwrap_or(line.bytes.len() as u64);
-        if line.oversized.is_none() && line.terminated && line.raw_len == full + 2 {
+        if line.cr {
             self.scratch.clear();
             self.scratch.extend_from_slice(line.bytes);
             self.scratch.push(b'\r');
-            write_out(&mut self.rec, us, &self.scratch, true, None);
+            write_out(&mut self.rec, us, &self.scratch, line.terminated, None);
         } else {
             write_out(
                 &mut self.rec,

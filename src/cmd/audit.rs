@@ -1,7 +1,6 @@
 //! `audit verify`: check an audit log and report the first bad line as `FILE:LINE: reason`,
 //! and each run without `run.end` as `FILE: run ID: incomplete: no run.end`.
 
-use std::fs::File;
 use std::io::{self, BufReader, Write};
 
 use boo_normalize::audit::verify::{Failure, verify};
@@ -19,7 +18,7 @@ pub fn run(cmd: AuditCommand) -> Result<ExitCode, Error> {
     let result = if name == "-" {
         verify(io::stdin().lock())
     } else {
-        let f = File::open(&file).map_err(|e| Error::io(&name, e))?;
+        let f = boo_normalize::input::open_readable(&file).map_err(|e| Error::io(&name, e))?;
         verify(BufReader::with_capacity(256 * 1024, f))
     };
     match result {

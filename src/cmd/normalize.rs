@@ -38,6 +38,7 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     }
     // Each input's first bytes, to say what it is when it held no stream-json (see sniff).
     let (mut head, mut wrong) = (Vec::new(), false);
+    let mut unread = None;
     for mut input in inputs {
         p.set_input_ready(input.ready_probe());
         let before = (p.stats().lines, p.stats().stream_json_lines);
@@ -58,12 +59,17 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
                 return Err(output_failed(&mut p, name, cause));
             }
             if p.failure().is_none() {
-                return Err(io_error(e, &input.name));
+                // Reading an input failed (an I/O error mid-file): the run still ends with
+                // run.end naming it, in every sink and the capture, and then exits 2.
+                unread = Some((input.name.clone(), e));
             }
             break;
         }
     }
     let mut ending = Ending::eof().recorded(rec, End::default());
+    if let Some((name, e)) = &unread {
+        ending.end = ending.end.input_failed(name, e);
+    }
     // Input with no stream-json line is a usage error (exit 2); an empty one is only a missing
     // result (exit 3).
     if wrong {
@@ -84,5 +90,14 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
         let (mono_us, unix_us) = r.time_of(ending.at);
         clock.set(Stamp { unix_us, mono_us });
     }
-    setup.conclude(&mut p, ending, &mut io::stderr())
+    // After a failed input, its error is the one message (not also "no result").
+    let mut notes: Box<dyn Write> = match unread {
+        Some(_) => Box::new(io::sink()),
+        None => Box::new(io::stderr()),
+    };
+    let code = setup.conclude(&mut p, ending, &mut notes)?;
+    match unread {
+        Some((name, e)) => Err(io_error(e, &name)),
+        None => Ok(code),
+    }
 }

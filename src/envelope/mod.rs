@@ -126,6 +126,11 @@ pub struct Events {
     line_members: (u64, Vec<u8>),
     /// The line whose `extra` was written (on its first event with a source line).
     extra_line: Option<u64>,
+    /// How an input line broke the schema, until its first event carries it (see
+    /// [`Events::set_line_violation`]).
+    line_violation: Option<(u64, String)>,
+    /// The open event wrote its own `violation` (which then holds the line's too).
+    open_violation: bool,
 }
 
 impl Events {
@@ -144,6 +149,37 @@ impl Events {
         self.line_members.0 = line;
         self.line_members.1.clear();
         self.line_members.1.extend_from_slice(members);
+    }
+
+    /// Input line `line` broke the schema (`why`, e.g. `the user line has no "session_id"`): its
+    /// first event says so in `violation` (`the source broke the schema: …`), joined with what
+    /// the event's own block broke when it has a `violation` of its own.
+    pub fn set_line_violation(&mut self, line: u64, why: String) {
+        self.line_violation = Some((line, why));
+    }
+
+    /// Write `violation` into the open event: `block` (how one of its blocks broke the schema,
+    /// without the `the source broke the schema: ` opening) and its line's violation if no event
+    /// carried that yet. Nothing when there is neither.
+    pub fn violation(&mut self, block: Option<&str>) {
+        let line = self.open.as_ref().and_then(|o| o.2);
+        let own = self.take_line_violation(line);
+        let why = match (own, block) {
+            (Some(l), Some(b)) => format!("{l}; {b}"),
+            (Some(l), None) => l,
+            (None, Some(b)) => b.to_owned(),
+            (None, None) => return,
+        };
+        self.open_violation = true;
+        self.out.key("violation");
+        self.out.str(&format!("the source broke the schema: {why}"));
+    }
+
+    fn take_line_violation(&mut self, line: Option<u64>) -> Option<String> {
+        match (&self.line_violation, line) {
+            (Some((l, _)), Some(n)) if *l == n => self.line_violation.take().map(|(_, w)| w),
+            _ => None,
+        }
     }
 
     /// The extra members of events from `line` (see [`Events::set_line_members`]).
@@ -222,6 +258,11 @@ impl Events {
 
     /// Close the open event.
     pub fn end(&mut self) {
+        if !std::mem::take(&mut self.open_violation) {
+            // The first event of a line that broke the schema says so.
+            self.violation(None);
+            self.open_violation = false;
+        }
         let (start, kind, line, ephemeral) = self.open.take().expect("end without begin");
         self.out.buf.push(b'}');
         self.metas.push(EventMeta {

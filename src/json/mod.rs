@@ -9,6 +9,7 @@
 use simd_json::prelude::*;
 use simd_json::{Buffers, Node, StaticNode, Tape};
 
+pub mod depth;
 mod hollow;
 mod out;
 mod raw;
@@ -22,8 +23,7 @@ pub use reference::{RefValue, build_ref_tape};
 /// A read-only view of a parsed JSON value.
 pub type Val<'t, 'i> = simd_json::tape::Value<'t, 'i>;
 
-/// Deepest nesting accepted by both engines (serde_json stops at 128 levels).
-pub const MAX_DEPTH: usize = 127;
+pub use depth::MAX_DEPTH;
 
 /// Default of [`Parser::hollowing`]: literals of 64 KiB and more in lines of 1 MiB and more.
 pub const HOLLOW_DEFAULT: (usize, usize) = (1 << 20, 1 << 16);
@@ -104,7 +104,7 @@ impl Parser {
             scratch: Vec::new(),
             holes: Vec::new(),
             hollow: Some(HOLLOW_DEFAULT),
-            // serde_json (the reference) refuses nesting deeper than 128; so does the fast path.
+            // Both engines refuse nesting deeper than MAX_DEPTH (see `depth`).
             buffers: Buffers::with_max_depth(0, MAX_DEPTH),
             tape: Some(Tape::null()),
             reference: None,
@@ -182,7 +182,7 @@ impl Parser {
         // Keep the tape's allocation for the next line.
         self.tape = Some(tape.reset());
         self.holes.clear();
-        match serde_json::from_slice::<RefValue>(line) {
+        match depth::from_slice::<RefValue>(line) {
             Ok(v) => {
                 self.reference = Some(v);
                 let v = self.reference.as_ref().expect("just set");
@@ -352,18 +352,50 @@ mod tests {
         }
     }
 
+    /// Both engines read exactly [`MAX_DEPTH`] levels of arrays and objects, and refuse one more
+    /// as too deep, without overflowing a 2 MiB thread stack (a test thread's and a worker's).
     #[test]
     fn engines_agree_on_nesting_limits() {
-        for depth in 120..140 {
-            let doc = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
-            let fast = Parser::new(Engine::Simd).parse(doc.as_bytes()).is_ok();
-            let slow = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
-            assert_eq!(fast, slow, "depth {depth}");
-            let doc = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
-            let fast = Parser::new(Engine::Simd).parse(doc.as_bytes()).is_ok();
-            let slow = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
-            assert_eq!(fast, slow, "object depth {depth}");
-        }
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                for depth in [
+                    1,
+                    127,
+                    128,
+                    129,
+                    998,
+                    MAX_DEPTH - 1,
+                    MAX_DEPTH,
+                    MAX_DEPTH + 1,
+                ] {
+                    let arrays = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+                    let objects = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+                    for doc in [arrays, objects] {
+                        for engine in [Engine::Simd, Engine::Serde] {
+                            let mut p = Parser::new(engine);
+                            let got = p.parse(doc.as_bytes()).map(|parsed| {
+                                let mut o = Out::default();
+                                o.value(parsed.tape.as_value());
+                                o.buf
+                            });
+                            match got {
+                                Ok(out) => {
+                                    assert!(depth <= MAX_DEPTH, "{engine:?} read depth {depth}");
+                                    assert_eq!(out, doc.as_bytes(), "{engine:?} depth {depth}");
+                                }
+                                Err(e) => {
+                                    assert!(depth > MAX_DEPTH, "{engine:?} depth {depth}: {e:?}");
+                                    assert!(depth::is_too_deep(&e.message), "{e:?}");
+                                }
+                            }
+                        }
+                    }
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -14,6 +14,39 @@
 //! defect that strict parsers refuse (bad escapes, raw control characters, trailing commas, invalid
 //! UTF-8) is refused by `JSON.parse` too, and stays a `diagnostic`.
 
+use super::ParseError;
+use super::depth::is_too_deep;
+
+/// What a line the parser refused is, decided the same way for every reader of stream-json
+/// (`normalize`, `profile`): not UTF-8, nested too deep, repairable (the repaired copy is in the
+/// buffer passed to [`refused`]: parse it instead), or not JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The line is not valid UTF-8 (nothing to repair: `JSON.parse` refuses it too).
+    InvalidUtf8,
+    /// Nested deeper than [`super::MAX_DEPTH`].
+    TooDeep,
+    /// This many unpaired surrogate escapes were replaced; parse the repaired copy. If that
+    /// copy does not parse either, the line is not JSON.
+    Repaired(usize),
+    /// Not JSON (or cut short).
+    NotJson,
+}
+
+/// Classify `line`, which the parser refused with `e`, repairing it into `fixed` when it can.
+pub fn refused(line: &[u8], e: &ParseError, fixed: &mut Vec<u8>) -> Refused {
+    if simdutf8::basic::from_utf8(line).is_err() {
+        Refused::InvalidUtf8
+    } else if is_too_deep(&e.message) {
+        Refused::TooDeep
+    } else {
+        match lone_surrogates(line, fixed) {
+            0 => Refused::NotJson,
+            n => Refused::Repaired(n),
+        }
+    }
+}
+
 /// What replaces an unpaired surrogate escape (same length: six bytes).
 const REPLACEMENT: &[u8; 6] = b"\\ufffd";
 

@@ -52,24 +52,50 @@ pub(super) fn violations(b: Val<'_, '_>, required: &[(&str, Want)]) -> Option<(S
         return None;
     }
     Some((
-        format!(
-            "the source broke the schema: the {block} block {}",
-            parts.join(", ")
-        ),
+        format!("the {block} block {}", parts.join(", ")),
         wrong_type,
     ))
 }
 
-/// Write `violation` (and the raw block when a member had the wrong type) into the open event.
-pub(super) fn write_violation(o: &mut Out, v: &Option<(String, bool)>, b: Val<'_, '_>) {
-    if let Some((why, wrong_type)) = v {
-        o.key("violation");
-        o.str(why);
-        if *wrong_type {
-            o.key("raw");
-            o.value(b);
+/// Write `violation` (with the line's own, see [`Events::violation`]) and the raw block when a
+/// member had the wrong type into the open event.
+pub(super) fn write_violation(ev: &mut Events, v: &Option<(String, bool)>, b: Val<'_, '_>) {
+    ev.violation(v.as_ref().map(|(why, _)| why.as_str()));
+    if let Some((_, true)) = v {
+        ev.out().key("raw");
+        ev.out().value(b);
+    }
+}
+
+/// How line `v` of type `kind` breaks the schema of the CLI's output, if it does: no
+/// `session_id` (every line the CLI writes has one), and for `assistant` and `user` lines no
+/// `message` object or no `content` in it.
+pub(super) fn line_violation(kind: &str, v: Val<'_, '_>) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    if matches!(
+        kind,
+        "system" | "assistant" | "user" | "result" | "stream_event"
+    ) && get(v, "session_id").and_then(str_of).is_none()
+    {
+        parts.push(match get(v, "session_id") {
+            None => "has no \"session_id\"",
+            Some(_) => "has a \"session_id\" that is not a string",
+        });
+    }
+    if matches!(kind, "assistant" | "user") {
+        match get(v, "message") {
+            None => parts.push("has no \"message\""),
+            Some(m) if m.as_object().is_none() => {
+                parts.push("has a \"message\" that is not an object")
+            }
+            Some(m) => match get(m, "content") {
+                None => parts.push("has no \"message.content\""),
+                Some(c) if c.is_null() => parts.push("has \"message.content\" null"),
+                Some(_) => {}
+            },
         }
     }
+    (!parts.is_empty()).then(|| format!("the {kind} line {}", parts.join(", ")))
 }
 
 /// Members of a `tool_use` block that `tool.call` maps.
@@ -215,8 +241,8 @@ impl State {
         o.bool(server);
         o.key("source");
         o.str("message");
-        write_violation(o, &bad, b);
-        write_block_extra(o, b, CALL_MAPPED);
+        write_violation(ev, &bad, b);
+        write_block_extra(ev.out(), b, CALL_MAPPED);
         ev.end();
     }
 }

@@ -35,6 +35,16 @@ impl EndInfo {
         self
     }
 
+    /// Reading the input `input` failed with `error` (an I/O error after its first bytes):
+    /// cause `input_failed`, with `input` and `error` members. The inputs after it are not read.
+    pub fn input_failed(mut self, input: &str, error: &std::io::Error) -> Self {
+        self.cause = "input_failed".into();
+        self.extra.push(("input".into(), json_string(input)));
+        self.extra
+            .push(("error".into(), json_string(&error.to_string())));
+        self
+    }
+
     /// The reader closed stdout before the input ended (as `| head -1` does): cause
     /// `output_closed`. The rest of the input was not read; the other sinks (an audit log) get
     /// this `run.end`.

@@ -38,10 +38,14 @@ impl State {
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
             self.note_message(ev, ctx, id, msg);
         }
-        if ctx.parent.is_none()
-            && let Some(r) = stop_reason
-        {
-            self.note_stop_reason(r);
+        if ctx.parent.is_none() {
+            match message_id {
+                Some(id) => self.note_main_message(id),
+                None => self.note_main_message(&super::usage::anonymous_key(ctx.line)),
+            }
+            if let Some(r) = stop_reason {
+                self.note_stop_reason(r);
+            }
         }
         if let Some(id) = message_id.filter(|id| !self.assistant_seen.contains(*id)) {
             self.assistant_seen.insert(id.to_owned());
@@ -95,9 +99,9 @@ impl State {
                     } else {
                         let bad = violations(b, &[("text", Want::Str)]);
                         let text = get_str(b, "text");
-                        let o = self.text_event(ev, ctx, message_id, model, text, synthetic, error);
-                        write_violation(o, &bad, b);
-                        write_block_extra(o, b, TEXT_MAPPED);
+                        self.text_event(ev, ctx, message_id, model, text, synthetic, error);
+                        write_violation(ev, &bad, b);
+                        write_block_extra(ev.out(), b, TEXT_MAPPED);
                         ev.end();
                     }
                 }
@@ -246,9 +250,9 @@ impl State {
                 }
                 "text" => {
                     let bad = violations(b, &[("text", Want::Str)]);
-                    let o = self.user_text(ev, ctx, get_str(b, "text"), replay);
-                    write_violation(o, &bad, b);
-                    write_block_extra(o, b, TEXT_MAPPED);
+                    self.user_text(ev, ctx, get_str(b, "text"), replay);
+                    write_violation(ev, &bad, b);
+                    write_block_extra(ev.out(), b, TEXT_MAPPED);
                     ev.end();
                 }
                 "image" | "document" => {
@@ -330,7 +334,7 @@ impl State {
             Some(s) => self.write_blobbed(s, o_buf(ev), &ctx.spans),
             None => o_buf(ev).raw(b"null"),
         }
-        write_violation(ev.out(), &bad, b);
+        write_violation(ev, &bad, b);
         write_block_extra(ev.out(), b, RESULT_MAPPED);
         ev.end();
     }

@@ -28,6 +28,7 @@ use totals::{Tokens, Totals};
 
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
+use crate::json::repair::{self, Refused};
 use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Spans, Val, get, get_str, str_of};
 use crate::read::Line;
 
@@ -148,9 +149,9 @@ struct State {
     totals: Totals,
     /// Type and seq of the last event written.
     last_event: Option<(&'static str, u64)>,
-    /// The last main-thread `stop_reason` an assistant line or `message_delta` carried since the
-    /// last result (for `turn.end` of CLIs whose result line has none).
-    last_stop_reason: Option<Vec<u8>>,
+    /// The main thread's latest API message since the last result and the `stop_reason` it
+    /// carried itself (for `turn.end` of CLIs whose result line has none).
+    last_message: Option<usage::LastMessage>,
     /// Why the current line yielded no event of its own (for its `skipped` event).
     skip_reason: Option<&'static str>,
 }
@@ -249,30 +250,22 @@ impl Normalizer {
                 None,
             );
         } else if let Err(e) = self.parse_line(line.bytes, n, ev) {
-            let st = &mut self.st;
-            let kind = if std::str::from_utf8(line.bytes).is_err() {
-                "invalid_utf8"
-            } else if e.message.contains("recursion limit") {
-                "too_deep"
-            } else {
-                // What JavaScript's JSON.parse accepts, strict parsers refuse: repair and say so.
-                let mut fixed = std::mem::take(&mut st.repair_scratch);
-                let count = crate::json::repair::lone_surrogates(line.bytes, &mut fixed);
-                // The line's events come first, then the notice (only when the repair made it JSON).
-                let repaired = count > 0 && self.parse_line(&fixed, n, ev).is_ok();
-                self.st.repair_scratch = fixed;
-                if repaired {
+            // What JavaScript's JSON.parse accepts, strict parsers refuse: repair and say so
+            // (the same reading `profile` does: `json::repair::refused`).
+            let mut fixed = std::mem::take(&mut self.st.repair_scratch);
+            let kind = match repair::refused(line.bytes, &e, &mut fixed) {
+                Refused::InvalidUtf8 => "invalid_utf8",
+                Refused::TooDeep => "too_deep",
+                // The line's events come first, then the notice.
+                Refused::Repaired(count) if self.parse_line(&fixed, n, ev).is_ok() => {
                     self.st.repaired(ev, n, count);
-                }
-                if repaired {
                     self.st.stats.repaired += 1;
                     ""
-                } else if !line.terminated {
-                    "truncated_line"
-                } else {
-                    "not_json"
                 }
+                Refused::Repaired(_) | Refused::NotJson if !line.terminated => "truncated_line",
+                Refused::Repaired(_) | Refused::NotJson => "not_json",
             };
+            self.st.repair_scratch = fixed;
             if !kind.is_empty() {
                 let len = line.bytes.len() as u64;
                 self.st
@@ -399,6 +392,9 @@ impl State {
         }
         if crate::sniff::STREAM_JSON_TYPES.contains(&kind) {
             self.stats.stream_json_lines += 1;
+        }
+        if let Some(why) = calls::line_violation(kind, v) {
+            ev.set_line_violation(line, why);
         }
         let own_sid = get_str(v, "session_id");
         if let Some(sid) = own_sid

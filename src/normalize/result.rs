@@ -53,7 +53,7 @@ impl State {
         self.text_from_deltas.clear();
         self.usage_done.clear();
         self.settle_totals(v);
-        let last_stop = self.last_stop_reason.take();
+        let last_stop = self.take_last_stop_reason();
         let subtype = get_str(v, "subtype");
         let is_error = get(v, "is_error")
             .and_then(|x| x.as_bool())
@@ -87,7 +87,7 @@ impl State {
             o.key(field);
             if field == "stop_reason" {
                 // CLIs before 2.1.150 write no stop_reason in the result line; the turn's last
-                // main-thread message carried it (assistant line, or message_delta).
+                // main-thread message's own (assistant line, or message_delta), else null.
                 match (get_some(v, src), &last_stop) {
                     (Some(r), _) => o.value(r),
                     (None, Some(raw)) => o.raw(raw),

@@ -32,6 +32,12 @@ impl State {
                 let s = self.streams.entry(key.clone()).or_default();
                 s.message_id = id.map(str::to_owned);
                 s.model = model.map(str::to_owned);
+                if ctx.parent.is_none() {
+                    match id {
+                        Some(id) => self.note_main_message(id),
+                        None => self.note_main_message(&super::usage::anonymous_key(ctx.line)),
+                    }
+                }
                 if let (Some(id), Some(u)) = (
                     id,
                     m.and_then(|m| get_some(m, "usage"))
@@ -126,10 +132,14 @@ impl State {
                     }
                     self.note_message(ev, ctx, r, e);
                 }
-                if ctx.parent.is_none()
-                    && let Some(r) = d.and_then(|d| get_some(d, "stop_reason"))
-                {
-                    self.note_stop_reason(r);
+                if ctx.parent.is_none() {
+                    match record.as_deref() {
+                        Some(r) => self.note_main_message(r),
+                        None => self.note_main_message(&super::usage::anonymous_key(ctx.line)),
+                    }
+                    if let Some(r) = d.and_then(|d| get_some(d, "stop_reason")) {
+                        self.note_stop_reason(r);
+                    }
                 }
                 let o = ev.begin_ephemeral(ek::MESSAGE_DELTA, ctx);
                 o.key("message_id");

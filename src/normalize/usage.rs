@@ -21,6 +21,15 @@ pub(super) fn is_anonymous(key: &str) -> bool {
     key.starts_with(ANONYMOUS)
 }
 
+/// The main thread's latest API message in the current turn.
+#[derive(Debug, Default)]
+pub(super) struct LastMessage {
+    /// Its id, or [`anonymous_key`] for a message without one.
+    key: String,
+    /// The `stop_reason` one of its own lines carried (raw JSON; the last non-null wins).
+    stop_reason: Option<Vec<u8>>,
+}
+
 impl State {
     /// Emit the pending usage of the stream keyed by `parent`, if any.
     pub(super) fn flush_usage(&mut self, parent: &Option<String>, ev: &mut Events) {
@@ -89,12 +98,33 @@ impl State {
                 == Some(u.message_id.as_str())
     }
 
-    /// Remember a main-thread message's `stop_reason` for the turn's `turn.end`.
+    /// A line of main-thread message `key` (its id, or [`anonymous_key`]) is read: it is the
+    /// turn's latest message from now on, with no `stop_reason` of its own until one of its lines
+    /// carries one. An earlier message's `stop_reason` never stands for a later message's.
+    pub(super) fn note_main_message(&mut self, key: &str) {
+        if self.last_message.as_ref().is_some_and(|m| m.key == key) {
+            return;
+        }
+        let mut m = self.last_message.take().unwrap_or_default();
+        m.key.clear();
+        m.key.push_str(key);
+        m.stop_reason = None;
+        self.last_message = Some(m);
+    }
+
+    /// The latest main-thread message (see [`State::note_main_message`]) carried `stop_reason` `r`.
     pub(super) fn note_stop_reason(&mut self, r: Val<'_, '_>) {
-        let mut o = Out::from_buf(self.last_stop_reason.take().unwrap_or_default());
+        let m = self.last_message.get_or_insert_with(LastMessage::default);
+        let mut o = Out::from_buf(m.stop_reason.take().unwrap_or_default());
         o.buf.clear();
         o.value(r);
-        self.last_stop_reason = Some(o.buf);
+        m.stop_reason = Some(o.buf);
+    }
+
+    /// The turn is over: the `stop_reason` its latest main-thread message carried (raw JSON),
+    /// if that message carried one.
+    pub(super) fn take_last_stop_reason(&mut self) -> Option<Vec<u8>> {
+        self.last_message.take().and_then(|m| m.stop_reason)
     }
 
     /// Record `usage` of message `message_id` (last write wins per key; emitted once later).
@@ -254,9 +284,13 @@ impl State {
 
     /// The turn's result line ends the main thread's last message: when no `stop_reason` came for
     /// it (CLI 2.1.x without partial messages), the result's is that message's.
+    /// Only that message's: a pending record of an earlier message (the last one had no usage)
+    /// keeps its own.
     pub(super) fn stop_reason_from_result(&mut self, r: Option<Val<'_, '_>>) {
+        let last = self.last_message.as_ref().map(|m| m.key.as_str());
         if let Some(p) = self.usage.get_mut(&None)
             && p.stop_reason.is_none()
+            && last == Some(p.message_id.as_str())
         {
             p.stop_reason = raw_some(r);
         }

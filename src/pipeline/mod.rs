@@ -250,6 +250,7 @@ impl<'a> Pipeline<'a> {
                 raw_len: from.raw_len,
                 terminated: from.terminated,
                 oversized: from.oversized,
+                cr: from.cr,
             };
             self.events.set_line_members(from.number, members);
             res = self.push_one(&l, &mut inspect);
@@ -347,6 +348,7 @@ impl<'a> Pipeline<'a> {
                 raw_len: 0,
                 terminated: true,
                 oversized: None,
+                cr: false,
             };
             released = self.push_transformed(&last, |_, _| {});
         }

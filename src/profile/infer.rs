@@ -13,6 +13,7 @@ use simd_json::prelude::*;
 
 use super::rules::{self, Rule};
 use super::{Field, JType, Kind, Origin, Profile};
+use crate::json::repair::{self, Refused};
 use crate::json::{Parser, Val, get, get_str, str_of};
 use crate::read::LineReader;
 
@@ -31,6 +32,8 @@ pub struct Profiler {
     by_version: bool,
     /// The read buffer, kept from one stream to the next.
     buf: Vec<u8>,
+    /// A repaired copy of the current line (see [`repair::refused`]).
+    repaired: Vec<u8>,
 }
 
 /// Per-stream state.
@@ -47,6 +50,33 @@ struct Stream {
     tools_by_id: HashMap<String, String>,
     /// tool_use ids already counted as having run a subagent.
     subagent_ids: HashSet<String>,
+}
+
+/// The profile that counts the stream's current line: its version's group, or the objects
+/// read before the stream's first `init`.
+fn target_of<'g>(groups: &'g mut BTreeMap<String, Profile>, st: &'g mut Stream) -> &'g mut Profile {
+    match &st.version {
+        Some(v) => groups.entry(v.clone()).or_default(),
+        None => &mut st.pending,
+    }
+}
+
+/// Profile one parsed line; its tape's allocation, for the parser.
+fn take_value(
+    parsed: crate::json::Parsed<'_>,
+    groups: &mut BTreeMap<String, Profile>,
+    st: &mut Stream,
+    at: Option<(&str, u64)>,
+) -> crate::json::Spare {
+    let v = parsed.tape.as_value();
+    if v.as_object().is_none() {
+        target_of(groups, st).input.non_object += 1;
+    } else if let Some(kind) = kind_of(v) {
+        object(groups, st, &kind, v, at);
+    } else {
+        target_of(groups, st).input.foreign += 1;
+    }
+    parsed.into_spare()
 }
 
 impl Profiler {
@@ -95,11 +125,13 @@ impl Profiler {
         st.pending.input.streams = 1;
         let mut reader = LineReader::reusing(src, std::mem::take(&mut self.buf), size);
         while let Some(line) = reader.next_line()? {
-            let Profiler { parser, groups, .. } = self;
-            let target = match &st.version {
-                Some(v) => groups.entry(v.clone()).or_default(),
-                None => &mut st.pending,
-            };
+            let Profiler {
+                parser,
+                groups,
+                repaired,
+                ..
+            } = self;
+            let target = target_of(groups, &mut st);
             target.input.lines += 1;
             if !line.terminated {
                 target.input.unterminated += 1;
@@ -108,21 +140,25 @@ impl Profiler {
                 target.input.blank += 1;
                 continue;
             }
-            let Ok(parsed) = parser.parse(line.bytes) else {
-                target.input.non_json += 1;
-                continue;
+            // Read as normalize reads it (`json::repair::refused`): a line it repairs is
+            // profiled repaired, and counted.
+            let e = match parser.parse(line.bytes) {
+                Ok(parsed) => {
+                    let spare = take_value(parsed, groups, &mut st, name.map(|n| (n, line.number)));
+                    parser.recycle(spare);
+                    continue;
+                }
+                Err(e) => e,
             };
-            let v = parsed.tape.as_value();
-            if v.as_object().is_none() {
-                target.input.non_object += 1;
-            } else if let Some(kind) = kind_of(v) {
-                let at = name.map(|n| (n, line.number));
-                object(groups, &mut st, &kind, v, at);
+            if let Refused::Repaired(_) = repair::refused(line.bytes, &e, repaired)
+                && let Ok(parsed) = parser.parse(repaired)
+            {
+                target_of(groups, &mut st).input.repaired += 1;
+                let spare = take_value(parsed, groups, &mut st, name.map(|n| (n, line.number)));
+                parser.recycle(spare);
             } else {
-                target.input.foreign += 1;
+                target_of(groups, &mut st).input.non_json += 1;
             }
-            let spare = parsed.into_spare();
-            parser.recycle(spare);
         }
         self.buf = reader.into_buffer();
         // A stream without an init (or with nothing but pre-init lines).

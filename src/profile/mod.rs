@@ -156,6 +156,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Field {
     /// The document leaves out type and value origins equal to the path's own ([`Profile::to_json`]).
     fn prune_origins(&mut self) {
@@ -382,6 +386,11 @@ pub struct InputStats {
     pub foreign: u64,
     /// Last lines without a newline (possibly truncated).
     pub unterminated: u64,
+    /// Lines strict parsers refuse that were repaired and profiled, as `normalize` repairs them
+    /// (unpaired UTF-16 surrogate escapes): they count among `objects` (or `non_object`, …) too.
+    /// Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repaired: u64,
 }
 
 impl InputStats {
@@ -391,6 +400,7 @@ impl InputStats {
         self.objects += o.objects;
         self.blank += o.blank;
         self.non_json += o.non_json;
+        self.repaired += o.repaired;
         self.non_object += o.non_object;
         self.foreign += o.foreign;
         self.unterminated += o.unterminated;

@@ -15,7 +15,7 @@ use super::{Counts, Engine, Redactor};
 use crate::batch::{self, Job, Turn};
 use crate::error::Error;
 use crate::input::Input;
-use crate::read::LineReader;
+use crate::read::{LineReader, eol};
 use crate::transform::Transformed;
 
 /// Largest file redacted ahead; larger ones are streamed in turn (memory stays bounded).
@@ -194,7 +194,7 @@ impl Ahead {
             }
             wk.t.clear();
             a.red.push(&line, &mut wk.t);
-            write_lines(&mut out, &wk.t, line.bytes, line.terminated)
+            write_lines(&mut out, &wk.t, line.bytes, line.terminated, line.cr)
                 .expect("writing to memory cannot fail");
             a.lines = true;
             a.last_unterminated = !line.terminated;
@@ -245,7 +245,8 @@ impl<W: Write> InTurn<W> {
             }
             self.out.clear();
             self.red.push(&line, &mut self.out);
-            write_lines(&mut self.w, &self.out, line.bytes, line.terminated).map_err(out_err)?;
+            write_lines(&mut self.w, &self.out, line.bytes, line.terminated, line.cr)
+                .map_err(out_err)?;
             self.last_unterminated = !line.terminated;
             if self.line_buffered {
                 self.w.flush().map_err(out_err)?;
@@ -297,7 +298,7 @@ impl<W: Write> InTurn<W> {
         if !self.out.is_empty() && self.last_unterminated {
             self.w.write_all(b"\n").map_err(out_err)?;
         }
-        write_lines(&mut self.w, &self.out, b"", true).map_err(out_err)?;
+        write_lines(&mut self.w, &self.out, b"", true, false).map_err(out_err)?;
         self.w.flush().map_err(out_err)?;
         self.summary.add(&self.red);
         Ok(self.summary)
@@ -309,14 +310,15 @@ fn write_lines(
     out: &Transformed,
     input: &[u8],
     terminated: bool,
+    cr: bool,
 ) -> io::Result<()> {
     for i in 0..out.len() {
-        // A line released late says whether it had its newline; the others are `input`.
+        // A line released late says how it ended; the others are `input`. Each keeps its
+        // terminator byte for byte (`\r\n` stays `\r\n`).
         let (bytes, _, origin) = out.get(i, input);
         w.write_all(bytes)?;
-        if origin.map_or(terminated, |o| o.terminated) || i + 1 < out.len() {
-            w.write_all(b"\n")?;
-        }
+        let (nl, cr) = origin.map_or((terminated, cr), |o| (o.terminated, o.cr));
+        w.write_all(eol(cr, nl || i + 1 < out.len()))?;
     }
     Ok(())
 }

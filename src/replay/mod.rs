@@ -298,7 +298,7 @@ impl Replay {
         impl Player for Probe {
             fn out(&mut self, o: &OutLine, _: Stamp) -> io::Result<()> {
                 if memchr::memmem::find(&o.bytes, b"claude_code_version").is_some()
-                    && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.bytes)
+                    && let Ok(v) = crate::json::depth::from_slice::<serde_json::Value>(&o.bytes)
                     && let Some(s) = v.get("claude_code_version").and_then(|s| s.as_str())
                 {
                     self.0 = Some(s.to_owned());

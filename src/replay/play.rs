@@ -22,10 +22,12 @@ pub fn frame<'l>(o: &'l OutLine, number: u64, max_line: Option<usize>) -> Line<'
         bytes = &bytes[..max];
         oversized = Some(full);
     }
+    let mut cr = false;
     if oversized.is_none()
         && let [rest @ .., b'\r'] = bytes
     {
         bytes = rest;
+        cr = true;
     }
     Line {
         bytes,
@@ -33,6 +35,7 @@ pub fn frame<'l>(o: &'l OutLine, number: u64, max_line: Option<usize>) -> Line<'
         raw_len: full + u64::from(o.terminated),
         terminated: o.terminated,
         oversized,
+        cr,
     }
 }
 

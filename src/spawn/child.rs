@@ -61,6 +61,7 @@ struct LineMeta {
     raw_len: u64,
     terminated: bool,
     oversized: Option<u64>,
+    cr: bool,
 }
 
 /// The stdout lines that were available without blocking, back to back.
@@ -90,6 +91,7 @@ impl Batch {
             raw_len: m.raw_len,
             terminated: m.terminated,
             oversized: m.oversized,
+            cr: m.cr,
         }
     }
 
@@ -103,6 +105,7 @@ impl Batch {
             raw_len: l.raw_len,
             terminated: l.terminated,
             oversized: l.oversized,
+            cr: l.cr,
         });
     }
 }

@@ -166,6 +166,7 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
                 raw_len: line.len() as u64 + 1,
                 terminated: true,
                 oversized: None,
+                cr: false,
             };
             t.line(&l, &mut out);
             let mut res = Ok(());

@@ -2,3 +2,4 @@
 //! check that cannot pass by accident, the command line people expect.
 
 mod cli;
+mod input;

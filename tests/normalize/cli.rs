@@ -485,8 +485,8 @@ fn bad_lines_become_diagnostics_and_never_abort() {
     input.extend_from_slice(
         format!(
             "{{\"type\":\"x\",\"deep\":{}{}}}\n",
-            "[".repeat(200),
-            "]".repeat(200)
+            "[".repeat(2000),
+            "]".repeat(2000)
         )
         .as_bytes(),
     );

@@ -37,6 +37,7 @@ fn redact_lines(e: Arc<Engine>, lines: &[String]) -> Vec<String> {
             raw_len: l.len() as u64 + 1,
             terminated: true,
             oversized: None,
+            cr: false,
         };
         r.push(&line, &mut out);
         for i in 0..out.len() {

@@ -373,6 +373,7 @@ fn manual_clock_makes_audit_output_reproducible() {
                     raw_len: l.len() as u64 + 1,
                     terminated: true,
                     oversized: None,
+                    cr: false,
                 };
                 p.push_line(&line).unwrap();
             }

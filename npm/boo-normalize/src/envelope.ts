@@ -153,6 +153,10 @@ export interface SessionInitEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -250,6 +254,10 @@ export interface TextEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -288,10 +296,6 @@ export interface TextEvent {
    * "message" (an assistant line) or "deltas" (assembled from text_delta fragments when no assistant line came).
    */
   source?: string;
-  /**
-   * How the source broke its schema (a missing or mistyped member), when it did.
-   */
-  violation?: string;
   /**
    * The source block as written, when a member had the wrong type.
    */
@@ -356,6 +360,10 @@ export interface ThinkingEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -448,6 +456,10 @@ export interface TextDeltaEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -529,6 +541,10 @@ export interface ThinkingDeltaEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -609,6 +625,10 @@ export interface ToolInputDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -695,6 +715,10 @@ export interface ToolCallEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -745,10 +769,6 @@ export interface ToolCallEvent {
    * With input null: the assembled fragments that did not parse.
    */
   partial_json?: string;
-  /**
-   * How the source broke its schema (a missing or mistyped member), when it did.
-   */
-  violation?: string;
   /**
    * The source block as written, when a member had the wrong type.
    */
@@ -814,6 +834,10 @@ export interface ToolResultEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -852,10 +876,6 @@ export interface ToolResultEvent {
    * The CLI's tool_use_result for this result (the tool's structured output), as written; null when the line has none.
    */
   structured: unknown;
-  /**
-   * How the source broke its schema (a missing or mistyped member), when it did.
-   */
-  violation?: string;
   /**
    * The source block as written, when a member had the wrong type.
    */
@@ -920,6 +940,10 @@ export interface ToolCallRevisedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1006,6 +1030,10 @@ export interface UserTextEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke its schema (a missing or mistyped member), when it did.
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1028,10 +1056,6 @@ export interface UserTextEvent {
    * true for a prompt the CLI replays (--replay-user-messages) rather than one it adds.
    */
   replay: boolean;
-  /**
-   * How the source broke its schema (a missing or mistyped member), when it did.
-   */
-  violation?: string;
   /**
    * The source block as written, when a member had the wrong type.
    */
@@ -1096,6 +1120,10 @@ export interface UserBlockEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1170,6 +1198,10 @@ export interface UsageEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -1212,7 +1244,7 @@ export interface UsageEvent {
   stop_sequence: unknown;
 }
 /**
- * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. structured_output: what a --json-schema run returned (the result line's, as written), else null.
+ * One per result line. outcome: success, error, max_turns, max_budget, during_execution, structured_output_retries, or the raw subtype; never success when is_error is true. stop_reason: the result line's, else (CLIs before 2.1.150) the one the turn's last main-thread API message carried itself (one of its assistant lines, or its message_delta), else null: an earlier message's or a subagent's never stands in. structured_output: what a --json-schema run returned (the result line's, as written), else null.
  */
 export interface TurnEndEvent {
   /**
@@ -1264,6 +1296,10 @@ export interface TurnEndEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -1394,6 +1430,10 @@ export interface MessageStartEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1470,6 +1510,10 @@ export interface MessageDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1552,6 +1596,10 @@ export interface MessageStopEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1628,6 +1676,10 @@ export interface BlockStartEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -1714,6 +1766,10 @@ export interface BlockDeltaEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1791,6 +1847,10 @@ export interface BlockStopEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1864,6 +1924,10 @@ export interface StreamPingEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -1932,6 +1996,10 @@ export interface StreamErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -2005,6 +2073,10 @@ export interface UnknownEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -2087,6 +2159,10 @@ export interface DiagnosticEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -2102,7 +2178,7 @@ export interface DiagnosticEvent {
     [k: string]: unknown;
   }[];
   /**
-   * Why the line is unusable: not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep or empty_line (too_deep: JSON nested deeper than 127 levels).
+   * Why the line is unusable: not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep or empty_line (too_deep: JSON nested deeper than 1024 levels).
    */
   kind: string;
   /**
@@ -2175,6 +2251,10 @@ export interface RunErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -2265,6 +2345,10 @@ export interface StallEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -2337,6 +2421,10 @@ export interface LineRepairedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -2418,6 +2506,10 @@ export interface ApiErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -2510,6 +2602,10 @@ export interface SkippedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -2530,7 +2626,7 @@ export interface SkippedEvent {
   reason?: string;
 }
 /**
- * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.
+ * Always the last event. cause: eof (normalize), output_closed (normalize, replay: the reader closed stdout before the input ended, as `| head -1` does; the rest of the input was not read, and the other sinks, such as an audit log, get this run.end) or how a spawned child ended (exit, signal, timeout, idle_timeout, interrupted, killed); spawn_failed (the child could not start: error says why), sink_failed (writing a file sink failed: sink names it, error gives the OS cause; the other sinks still get run.end), input_failed (reading an input file failed after output began, e.g. an I/O error: input names it, error gives the OS cause; the inputs after it are not read and the command exits 2); stats.lines equals the number of input lines. spawn adds exit_code and signal (the child's status, a signal name like "SIGKILL"), reason (the signal boo-normalize got when interrupted; policy, stdout_closed or output_closed when killed), signals_sent (to the child's process group), descendants_killed, background_left (with --keep-background), elapsed_ms and env_removed (the names, never the values, of provider variables such as ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL that were set but not passed to claude; [] when none); stderr_dropped counts child stderr lines dropped because they came faster than they could be passed on (bounded memory). With --otlp-endpoint, otlp counts the trace's spans: handed to the exporter, exported (accepted by the receiver) and failed (rejected, undeliverable after retries, or dropped). A session transcript input (docs/transcripts.md) adds input_format, cost_estimate_usd (an estimate, apart from the CLI's cost_usd), cost_source, prices_date and unpriced_models; a transcript has no result line, and its run ends without run.error.
  */
 export interface RunEndEvent {
   /**
@@ -2582,6 +2678,10 @@ export interface RunEndEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
@@ -2672,6 +2772,7 @@ export interface RunEndEvent {
    * sink_failed: the file sink that failed (--audit, --record, …).
    */
   sink?: string;
+  input?: string;
   /**
    * spawn_failed: why the child could not start; sink_failed: the OS error.
    */
@@ -2784,6 +2885,10 @@ export interface PolicyViolationEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -2881,6 +2986,10 @@ export interface ChildStderrEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * assistant, user and stream_event lines: the line's members no field maps, on the line's first event only (a stream event's unmapped members under event). system, result and other lines: the event's own unmapped members.
    */
   extra?: {
@@ -2957,6 +3066,10 @@ export interface CompactBoundaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -3035,6 +3148,10 @@ export interface StatusEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -3111,6 +3228,10 @@ export interface HookStartedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -3192,6 +3313,10 @@ export interface HookProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -3285,6 +3410,10 @@ export interface HookResponseEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -3387,6 +3516,10 @@ export interface TaskStartedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -3475,6 +3608,10 @@ export interface TaskProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -3569,6 +3706,10 @@ export interface TaskNotificationEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -3662,6 +3803,10 @@ export interface TaskUpdatedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -3739,6 +3884,10 @@ export interface TaskListEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -3811,6 +3960,10 @@ export interface ApiRetryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -3901,6 +4054,10 @@ export interface ThinkingTokensEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -3978,6 +4135,10 @@ export interface LocalCommandOutputEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4050,6 +4211,10 @@ export interface InformationalEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -4132,6 +4297,10 @@ export interface NotificationEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4213,6 +4382,10 @@ export interface FilesPersistedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4290,6 +4463,10 @@ export interface SessionStateEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4362,6 +4539,10 @@ export interface PermissionDeniedEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -4448,6 +4629,10 @@ export interface MemoryRecallEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4524,6 +4709,10 @@ export interface ElicitationCompleteEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -4602,6 +4791,10 @@ export interface CommandsChangedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4674,6 +4867,10 @@ export interface ModelFallbackEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -4756,6 +4953,10 @@ export interface ModelRefusalEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4833,6 +5034,10 @@ export interface PluginInstallEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4902,6 +5107,10 @@ export interface WorkerShutdownEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -4970,6 +5179,10 @@ export interface ControlProgressEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5043,6 +5256,10 @@ export interface MirrorErrorEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5121,6 +5338,10 @@ export interface UiInvalidateEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5189,6 +5410,10 @@ export interface SessionTitleEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5263,6 +5488,10 @@ export interface TurnSummaryEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5331,6 +5560,10 @@ export interface CloudSessionDeltaEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5401,6 +5634,10 @@ export interface CodeChangePublishedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5469,6 +5706,10 @@ export interface DevIntentEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5539,6 +5780,10 @@ export interface FeedbackDraftQueuedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5607,6 +5852,10 @@ export interface PeerMessageHoldEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5677,6 +5926,10 @@ export interface EffortChangedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5745,6 +5998,10 @@ export interface TurnHandoffAvailableEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -5815,6 +6072,10 @@ export interface TurnPreemptedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5884,6 +6145,10 @@ export interface VcsStateEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -5952,6 +6217,10 @@ export interface RateLimitEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -6042,6 +6311,10 @@ export interface ToolProgressEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6127,6 +6400,10 @@ export interface ToolSummaryEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6203,6 +6480,10 @@ export interface AuthStatusEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -6285,6 +6566,10 @@ export interface PromptSuggestionEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6357,6 +6642,10 @@ export interface SessionResetEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -6435,6 +6724,10 @@ export interface CommandLifecycleEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6511,6 +6804,10 @@ export interface ControlRequestEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -6589,6 +6886,10 @@ export interface ControlResponseEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6661,6 +6962,10 @@ export interface ControlCancelEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -6735,6 +7040,10 @@ export interface KeepAliveEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6803,6 +7112,10 @@ export interface SessionSummaryEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -6881,6 +7194,10 @@ export interface SessionLastPromptEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -6958,6 +7275,10 @@ export interface SessionModeEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -7030,6 +7351,10 @@ export interface FileHistorySnapshotEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -7108,6 +7433,10 @@ export interface QueueOperationEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -7185,6 +7514,10 @@ export interface AttachmentEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -7258,6 +7591,10 @@ export interface ToolsUsedEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -7330,6 +7667,10 @@ export interface CostStateEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -7408,6 +7749,10 @@ export interface ApiRequestEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -7484,6 +7829,10 @@ export interface ApiRequestShapeEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */
@@ -7562,6 +7911,10 @@ export interface ApiRequestBlobEvent {
    */
   supersedes?: unknown;
   /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
+  /**
    * The source line's members no field maps.
    */
   extra?: {
@@ -7638,6 +7991,10 @@ export interface AtisLatchEvent {
    * The source line's supersedes: the uuid of the earlier line this one replaces (e.g. a refusal replaced by an answer).
    */
   supersedes?: unknown;
+  /**
+   * How the source broke the schema, starting "the source broke the schema: ". On the first event of a line the CLI wrote without a required member: session_id (system, assistant, user, result and stream_event lines), message or message.content (assistant and user lines; the line's event is then unknown or skipped), e.g. "the user line has no \"session_id\"". tool.call, tool.result, text and user.text also say how their block broke it (a tool_use without id or name, a tool_result without tool_use_id, …), after the line's part and a "; ".
+   */
+  violation?: string;
   /**
    * The source line's members no field maps.
    */

@@ -150,11 +150,11 @@ impl<W: Write> Audit<W> {
     fn raw_extras(&mut self, ctx: &EventCtx<'_>) {
         let o = &mut self.rec;
         if let Some(l) = ctx.line {
-            let full = l.oversized.unwrap_or(l.bytes.len() as u64);
-            if !l.terminated {
-                o.raw(b",\"raw_eol\":\"\"");
-            } else if l.raw_len == full + 2 {
-                o.raw(b",\"raw_eol\":\"\\r\\n\"");
+            match l.eol() {
+                b"\n" => {}
+                b"\r\n" => o.raw(b",\"raw_eol\":\"\\r\\n\""),
+                b"\r" => o.raw(b",\"raw_eol\":\"\\r\""),
+                _ => o.raw(b",\"raw_eol\":\"\""),
             }
             if let Some(n) = l.oversized {
                 o.key("raw_cut_from");

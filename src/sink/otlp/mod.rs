@@ -3,7 +3,9 @@
 //! `ExportTraceServiceRequest` per line, the layout the Collector's `otlpjsonfile` receiver
 //! reads) or sent to an OTLP/HTTP receiver (`--otlp-endpoint`).
 //!
-//! Spans (see [`trace`]): `invoke_agent Claude Code` (root, one per run), `chat <model>` per API
+//! Spans (see [`trace`]): `invoke_agent Claude Code` (root, one per `claude` invocation: a log
+//! holding several, one after the other, gives one trace each, a `system/init` of another
+//! session starting the next), `chat <model>` per API
 //! message, `execute_tool <name>` per tool call from call to result; a subagent is an
 //! `invoke_agent <subagent_type>` span under the `execute_tool` span of the `Task`/`Agent` call
 //! that started it, and its chats hang there. Ids are derived from
@@ -30,6 +32,10 @@ use crate::sink::{EventCtx, Sink};
 use config::Endpoint;
 use export::Exporter;
 use trace::Trace;
+
+/// `boo_normalize.run.cause` of the root of an invocation that a later one followed in the same
+/// input (a `system/init` of another session).
+pub const NEXT_INVOCATION: &str = "next_invocation";
 
 /// Spans gathered before a line is written (or a batch handed to the exporter) between flushes;
 /// keeps lines well under the Collector's default 1 MiB line limit.
@@ -162,14 +168,26 @@ impl<W: Write> Sink for Otlp<W> {
         {
             return Ok(());
         }
-        let Ok(ev) = serde_json::from_slice::<serde_json::Value>(events.bytes(meta)) else {
+        let Ok(ev) = crate::json::depth::from_slice::<serde_json::Value>(events.bytes(meta)) else {
             return Ok(());
         };
+        if meta.kind == kind::SESSION_INIT
+            && let Some(s) = ev.get("session_id").and_then(|s| s.as_str())
+            && self.trace.session_id().is_some_and(|current| current != s)
+        {
+            // A new `claude` invocation (a loop appending run after run to one log): the
+            // previous one's trace ends at its last event, and this one gets its own.
+            let at = self.trace.last_at().unwrap_or(ctx.stamp);
+            self.trace.end(at, NEXT_INVOCATION);
+            self.emit(true)?;
+            let n = self.trace.number() + 1;
+            self.trace = Trace::invocation(&self.opts.run_id, n, self.opts.content);
+        }
         self.trace.event(meta.kind, &ev, ctx.stamp, ctx.cli_version);
         if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
             && let (Some(raw), Some(msg)) = (ctx.raw, ev.get("message_id").and_then(|m| m.as_str()))
             && memchr::memmem::find(raw, b"\"stop_reason\":\"").is_some()
-            && let Ok(line) = serde_json::from_slice::<serde_json::Value>(raw)
+            && let Ok(line) = crate::json::depth::from_slice::<serde_json::Value>(raw)
             && let Some(r) = line
                 .pointer("/message/stop_reason")
                 .and_then(|r| r.as_str())

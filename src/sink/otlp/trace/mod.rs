@@ -48,6 +48,13 @@ struct Thread {
 /// Builds the span tree of one run from envelope events.
 pub struct Trace {
     run_id: String,
+    /// What trace and span ids derive from: the run id, plus `#n` for the n-th invocation.
+    seed: String,
+    /// 1 for the run's first `claude` invocation, n for the n-th (a log of several, see
+    /// [`Trace::invocation`]).
+    invocation: u32,
+    /// When the trace's last event arrived.
+    last_at: Option<Stamp>,
     trace_id: Vec<u8>,
     content: bool,
     root: Option<Span>,
@@ -84,9 +91,22 @@ pub struct Trace {
 impl Trace {
     /// A trace for the run `run_id`; `content` adds prompts, outputs and tool input/output.
     pub fn new(run_id: &str, content: bool) -> Self {
+        Self::invocation(run_id, 1, content)
+    }
+
+    /// The trace of the `n`-th `claude` invocation of run `run_id` (a log holding several runs
+    /// one after the other): its own trace id and root, derived from the run id and `n`.
+    pub fn invocation(run_id: &str, n: u32, content: bool) -> Self {
+        let seed = match n {
+            1 => run_id.to_owned(),
+            n => format!("{run_id}#{n}"),
+        };
         Trace {
             run_id: run_id.to_owned(),
-            trace_id: attr::trace_id(run_id).to_vec(),
+            trace_id: attr::trace_id(&seed).to_vec(),
+            seed,
+            invocation: n,
+            last_at: None,
             content,
             root: None,
             ended: false,
@@ -114,6 +134,21 @@ impl Trace {
         self.cli_version.as_deref()
     }
 
+    /// Which invocation of the run this trace is (1-based).
+    pub fn number(&self) -> u32 {
+        self.invocation
+    }
+
+    /// The session of the trace's events, once one named it.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// When the trace's last event arrived.
+    pub fn last_at(&self) -> Option<Stamp> {
+        self.last_at
+    }
+
     /// Spans finished since the last call.
     pub fn take_finished(&mut self) -> Vec<Span> {
         std::mem::take(&mut self.finished)
@@ -130,13 +165,13 @@ impl Trace {
         let uses = self.keys.entry(key.to_owned()).or_insert(0);
         *uses += 1;
         let mut n = *uses;
-        let mut id = attr::span_id(&self.run_id, key).to_vec();
+        let mut id = attr::span_id(&self.seed, key).to_vec();
         if n > 1 {
-            id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
+            id = attr::span_id(&self.seed, &format!("{key}#{n}")).to_vec();
         }
         while !self.used.insert(id.clone()) {
             n += 1; // a hash collision: practically never
-            id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
+            id = attr::span_id(&self.seed, &format!("{key}#{n}")).to_vec();
         }
         Span {
             trace_id: self.trace_id.clone(),
@@ -163,6 +198,7 @@ impl Trace {
             return;
         }
         let now = attr::nanos(at);
+        self.last_at = Some(at);
         if self.root.is_none() {
             let mut root = self.open(
                 "invoke_agent",
@@ -177,6 +213,12 @@ impl Trace {
                 attr::str("gen_ai.agent.name", AGENT),
                 attr::str("boo_normalize.run_id", self.run_id.clone()),
             ];
+            if self.invocation > 1 {
+                root.attributes.push(attr::int(
+                    "boo_normalize.invocation",
+                    self.invocation.into(),
+                ));
+            }
             self.root = Some(root);
         }
         if let Some(v) = cli_version {
