@@ -45,6 +45,7 @@ mod replay_live;
 mod replay_spawn;
 mod replay_tty;
 mod report;
+mod report_browser;
 mod sinks;
 mod spawn_hygiene;
 mod spawn_options;
