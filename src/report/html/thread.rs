@@ -306,9 +306,9 @@ impl<'r> W<'r> {
                 }
                 let lines = r.body.lines().count();
                 self.raw(&format!(
-                    "<div class=\"rl\">{} · {} lines · {}</div>",
+                    "<div class=\"rl\">{} · {} · {}</div>",
                     if r.is_error { "error" } else { "result" },
-                    lines,
+                    fmt::plural(lines as u64, "line"),
                     fmt::bytes(r.body.len() as u64)
                 ));
                 self.body(&r.body, "");
