@@ -396,3 +396,31 @@ fn committed_example_report_is_current() {
         "docs/example-report.html is stale: run `cargo run -q -- report fixtures/captured/2.1.332/agents.partial.ndjson --now 1795714200 -o docs/example-report.html`"
     );
 }
+
+/// Subagent chains of any depth (and cycles of `parent_tool_use_id`) are drawn, every call
+/// once, without deep recursion.
+#[test]
+fn deep_and_cyclic_subagents_are_all_drawn() {
+    let call = |parent: Option<&str>, id: &str| {
+        serde_json::json!({"type": "assistant", "parent_tool_use_id": parent, "message": {"id": format!("m{id}"), "model": "x",
+            "content": [{"type": "tool_use", "id": id, "name": "Task", "input": {"description": id}}]}})
+        .to_string()
+    };
+    let n = 3000;
+    let mut lines = vec![call(None, "t0")];
+    for i in 1..n {
+        lines.push(call(Some(&format!("t{}", i - 1)), &format!("t{i}")));
+    }
+    lines.push(call(Some("cB"), "cA"));
+    lines.push(call(Some("cA"), "cB"));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deep.ndjson");
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let html = report(&[f.to_str().unwrap()]);
+    assert_inert(&html);
+    assert_eq!(
+        html.matches("data-k=\"tool\" data-tool=\"Task\"").count(),
+        n + 2
+    );
+    assert!(html.contains("nested too deep to draw here"));
+}
