@@ -361,6 +361,16 @@ fn output_file_and_errors() {
     assert!(st.success());
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("id=\"changes\""), "edits listed");
+    // Without -o, a redirected stdout gets the report and no file is written.
+    let piped = bin()
+        .current_dir(dir.path())
+        .arg("report")
+        .arg(root().join("fixtures/real/terragon__edit.ndjson"))
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert!(piped.stdout.starts_with(b"<!doctype html>"));
+    assert!(!dir.path().join("report.html").exists());
     let missing = bin()
         .args(["report", "/nonexistent/x.ndjson", "-o", "-"])
         .output()
