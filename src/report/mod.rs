@@ -1,7 +1,7 @@
 //! `report`: one self-contained HTML file for a finished run. The input (stream-json, a
 //! `--record` capture or an audit log, detected as `replay` does) goes through the normal
 //! pipeline (with redaction when asked); a sink builds the [`model::Run`] from the envelope
-//! events, and [`html::page`] draws it.
+//! events, and `html::page` draws it.
 
 mod blob;
 mod build;

@@ -1,6 +1,6 @@
 //! The run model a report is drawn from: threads of items (text, thinking, tool calls with
 //! their paired results, usage, notices, turn ends), subagent threads keyed by the call that
-//! spawned them, and the run's totals. Built from envelope events by [`super::build`].
+//! spawned them, and the run's totals. Built from envelope events by `Run::push` (in `build.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 
