@@ -16,6 +16,7 @@ reads without JavaScript, and keeps full tool output compressed behind \"show fu
 Examples:
   claude -p \"fix the tests\" --output-format stream-json --verbose > run.ndjson
   boo-normalize report run.ndjson -o run.html
+  boo-normalize report run.ndjson > run.html          # stdout when redirected
   boo-normalize report --redact run.capture.jsonl -o shareable.html
   boo-normalize report run.audit.jsonl --run RUN_ID -o - | gzip > run.html.gz
   SOURCE_DATE_EPOCH=0 boo-normalize report run.ndjson -o snapshot.html   # same bytes every time
@@ -28,14 +29,10 @@ pub struct ReportArgs {
     /// Stream-json files, captures or audit logs; `-` or none reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Where to write the HTML; `-` writes to stdout.
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "OUT.html",
-        default_value = "report.html"
-    )]
-    pub output: PathBuf,
+    /// Where to write the HTML; `-` writes to stdout. Default: stdout when it is redirected or
+    /// piped, else `report.html` in the current directory.
+    #[arg(short = 'o', long = "output", value_name = "OUT.html")]
+    pub output: Option<PathBuf>,
     /// Audit logs: the run to draw (its run_id). Default: the last run in the file.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,

@@ -1,9 +1,9 @@
 //! `report`: the run drawn as one self-contained HTML file.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
-use boo_normalize::error::Error;
+use boo_normalize::error::{Error, sanitize};
 use boo_normalize::exit::ExitCode;
 use boo_normalize::report::{Options, render};
 
@@ -28,7 +28,14 @@ pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
         tool_version: env!("CARGO_PKG_VERSION"),
     };
     let page = render(&files, &opts)?;
-    if a.output.as_os_str() == "-" {
+    let output = a.output.unwrap_or_else(|| {
+        if io::stdout().is_terminal() {
+            PathBuf::from("report.html")
+        } else {
+            PathBuf::from("-")
+        }
+    });
+    if output.as_os_str() == "-" {
         let mut out = io::stdout().lock();
         return match out.write_all(page.as_bytes()).and_then(|()| out.flush()) {
             Ok(()) => Ok(ExitCode::OK),
@@ -36,7 +43,15 @@ pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
             Err(e) => Err(Error::io("stdout", e)),
         };
     }
-    let name = a.output.display().to_string();
-    std::fs::write(&a.output, page.as_bytes()).map_err(|e| Error::io(&name, e))?;
+    let name = output.display().to_string();
+    std::fs::write(&output, page.as_bytes()).map_err(|e| Error::io(&name, e))?;
+    if io::stderr().is_terminal() {
+        let _ = writeln!(
+            io::stderr(),
+            "boo-normalize: report: wrote {} ({} bytes)",
+            sanitize(&name),
+            page.len()
+        );
+    }
     Ok(ExitCode::OK)
 }

@@ -46,6 +46,11 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
+/// `1 line`, `3 lines`.
+pub fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// µs since the epoch as `2025-11-22 15:32:00 UTC`.
 pub fn utc(us: i64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us.max(0) as u64);

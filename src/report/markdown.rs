@@ -124,7 +124,7 @@ fn flush(out: &mut String, para: &mut Vec<&str>) {
     para.clear();
 }
 
-/// Inline markup: `code`, **bold**, [label](url) and bare http(s) URLs; the rest as text.
+/// Inline markup: `code`, **bold**, `[label](url)` and bare http(s) URLs; the rest as text.
 pub fn inline(out: &mut String, s: &str) {
     let mut rest = s;
     while !rest.is_empty() {

@@ -1,7 +1,7 @@
 //! `report`: one self-contained HTML file for a finished run. The input (stream-json, a
 //! `--record` capture or an audit log, detected as `replay` does) goes through the normal
 //! pipeline (with redaction when asked); a sink builds the [`model::Run`] from the envelope
-//! events, and [`html::page`] draws it.
+//! events, and `html::page` draws it.
 
 mod blob;
 mod build;
@@ -166,7 +166,7 @@ pub fn render(files: &[PathBuf], opts: &Options) -> Result<String, Error> {
     for f in files {
         src.inputs.push(digest(f, &stdin_hash.borrow())?);
         if kind == Kind::Audit && f.as_os_str() != "-" {
-            let file = File::open(f).map_err(|e| Error::io(&f.display().to_string(), e))?;
+            let file = File::open(f).map_err(|e| Error::io(f.display().to_string(), e))?;
             let verdict = match verify(BufReader::new(file)) {
                 Ok(s) => Chain::Verified {
                     records: s.records,
@@ -191,7 +191,7 @@ fn digest(f: &Path, stdin: &(Sha256, u64)) -> Result<InputDigest, Error> {
             sha256: hex::encode(d),
         });
     }
-    let mut file = File::open(f).map_err(|e| Error::io(&name, e))?;
+    let mut file = File::open(f).map_err(|e| Error::io(name.clone(), e))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;

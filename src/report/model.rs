@@ -1,6 +1,6 @@
 //! The run model a report is drawn from: threads of items (text, thinking, tool calls with
 //! their paired results, usage, notices, turn ends), subagent threads keyed by the call that
-//! spawned them, and the run's totals. Built from envelope events by [`super::build`].
+//! spawned them, and the run's totals. Built from envelope events by `Run::push` (in `build.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -402,33 +402,131 @@ impl Run {
         )
     }
 
-    /// The totals of the subagent thread of call `id` and every thread nested in it.
-    pub fn subtotals(&self, id: &str) -> Subtotals {
-        let mut t = Subtotals::default();
-        let mut seen = std::collections::HashSet::new();
-        let mut todo = vec![id];
-        while let Some(id) = todo.pop() {
-            if !seen.insert(id) {
-                continue;
-            }
-            for it in self.thread(id).unwrap_or(&[]) {
-                match it {
-                    Item::Usage(i) => {
-                        t.tokens.add(&self.usages[*i].tokens);
-                        t.messages += 1;
+    /// The totals of every subagent thread (by its call's id), nested threads included:
+    /// one post-order walk, so a chain of any length costs linear time. A thread that is its
+    /// own ancestor (a cycle of `parent_tool_use_id`s) is counted where the walk meets it first.
+    pub fn all_subtotals(&self) -> HashMap<&str, Subtotals> {
+        let mut memo: HashMap<&str, Subtotals> = HashMap::new();
+        let mut open: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for (root, _) in &self.threads {
+            let mut stack = vec![(root.as_str(), false)];
+            while let Some((id, done)) = stack.pop() {
+                if memo.contains_key(id) {
+                    continue;
+                }
+                if !done {
+                    if !open.insert(id) {
+                        continue;
                     }
-                    Item::Call(i) => {
-                        let c = &self.calls[*i];
-                        t.calls += 1;
-                        t.errors += u64::from(c.failed());
-                        if let Some(cid) = c.id.as_deref() {
-                            todo.push(cid);
+                    stack.push((id, true));
+                    for c in self.child_threads(id) {
+                        if !memo.contains_key(c) && !open.contains(c) {
+                            stack.push((c, false));
                         }
                     }
-                    _ => {}
+                    continue;
                 }
+                let mut t = self.own_totals(id);
+                for c in self.child_threads(id) {
+                    if let Some(ct) = memo.get(c) {
+                        t.tokens.add(&ct.tokens);
+                        t.messages += ct.messages;
+                        t.calls += ct.calls;
+                        t.errors += ct.errors;
+                    }
+                }
+                memo.insert(id, t);
+                open.remove(id);
+            }
+        }
+        memo
+    }
+
+    /// The ids of the calls in thread `id` that ran subagent threads.
+    fn child_threads(&self, id: &str) -> impl Iterator<Item = &str> {
+        self.thread(id)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|it| match it {
+                Item::Call(i) => self.calls[*i]
+                    .id
+                    .as_deref()
+                    .filter(|c| self.thread_index.contains_key(*c)),
+                _ => None,
+            })
+    }
+
+    /// Thread `id`'s own totals, without its nested threads.
+    fn own_totals(&self, id: &str) -> Subtotals {
+        let mut t = Subtotals::default();
+        for it in self.thread(id).unwrap_or(&[]) {
+            match it {
+                Item::Usage(i) => {
+                    t.tokens.add(&self.usages[*i].tokens);
+                    t.messages += 1;
+                }
+                Item::Call(i) => {
+                    t.calls += 1;
+                    t.errors += u64::from(self.calls[*i].failed());
+                }
+                _ => {}
             }
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(events: &[(&str, Value)]) -> Run {
+        let mut r = Run::default();
+        for (seq, (kind, v)) in events.iter().enumerate() {
+            r.push(kind, seq as u64, v.clone(), 0);
+        }
+        r
+    }
+
+    #[test]
+    fn subtotals_include_nested_threads_and_survive_cycles() {
+        let call = |p: Option<&str>, id: &str| {
+            (
+                "tool.call",
+                json!({"parent_tool_use_id": p, "tool_use_id": id, "name": "Task", "input": {}}),
+            )
+        };
+        let usage = |p: &str, n: u64| {
+            (
+                "usage",
+                json!({"parent_tool_use_id": p, "usage": {"input_tokens": n}}),
+            )
+        };
+        let r = run(&[
+            call(None, "t0"),
+            usage("t0", 1),
+            call(Some("t0"), "t1"),
+            usage("t1", 10),
+            call(Some("t1"), "x"),
+            (
+                "tool.result",
+                json!({"parent_tool_use_id": "t1", "tool_use_id": "x", "is_error": true, "content": "no"}),
+            ),
+            call(Some("cB"), "cA"),
+            call(Some("cA"), "cB"),
+        ]);
+        let s = r.all_subtotals();
+        assert_eq!(
+            (
+                s["t0"].messages,
+                s["t0"].calls,
+                s["t0"].errors,
+                s["t0"].tokens.input
+            ),
+            (2, 2, 1, 11)
+        );
+        assert_eq!((s["t1"].messages, s["t1"].calls, s["t1"].errors), (1, 1, 1));
+        assert!(s.contains_key("cA") && s.contains_key("cB"));
     }
 }

@@ -5,11 +5,14 @@ use super::super::diff;
 use super::super::fmt;
 use super::thread::W;
 
+/// One call's edits of a file: the call's index and its diffs.
+type Edit = (usize, Vec<diff::Diff>);
+
 impl W<'_> {
     /// The section (nothing when the run edited no file).
     pub fn changes(&mut self) {
         let run = self.run;
-        let mut files: Vec<(String, Vec<(usize, Vec<diff::Diff>)>)> = Vec::new();
+        let mut files: Vec<(String, Vec<Edit>)> = Vec::new();
         for (i, c) in run.calls.iter().enumerate() {
             let Some((path, diffs)) = diff::edits(&c.name, &c.input) else {
                 continue;

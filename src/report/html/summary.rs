@@ -233,7 +233,7 @@ impl W<'_> {
         self.raw("<section id=\"subagents\"><h2>Subagents</h2><table class=\"tools\"><tr><th>call</th><th>type</th><th>description</th><th>calls</th><th>messages</th><th>tokens</th><th>time</th><th>status</th></tr>");
         for c in subs {
             let id = c.id.as_deref().unwrap_or_default();
-            let t = run.subtotals(id);
+            let t = self.subs.get(id).copied().unwrap_or_default();
             let task = run.tasks.get(id);
             let (kind, desc) = run.subagent_label(c);
             let (kind, desc) = (kind.unwrap_or_default(), desc.unwrap_or_default());

@@ -2,7 +2,7 @@
 //! a tool call is a `<details>` with its input, its subagent's thread (nested, with its own
 //! totals) and its paired result, previewed head and tail with the full body kept compressed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -11,10 +11,13 @@ use super::super::diff::{self, Diff};
 use super::super::escape::{attr, html, text};
 use super::super::fmt;
 use super::super::markdown;
-use super::super::model::{Call, Item, Run, Tokens};
+use super::super::model::{Call, Item, Run, Subtotals, Tokens};
 use super::super::tool;
 use super::super::trunc::{BODY, preview};
 
+/// Subagents nested deeper than this are drawn after the turns (bounded recursion whatever
+/// the input's `parent_tool_use_id` chains).
+const MAX_DEPTH: usize = 16;
 /// Diffs longer than this many lines are cut (head and tail kept).
 const DIFF_LINES: usize = 120;
 
@@ -30,6 +33,10 @@ pub struct W<'r> {
     pub open: bool,
     /// Subagent threads already drawn (each once, even if ids repeat).
     drawn: HashSet<String>,
+    /// Subagent nesting depth being drawn.
+    depth: usize,
+    /// Every subagent thread's totals.
+    pub subs: HashMap<&'r str, Subtotals>,
 }
 
 impl<'r> W<'r> {
@@ -41,6 +48,8 @@ impl<'r> W<'r> {
             run,
             open,
             drawn: HashSet::new(),
+            depth: 0,
+            subs: run.all_subtotals(),
         }
     }
 
@@ -77,16 +86,30 @@ impl<'r> W<'r> {
         if run.main.is_empty() {
             self.raw("<p class=\"empty\">No events in the main thread.</p>");
         }
-        for (id, items) in &run.threads {
-            if run.call_index.contains_key(id) || self.drawn.contains(id) {
-                continue;
+        // Threads not drawn under their call: the call is not in the input, sits in a thread
+        // that is itself not drawn, or is nested deeper than MAX_DEPTH. Each pass draws what is
+        // left (a pass can leave deeper threads for the next).
+        loop {
+            let mut progress = false;
+            for (t, (id, items)) in run.threads.iter().enumerate() {
+                if !self.drawn.insert(id.clone()) {
+                    continue;
+                }
+                progress = true;
+                let why = if run.call_index.contains_key(id) {
+                    "Subagent output of call"
+                } else {
+                    "Subagent output for a call not in the input:"
+                };
+                self.raw(&format!("<section class=\"turn orphan\" id=\"thread-{t}\"><h3 class=\"turnh\">{why} <code>"));
+                self.text(id);
+                self.raw("</code></h3>");
+                self.items(items);
+                self.raw("</section>\n");
             }
-            self.raw("<section class=\"turn orphan\"><h3 class=\"turnh\">Subagent output for a call not in the input: <code>");
-            self.text(id);
-            self.raw("</code></h3>");
-            self.drawn.insert(id.clone());
-            self.items(items);
-            self.raw("</section>\n");
+            if !progress {
+                break;
+            }
         }
         self.raw("</section>\n");
     }
@@ -291,10 +314,17 @@ impl<'r> W<'r> {
         } else {
             self.raw("<div class=\"dim\">no tool call with this id in the input</div>");
         }
-        if let Some((id, items)) = sub
-            && self.drawn.insert(id.to_owned())
-        {
-            self.subagent(id, items, c);
+        if let Some((id, items)) = sub {
+            if self.depth >= MAX_DEPTH {
+                let t = run.thread_index.get(id).copied().unwrap_or_default();
+                self.raw(&format!(
+                    "<div class=\"dim\">subagent nested too deep to draw here: <a href=\"#thread-{t}\">its thread, below</a></div>"
+                ));
+            } else if self.drawn.insert(id.to_owned()) {
+                self.depth += 1;
+                self.subagent(id, items, c);
+                self.depth -= 1;
+            }
         }
         match &c.result {
             Some(r) => {
@@ -306,9 +336,9 @@ impl<'r> W<'r> {
                 }
                 let lines = r.body.lines().count();
                 self.raw(&format!(
-                    "<div class=\"rl\">{} · {} lines · {}</div>",
+                    "<div class=\"rl\">{} · {} · {}</div>",
                     if r.is_error { "error" } else { "result" },
-                    lines,
+                    fmt::plural(lines as u64, "line"),
                     fmt::bytes(r.body.len() as u64)
                 ));
                 self.body(&r.body, "");
@@ -390,7 +420,7 @@ impl<'r> W<'r> {
 
     fn subagent(&mut self, id: &str, items: &[Item], c: &Call) {
         let run = self.run;
-        let t = run.subtotals(id);
+        let t = self.subs.get(id).copied().unwrap_or_default();
         let task = run.tasks.get(id);
         self.raw("<details class=\"sub\"");
         self.raw(if self.open { " open>" } else { ">" });
