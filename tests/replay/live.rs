@@ -41,8 +41,10 @@ fn capture(outs: &[(u64, &str)], errs: &[(u64, &str)], end: Option<(u64, Value, 
     recs.iter().map(|r| format!("{r}\n")).collect()
 }
 
+/// A stream-json line of a subtype no version maps: one `unknown` event each (a line of an
+/// unknown top-level type would make the input not stream-json at all, see `sniff`).
 fn unknown_line(n: u64) -> String {
-    format!(r#"{{"type":"x_test","n":{n}}}"#)
+    format!(r#"{{"type":"system","subtype":"x_test","n":{n}}}"#)
 }
 
 /// Lines of the child's stdout with their arrival time.
