@@ -317,7 +317,7 @@ fn parse_one(v: Value) -> Result<Scenario, String> {
             check_reply(r).map_err(|e| format!("{}: {what}: {e}", s.name))?;
         }
     }
-    for (name, _) in &s.files {
+    for name in s.files.keys() {
         if name.starts_with('/') || name.split('/').any(|p| p == "..") {
             return Err(format!(
                 "{}: file {name:?} must stay inside the working directory",
