@@ -568,6 +568,36 @@ fn a_cli_printing_garbage_fails_the_scenario() {
     assert_ports_free(&o);
 }
 
+/// `--claude-bin ./claude` means the caller's `./claude`, although each run starts in a
+/// working directory of its own.
+#[test]
+fn a_relative_claude_bin_is_the_callers() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_cli(dir.path(), "echo 'not json'");
+    let out = Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
+        .current_dir(dir.path())
+        .args([
+            "probe",
+            "--claude-bin",
+            "./claude",
+            "--out",
+            "o",
+            "--scenario",
+            "plain",
+        ])
+        .args(["--modes", "stream"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("probe: plain.stream: 1 of 1 stdout lines are not JSON"),
+        "{err}"
+    );
+    assert_nothing_left(dir.path());
+}
+
 #[test]
 fn unknown_scenarios_and_bad_files_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

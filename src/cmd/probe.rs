@@ -41,6 +41,8 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
             Error::msg("probe: --claude-bin", m).with_exit(ExitCode::CANNOT_EXECUTE)
         }
     })?;
+    // Runs start in a working directory of their own: a relative path must not change meaning.
+    let claude = std::path::absolute(&claude).map_err(|e| Error::io("probe: --claude-bin", e))?;
     probe::prepare_out(out)?;
     // As `spawn` does: a guardian that outlives nothing of the run, and every orphan of the CLI
     // re-parented to the worker so that the cleanup after each run finds it.
