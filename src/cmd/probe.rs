@@ -97,6 +97,11 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
         let r = match probe::run::run(&setup, src, mode) {
             Ok(r) => r,
             Err(RunFailure::Interrupted(sig)) => {
+                summary.not_run.extend(
+                    plan[i..]
+                        .iter()
+                        .map(|(s, m)| format!("{}.{m}", s.scenario.name)),
+                );
                 finish(&summary, out)?;
                 return Err(
                     Error::msg("probe", format!("stopped by {}", procs::signal_name(sig)))
