@@ -200,59 +200,57 @@ fn probe_2_1_45_runs_every_scenario() {
 }
 
 /// Two probes of one version: `diff --fail-on info` finds nothing (ids, timestamps and
-/// durations vary, shapes do not). A few scenarios, both modes, to keep the suite quick; the
-/// whole set is compared by `BOO_PROBE_VERSIONS=1`.
+/// durations vary, shapes do not), and `probe --baseline` runs that diff itself. Two scenarios
+/// (the subagent one has the most moving parts), both modes, to keep the suite quick; the whole
+/// set is compared by `BOO_PROBE_VERSIONS=1` (and by hand: benches/RESULTS.md).
 #[test]
 fn two_probes_of_one_version_do_not_differ() {
     let Some(claude) = cli("2.1.45") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut dirs = Vec::new();
-    for n in ["a", "b"] {
-        let d = dir.path().join(n);
-        let mut args = vec![
-            "--claude-bin",
-            claude.to_str().unwrap(),
-            "--out",
-            d.to_str().unwrap(),
-        ];
-        for s in ["bash", "subagent", "thinking", "retry"] {
-            args.extend(["--scenario", s]);
-        }
-        let out = probe(&args, true);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        dirs.push(d);
-    }
-    let o = bin()
-        .args(["diff", "--fail-on", "info"])
-        .args(&dirs)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{report}");
-    // And probe --baseline does the same diff.
-    let d = dir.path().join("c");
-    let out = probe(
-        &[
-            "--claude-bin",
-            claude.to_str().unwrap(),
-            "--out",
-            d.to_str().unwrap(),
-            "--scenario",
-            "bash",
-            "--scenario",
-            "subagent",
-            "--scenario",
-            "thinking",
-            "--scenario",
-            "retry",
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let args = |out: &Path| {
+        vec![
+            "--claude-bin".to_owned(),
+            claude.to_str().unwrap().to_owned(),
+            "--out".to_owned(),
+            out.to_str().unwrap().to_owned(),
+            "--scenario".to_owned(),
+            "bash".to_owned(),
+            "--scenario".to_owned(),
+            "subagent".to_owned(),
+        ]
+    };
+    let first = args(&a);
+    let out = probe(&first.iter().map(String::as_str).collect::<Vec<_>>(), true);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut second = args(&b);
+    second.extend(
+        [
             "--baseline",
-            dirs[0].to_str().unwrap(),
+            a.to_str().unwrap(),
             "--fail-on",
             "info",
-        ],
-        true,
+            "--diff-format",
+            "json",
+        ]
+        .map(str::to_owned),
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = probe(&second.iter().map(String::as_str).collect::<Vec<_>>(), true);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the diff report on stdout");
+    assert_eq!(out.status.code(), Some(0), "{report}\n{}", stderr(&out));
+    assert_eq!(report["changes"], serde_json::json!([]), "{report}");
+    let o = bin()
+        .args(["diff", "--fail-on", "info"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 /// A scenario file of the user's own runs instead of the built-ins; a script turn the CLI
@@ -568,6 +566,36 @@ fn a_cli_printing_garbage_fails_the_scenario() {
     );
     assert_nothing_left(dir.path());
     assert_ports_free(&o);
+}
+
+/// `--claude-bin ./claude` means the caller's `./claude`, although each run starts in a
+/// working directory of its own.
+#[test]
+fn a_relative_claude_bin_is_the_callers() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_cli(dir.path(), "echo 'not json'");
+    let out = Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
+        .current_dir(dir.path())
+        .args([
+            "probe",
+            "--claude-bin",
+            "./claude",
+            "--out",
+            "o",
+            "--scenario",
+            "plain",
+        ])
+        .args(["--modes", "stream"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("probe: plain.stream: 1 of 1 stdout lines are not JSON"),
+        "{err}"
+    );
+    assert_nothing_left(dir.path());
 }
 
 #[test]

@@ -1,5 +1,6 @@
 // spawn() with the real claude CLI (the version the Rust tests install: 2.1.45, or
-// BOO_CLAUDE_VERSION) against the loopback Messages API stand-in tests/support/fake_anthropic.py.
+// BOO_CLAUDE_VERSION) against the loopback Messages API built into boo-normalize (`probe
+// --serve-only`, which reads the script format of tests/support/fake_anthropic.py).
 // Skipped unless BOO_CLAUDE_BIN names that CLI (tests/npm.rs sets it when the CLI is installed).
 import assert from "node:assert/strict";
 import { spawn as spawnProcess } from "node:child_process";
@@ -8,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { test } from "node:test";
-import { spawn, tools } from "boo-normalize";
+import { binaryPath, spawn, tools } from "boo-normalize";
 import { collect, repo } from "./support.mjs";
 
 const claude = process.env.BOO_CLAUDE_BIN;
@@ -26,7 +27,7 @@ test("the real claude CLI against the loopback API: tool uses paired, run.end to
     readFileSync(join(repo, "tests/support/scenarios/tools.json"), "utf8").replaceAll("@CWD@", work),
   );
   const portFile = join(dir, "port");
-  const api = spawnProcess("python3", [join(repo, "tests/support/fake_anthropic.py"), "--script", script, "--port-file", portFile], {
+  const api = spawnProcess(binaryPath(), ["probe", "--serve-only", script, "--port-file", portFile], {
     stdio: "ignore",
   });
   t.after(() => {
@@ -41,7 +42,7 @@ test("the real claude CLI against the loopback API: tool uses paired, run.end to
       await sleep(50);
     }
   }
-  assert.ok(port, "fake_anthropic.py started");
+  assert.ok(port, "boo-normalize probe --serve-only started");
 
   const run = spawn({
     prompt: "Run `echo hello`, then read notes.txt and tell me what it says.",

@@ -41,6 +41,8 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
             Error::msg("probe: --claude-bin", m).with_exit(ExitCode::CANNOT_EXECUTE)
         }
     })?;
+    // Runs start in a working directory of their own: a relative path must not change meaning.
+    let claude = std::path::absolute(&claude).map_err(|e| Error::io("probe: --claude-bin", e))?;
     probe::prepare_out(out)?;
     // As `spawn` does: a guardian that outlives nothing of the run, and every orphan of the CLI
     // re-parented to the worker so that the cleanup after each run finds it.
@@ -95,6 +97,11 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
         let r = match probe::run::run(&setup, src, mode) {
             Ok(r) => r,
             Err(RunFailure::Interrupted(sig)) => {
+                summary.not_run.extend(
+                    plan[i..]
+                        .iter()
+                        .map(|(s, m)| format!("{}.{m}", s.scenario.name)),
+                );
                 finish(&summary, out)?;
                 return Err(
                     Error::msg("probe", format!("stopped by {}", procs::signal_name(sig)))

@@ -30,9 +30,9 @@ pub const SUMMARY_FILE: &str = "summary.json";
 /// The profile of the captures.
 pub const PROFILE_FILE: &str = "profile.json";
 
-/// Make `dir` ready for a probe: created if missing; a directory a probe wrote before is
-/// emptied of the files that probe listed; any other directory must hold no captures (they
-/// would mix into `diff`).
+/// Make `dir` ready for a probe: created if missing; a directory a probe wrote before (it has
+/// the probe's `summary.json`) is emptied of its captures, stderr files, summary and profile;
+/// any other directory must hold no captures (they would mix into `diff`).
 pub fn prepare_out(dir: &Path) -> Result<(), Error> {
     let ctx = || dir.display().to_string();
     fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
@@ -45,11 +45,18 @@ pub fn prepare_out(dir: &Path) -> Result<(), Error> {
                 "holds a summary.json that no probe wrote; give an empty or new directory",
             ));
         }
-        for run in old["runs"].as_array().into_iter().flatten() {
-            if let Some(f) = run["file"].as_str().filter(|f| !f.contains('/')) {
-                let _ = fs::remove_file(dir.join(f));
-                let stderr = f.trim_end_matches(".ndjson").to_owned() + ".stderr.txt";
-                let _ = fs::remove_file(dir.join(stderr));
+        // Every capture a probe writes, also of a run it did not list (it was interrupted).
+        for e in fs::read_dir(dir)
+            .map_err(|e| Error::io(ctx(), e))?
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ours = MODES.iter().any(|m| {
+                name.ends_with(&format!(".{m}.ndjson"))
+                    || name.ends_with(&format!(".{m}.stderr.txt"))
+            });
+            if ours && e.path().is_file() {
+                let _ = fs::remove_file(e.path());
             }
         }
         let _ = fs::remove_file(&summary);
