@@ -488,15 +488,16 @@ fn copy_dir(src: &Path, dst: &Path) {
 #[test]
 fn sessions_lists_a_home_as_a_table_and_as_json() {
     let home = fixture_home();
-    let run = |args: &[&str]| {
+    // The binary with HOME at the fixture home.
+    let at_home = |args: &[&str]| {
         bin()
-            .arg("sessions")
             .args(args)
             .env("HOME", home.path())
             .env_remove("CLAUDE_CONFIG_DIR")
             .output()
             .unwrap()
     };
+    let run = |args: &[&str]| at_home(&[&["sessions"], args].concat());
     let out = run(&[]);
     assert!(out.status.success());
     let table = String::from_utf8(out.stdout).unwrap();
@@ -592,12 +593,7 @@ fn sessions_lists_a_home_as_a_table_and_as_json() {
     // A session id, or its start, names the session for normalize.
     let id = list[0]["id"].as_str().unwrap();
     for arg in [id, &id[..8]] {
-        let out = bin()
-            .arg(arg)
-            .env("HOME", home.path())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .output()
-            .unwrap();
+        let out = at_home(&[arg]);
         assert!(
             out.status.success(),
             "{arg}: {}",
@@ -612,12 +608,7 @@ fn sessions_lists_a_home_as_a_table_and_as_json() {
         .find(|s| s["subagents"].as_u64() == Some(1) && s["cli_version"] == "2.1.45")
         .unwrap();
     let id = with_agents["id"].as_str().unwrap();
-    let out = bin()
-        .args(["profile", &id[..8]])
-        .env("HOME", home.path())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .output()
-        .unwrap();
+    let out = at_home(&["profile", &id[..8]]);
     assert!(
         out.status.success(),
         "{}",
@@ -628,11 +619,7 @@ fn sessions_lists_a_home_as_a_table_and_as_json() {
         prof["input"]["streams"], 2,
         "the main file and one sidechain file"
     );
-    let missing = bin()
-        .arg("ffffffff")
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
+    let missing = at_home(&["ffffffff"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("session ffffffff: no such file"));
 }

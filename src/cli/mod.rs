@@ -37,6 +37,8 @@ Examples:
   boo-normalize audit verify run.audit.jsonl                          # exit 1: FILE:LINE: reason
   claude -p \"…\" --output-format stream-json --verbose | boo-normalize --redact
   boo-normalize redact --redact-env DB_URL run.ndjson > shareable.ndjson
+  boo-normalize sessions                        # Claude Code's saved sessions (~/.claude/projects)
+  boo-normalize 3f2a9c1e                        # one of them, by id or its start (docs/transcripts.md)
 
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
 diagnostics or unknown events, 2 usage or I/O error or no stream-json line at all (stderr says

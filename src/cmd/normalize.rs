@@ -20,10 +20,10 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     let mut setup = a.stream.plan()?.open()?;
     let prices = a.input.prices()?;
     // Open everything first, so a missing file fails before any output.
-    let opened = open::open_inputs(&a.files, a.input.format(), open::Lines::StreamJson)?;
+    let mut ins = open::open_inputs(&a.files, a.input.format(), open::Lines::StreamJson)?;
     // A transcript has no result line: its run ends without a turn outcome, not in error.
-    setup.envelope.allow_no_result |= opened.transcript;
-    let (inputs, usage, transcript) = (opened.inputs, opened.usage, opened.transcript);
+    setup.envelope.allow_no_result |= ins.transcript;
+    let inputs = std::mem::take(&mut ins.inputs);
     let opened = file::open(a.record.as_deref())?;
     // While recording, time-stamping sinks (the audit log) take the capture's times, so that a
     // replay of the capture reproduces them byte for byte.
@@ -75,8 +75,11 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     if wrong {
         ending.code = ExitCode::ERROR;
     }
-    if transcript {
-        let by_model = usage
+    // stdin is known to be a transcript only now that it has been read.
+    if ins.any_transcript() {
+        p.normalizer_mut().set_allow_no_result(true);
+        let by_model = ins
+            .usage
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .by_model();

@@ -216,6 +216,12 @@ impl Normalizer {
         !self.st.terminal_seen && !self.st.opts.allow_no_result
     }
 
+    /// Accept (or not) a run without a `result` line from now on (an input found to be a
+    /// session transcript once read: see [`crate::transcript`]).
+    pub fn set_allow_no_result(&mut self, yes: bool) {
+        self.st.opts.allow_no_result = yes;
+    }
+
     /// The current session id (from the last line that carried one).
     pub fn session_id(&self) -> Option<&str> {
         self.st.session.as_deref()

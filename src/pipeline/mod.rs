@@ -135,6 +135,12 @@ impl<'a> Pipeline<'a> {
         &self.normalizer
     }
 
+    /// The normalizer, to change what it accepts as the input turns out (see
+    /// [`Normalizer::set_allow_no_result`]).
+    pub fn normalizer_mut(&mut self) -> &mut Normalizer {
+        &mut self.normalizer
+    }
+
     /// The first sink that failed, if any (it has been taken out of the run).
     pub fn failure(&self) -> Option<&SinkFailure> {
         self.failure.as_ref()

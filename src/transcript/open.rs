@@ -11,6 +11,7 @@
 use std::fs::File;
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use super::InputFormat;
 use super::detect;
@@ -35,11 +36,13 @@ pub enum Lines {
 pub struct Opened {
     /// In argument order.
     pub inputs: Vec<Input>,
-    /// Whether any input is a transcript (the run then needs no `result`).
+    /// Whether any input file is a transcript (the run then needs no `result`); stdin is known
+    /// only once read: see [`Opened::any_transcript`].
     pub transcript: bool,
     /// The usage the transcript inputs counted (one count per API message across all of them).
     pub usage: SharedUsage,
     lines: Lines,
+    stdin_transcript: Decided,
 }
 
 /// Open `files` (none: stdin) as `format` says (see the module docs).
@@ -51,6 +54,7 @@ pub fn open_inputs(files: &[PathBuf], format: InputFormat, lines: Lines) -> Resu
         transcript: false,
         usage: SharedUsage::default(),
         lines,
+        stdin_transcript: Decided::default(),
     };
     for f in files {
         let name = f.display().to_string();
@@ -143,13 +147,71 @@ impl Opened {
             self.inputs.push(i);
             return Ok(());
         }
+        // Decided on the first read, not now: the command opens its outputs (a capture's
+        // header, an audit log) before its input says anything.
+        let sniff = Sniff {
+            state: SniffState::Pending {
+                forced: format == InputFormat::Transcript,
+                usage: self.usage.clone(),
+                lines: self.lines,
+            },
+            decided: Arc::clone(&self.stdin_transcript),
+        };
+        self.inputs.push(i.wrapped(move |r| {
+            Box::new(Sniffed {
+                inner: Some(r),
+                sniff,
+            })
+        }));
+        Ok(())
+    }
+
+    /// Whether any input is a transcript: the files at once, stdin once it has been read.
+    pub fn any_transcript(&self) -> bool {
+        self.transcript || self.stdin_transcript.get() == Some(&true)
+    }
+}
+
+/// What stdin turned out to be (set on its first read).
+type Decided = Arc<OnceLock<bool>>;
+
+enum SniffState {
+    Pending {
+        forced: bool,
+        usage: SharedUsage,
+        lines: Lines,
+    },
+    Reading(Box<dyn Read + Send>),
+}
+
+struct Sniff {
+    state: SniffState,
+    decided: Decided,
+}
+
+/// stdin, its format told from its first lines on the first read (see the module docs).
+struct Sniffed {
+    inner: Option<Box<dyn Read + Send>>,
+    sniff: Sniff,
+}
+
+impl Sniffed {
+    fn start(&mut self) -> io::Result<()> {
+        let SniffState::Pending {
+            forced,
+            usage,
+            lines,
+        } = &self.sniff.state
+        else {
+            return Ok(());
+        };
+        let mut r = self.inner.take().expect("read once before the decision");
         let mut head: Vec<u8> = Vec::new();
-        let mut i = i;
-        let mut decided = format == InputFormat::Transcript;
-        let mut is_transcript = decided;
+        let mut is_transcript = *forced;
+        let mut decided = *forced;
         let mut chunk = [0u8; 8192];
         while !decided && head.len() < SNIFF_BYTES {
-            let n = match i.reader.read(&mut chunk) {
+            let n = match r.read(&mut chunk) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -166,17 +228,25 @@ impl Opened {
                 decided = true;
             }
         }
-        let (usage, lines) = (self.usage.clone(), self.lines);
-        self.transcript |= is_transcript;
-        self.inputs.push(i.wrapped(move |r| {
-            let r: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(r));
-            if is_transcript {
-                one_file(r, usage, lines)
-            } else {
-                r
-            }
-        }));
+        let _ = self.sniff.decided.set(is_transcript);
+        let r: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(r));
+        let r = if is_transcript {
+            one_file(r, usage.clone(), *lines)
+        } else {
+            r
+        };
+        self.sniff.state = SniffState::Reading(r);
         Ok(())
+    }
+}
+
+impl Read for Sniffed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.start()?;
+        match &mut self.sniff.state {
+            SniffState::Reading(r) => r.read(buf),
+            SniffState::Pending { .. } => unreachable!("start() decides"),
+        }
     }
 }
 
