@@ -92,7 +92,28 @@ fn trace_of(input: &[u8], args: &[&str]) -> (Vec<Value>, Vec<Value>, Vec<u8>) {
     (events(&env), spans(&out.stdout), out.stdout)
 }
 
-/// The structure properties of one run's trace against its envelope.
+/// How many `claude` invocations the events hold: one, plus one per `session.init` of another
+/// session than the current one.
+fn invocations(evs: &[Value]) -> usize {
+    let mut n = 1;
+    let mut current: Option<&str> = None;
+    for e in evs {
+        let Some(s) = e["session_id"].as_str() else {
+            continue;
+        };
+        match current {
+            Some(c) if e["type"] == "session.init" && c != s => {
+                n += 1;
+                current = Some(s);
+            }
+            None => current = Some(s),
+            _ => {}
+        }
+    }
+    n
+}
+
+/// The structure properties of one run's traces against its envelope.
 fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
     let by_id: HashMap<&str, &Value> = spans
         .iter()
@@ -121,15 +142,29 @@ fn check_structure(name: &str, evs: &[Value], spans: &[Value]) {
         agents.keys().all(|k| threads.contains(k.as_str())),
         "{name}: agent spans only for subagents"
     );
-    assert_eq!(roots.len(), 1, "{name}: one root per run");
-    assert_eq!(op(roots[0]), "invoke_agent", "{name}");
-    let trace = roots[0]["traceId"].as_str().unwrap();
+    // One trace, with one root, per claude invocation (a log of several runs one after the
+    // other: a session.init of another session starts the next).
+    assert_eq!(
+        roots.len(),
+        invocations(evs),
+        "{name}: one root per invocation"
+    );
     for s in spans {
-        assert_eq!(s["traceId"], trace, "{name}: one trace");
+        let in_trace: Vec<_> = roots
+            .iter()
+            .filter(|r| r["traceId"] == s["traceId"])
+            .collect();
+        assert_eq!(
+            in_trace.len(),
+            1,
+            "{name}: {} is in a trace with one root",
+            s["name"]
+        );
+        assert_eq!(op(in_trace[0]), "invoke_agent", "{name}");
         let p = s["parentSpanId"].as_str().unwrap();
         assert!(
-            p.is_empty() || by_id.contains_key(p),
-            "{name}: parent of {} exists",
+            p.is_empty() || by_id.get(p).is_some_and(|q| q["traceId"] == s["traceId"]),
+            "{name}: parent of {} exists in its trace",
             s["name"]
         );
         assert!(
@@ -280,7 +315,8 @@ fn every_fixture_gives_a_well_formed_trace() {
         let (evs, spans, _) = trace_of(&input, &["--run-id", "fixed"]);
         check_structure(&name, &evs, &spans);
         let end = evs.last().unwrap();
-        let root = spans.iter().find(|s| s["parentSpanId"] == "").unwrap();
+        let roots: Vec<&Value> = spans.iter().filter(|s| s["parentSpanId"] == "").collect();
+        let root = roots[0];
         let session = evs.iter().find_map(|e| e["session_id"].as_str());
         assert_eq!(
             attrs(root)
@@ -290,11 +326,15 @@ fn every_fixture_gives_a_well_formed_trace() {
             "{name}"
         );
         assert_eq!(attrs(root)["gen_ai.provider.name"], "anthropic");
-        assert_eq!(
-            attrs(root)["boo_normalize.run.cause"],
-            end["cause"],
-            "{name}"
-        );
+        // The last invocation ends with the run; the earlier ones, where the next began.
+        for (i, r) in roots.iter().enumerate() {
+            let want = if i + 1 == roots.len() {
+                end["cause"].clone()
+            } else {
+                "next_invocation".into()
+            };
+            assert_eq!(attrs(r)["boo_normalize.run.cause"], want, "{name}");
+        }
         // Finish reasons: what the assistant lines say (some CLI versions fill stop_reason).
         let mut want: HashMap<String, String> = HashMap::new();
         for l in input.split(|b| *b == b'\n') {

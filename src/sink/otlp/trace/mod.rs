@@ -10,6 +10,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use serde_json::{Value, json};
 
+mod end;
 mod events;
 #[cfg(test)]
 mod tests;
@@ -565,67 +566,6 @@ impl Trace {
                 .push(attr::str("gen_ai.tool.call.result", c));
         }
         self.finished.push(span);
-    }
-
-    /// The run is over at `at` (`cause`: how it ended): close every open span, the root last.
-    pub fn end(&mut self, at: Stamp, cause: &str) {
-        if self.ended {
-            return;
-        }
-        if self.root.is_none() {
-            // An empty run still gets its root, so a receiver sees that it happened.
-            self.event(ek::RUN_END, &Value::Null, at, None);
-        }
-        self.ended = true;
-        let now = attr::nanos(at);
-        let mut msgs: Vec<String> = self.chats.keys().cloned().collect();
-        msgs.sort(); // a deterministic order (HashMap iteration is not)
-        for m in msgs {
-            self.close_chat(&m);
-        }
-        let mut open: Vec<(String, Span)> = self.tools.drain().collect();
-        open.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, mut span) in open {
-            span.end_time_unix_nano = now.max(span.start_time_unix_nano);
-            span.status = Some(attr::error_status(
-                "the run ended before the tool's result".into(),
-            ));
-            span.attributes.push(attr::str("error.type", "no_result"));
-            self.finished.push(span);
-        }
-        let mut agents: Vec<(String, Span)> = self.agents.drain().collect();
-        agents.sort_by(|a, b| a.0.cmp(&b.0));
-        for (thread, mut span) in agents {
-            let last = self
-                .threads
-                .get(&thread)
-                .and_then(|t| t.last)
-                .unwrap_or(now);
-            span.end_time_unix_nano = last.max(span.start_time_unix_nano);
-            self.finished.push(span);
-        }
-        let Some(mut root) = self.root.take() else {
-            return;
-        };
-        root.end_time_unix_nano = now.max(root.start_time_unix_nano);
-        let a = &mut root.attributes;
-        if let Some(s) = &self.session_id {
-            a.push(attr::str("gen_ai.conversation.id", s.clone()));
-        }
-        if let Some(m) = &self.model {
-            a.push(attr::str("gen_ai.request.model", m.clone()));
-        }
-        a.push(attr::str("boo_normalize.run.cause", cause));
-        if let Some(o) = &self.failed_outcome {
-            root.status = Some(attr::error_status(format!(
-                "the run ended with outcome {o}"
-            )));
-            attr::set(&mut root.attributes, attr::str("error.type", o.clone()));
-        } else if !self.terminal {
-            root.status = Some(attr::error_status("the run ended without a result".into()));
-            attr::set(&mut root.attributes, attr::str("error.type", "no_result"));
-        }
-        self.finished.push(root);
     }
 }
 
