@@ -75,11 +75,6 @@ fn wrong_inputs() -> Wrong {
         ),
         ("sse", p("out.sse"), "SSE output"),
         (
-            "transcript",
-            p("session.jsonl"),
-            "Claude Code session transcript",
-        ),
-        (
             "text",
             p("answer.txt"),
             "text, not JSON; `claude -p` writes stream-json only with `--output-format stream-json --verbose`",
@@ -87,6 +82,18 @@ fn wrong_inputs() -> Wrong {
         ("binary", p("garbage.bin"), "binary data"),
     ];
     Wrong { _dir: dir, files }
+}
+
+/// A session transcript is no wrong input: it is read (issue 32), so it gets no hint and exits 0.
+#[test]
+fn a_transcript_is_read_not_refused() {
+    let w = wrong_inputs();
+    let out = run_args(&[&w._dir.path().join("session.jsonl")]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("is stream-json"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(r#""text":"hello""#), "{text}");
 }
 
 /// §2: each wrong input is named with what it is and what to do, exit 2, while the envelope
