@@ -43,3 +43,4 @@ pub mod sink;
 #[cfg(unix)]
 pub mod spawn;
 pub mod transform;
+pub mod view;
