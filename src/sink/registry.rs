@@ -13,6 +13,7 @@ use crate::sink::ai_sdk::AiSdk;
 use crate::sink::cut_back::CutBack;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};
+use crate::sink::pretty::{self, Pretty};
 use crate::sink::sse::Sse;
 use crate::sink::{Ndjson, Sink};
 
@@ -43,6 +44,8 @@ pub enum Format {
     Sse,
     /// OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line.
     Otlp,
+    /// A live view for people in a terminal (see [`crate::sink::pretty`]).
+    Pretty,
 }
 
 impl Choice for Format {
@@ -58,6 +61,11 @@ impl Choice for Format {
             "otlp",
             Format::Otlp,
             "OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line",
+        ),
+        (
+            "pretty",
+            Format::Pretty,
+            "A live view for people in a terminal: text, tool calls and results, subagents, usage (--color, --width, --thinking)",
         ),
     ];
 }
@@ -112,6 +120,8 @@ pub struct Outputs {
     pub otlp_service_name: Option<String>,
     /// The SSE dialect.
     pub sse_profile: SseProfile,
+    /// How `--format pretty` looks.
+    pub pretty: pretty::Options,
 }
 
 impl Outputs {
@@ -148,6 +158,7 @@ impl Outputs {
             Format::Sse => self.sse_sink(stdout),
             Format::Audit => Box::new(Audit::new(stdout, run_id, GENESIS)),
             Format::Otlp => Box::new(Otlp::lines(stdout, self.otlp_options(run_id)?)),
+            Format::Pretty => Box::new(Pretty::new(stdout, self.pretty.clone())),
         }];
         if let Some(p) = &self.otlp {
             let f = create(p)?;

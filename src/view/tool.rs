@@ -103,7 +103,7 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
         ..Headline::default()
     };
     let s = |k: &str| args.str(k).map(Cow::into_owned);
-    let mut arg = |v: Option<String>, h: &mut Headline| {
+    let arg = |v: Option<String>, h: &mut Headline| {
         let (first, more) = one(&v.unwrap_or_default());
         h.arg = first;
         h.detail.extend(more);
