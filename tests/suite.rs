@@ -32,6 +32,7 @@ mod otlp_export;
 mod otlp_phoenix;
 mod otlp_spawn;
 mod packages;
+mod pretty;
 mod profile_cli;
 mod profile_prop;
 mod props;

@@ -127,7 +127,11 @@ fn worker(
     };
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
 
-    let setup = a.stream.setup()?;
+    let mut setup = a.stream.setup()?;
+    // The pretty view shows the prompt first (the stream does not carry it).
+    setup.outputs.pretty.prompt = prompt
+        .as_deref()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
     let engine = setup.redact.clone();
     // The sinks open before the binary is looked up, so that a run that cannot start still
     // ends with `run.end` (cause `spawn_failed`) on every one of them.

@@ -101,8 +101,21 @@ pub fn fit(s: &str, cells: usize) -> usize {
     let mut used = 0;
     let mut end = 0;
     let mut prev_zwj = false;
+    let mut prev_w = 0;
     for (i, c) in s.char_indices() {
         let w = char_width(c);
+        // An emoji presentation selector widens a narrow character to two cells (as
+        // `width` counts it).
+        if c == '\u{fe0f}' && prev_w == 1 {
+            if used + 1 > cells {
+                return end;
+            }
+            used += 1;
+            prev_w = 2;
+            prev_zwj = false;
+            continue;
+        }
+        prev_w = w;
         if w > 0 && !prev_zwj {
             // A break is allowed before this character.
             end = i;
@@ -228,6 +241,11 @@ mod tests {
         assert_eq!(truncate("hello world", 8, "…"), "hello w…");
         assert_eq!(truncate("日本語です", 7, "…"), "日本語…");
         assert_eq!(truncate("short", 8, "…"), "short");
+        // A presentation selector makes a narrow character two cells wide, as `width` counts.
+        let info = "\u{2139}\u{fe0f}x";
+        assert_eq!(width(info), 3);
+        assert_eq!(fit(info, 2), "\u{2139}\u{fe0f}".len());
+        assert_eq!(fit(info, 1), 0);
     }
 
     #[test]

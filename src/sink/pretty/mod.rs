@@ -243,6 +243,11 @@ struct Ev<'a> {
     count: Option<&'a RawValue>,
 }
 
+/// Untrusted `text` made safe for one row, line breaks shown with the glyph.
+fn one_line(text: &str, g: &Glyphs) -> String {
+    crate::view::text::sanitize_with(text, &format!(" {} ", g.newline), 2)
+}
+
 /// A JSON value as a string, when it is one.
 fn s(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
     v.and_then(crate::view::args::string)
@@ -464,7 +469,7 @@ impl<W: Write> Pretty<W> {
 
 impl<W: Write> Sink for Pretty<W> {
     fn wants_time(&self) -> bool {
-        true
+        false
     }
 
     fn keeps_history(&self) -> bool {
@@ -480,7 +485,6 @@ impl<W: Write> Sink for Pretty<W> {
             }
             return Ok(());
         }
-        self.calls.now_ms = ctx.stamp.mono_us / 1000;
         match serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
             Ok(e) => self.event_of(meta, &e),
             Err(err) => {

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::style::Role;
-use super::{Ev, Pretty, b, n, s, u};
+use super::{Ev, Pretty, b, n, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
 use crate::view::text;
 
@@ -253,7 +253,7 @@ impl<W: Write> Pretty<W> {
         };
         let lead = format!("{glyph} ");
         self.t
-            .untrusted_row(&g, 0, &[(role, &lead)], role, &text::one_line(&text))
+            .untrusted_row(&g, 0, &[(role, &lead)], role, &one_line(&text, &self.t.g))
     }
 
     /// The session header: model, CLI version, directory, permission mode, tools.
@@ -281,7 +281,7 @@ impl<W: Write> Pretty<W> {
         if mcp > 0 {
             parts.push(text::plural(mcp, "MCP server", "MCP servers"));
         }
-        let line = text::one_line(&parts.join(&format!(" {dot} ")));
+        let line = one_line(&parts.join(&format!(" {dot} ")), &self.t.g);
         let lead = format!("{} ", self.t.g.rule.repeat(2));
         let g = self.gutter(e);
         self.t.row(&g, 0, &[(Role::Dim, &lead), (Role::Dim, &line)])

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::style::Role;
 use super::term::Gutter;
-use super::{Ev, Pretty, b, n, s, u};
+use super::{Ev, Pretty, b, n, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
 use crate::view::args::Args;
 use crate::view::text;
@@ -62,10 +62,10 @@ impl Tokens {
         *self != Tokens::default()
     }
 
-    /// `in 1.2k · out 340 · cache r 45k / w 2.0k`.
-    pub(super) fn short(&self) -> String {
+    /// `in 1.2k · out 340 · cache r 45k / w 2.0k` (`dot` between the parts).
+    pub(super) fn short(&self, dot: &str) -> String {
         format!(
-            "in {} · out {} · cache r {} / w {}",
+            "in {} {dot} out {} {dot} cache r {} / w {}",
             text::tokens(self.input),
             text::tokens(self.output),
             text::tokens(self.cache_read),
@@ -180,7 +180,7 @@ impl<W: Write> Pretty<W> {
         let dot = self.t.g.dot;
         let mut parts = vec![
             format!("turn {}", self.tally.turns),
-            text::one_line(&outcome),
+            one_line(&outcome, &self.t.g),
         ];
         if let Some(ms) = u(e.duration_ms) {
             let api = u(e.duration_api_ms).map(|a| format!(" (API {})", text::duration_ms(a)));
@@ -194,7 +194,7 @@ impl<W: Write> Pretty<W> {
             parts.push(text::plural(t, "API turn", "API turns"));
         }
         let tokens = Tokens::of(e.usage);
-        parts.push(tokens.short());
+        parts.push(tokens.short(dot));
         parts.push(match n(e.cost_usd) {
             Some(c) => format!("total {}", text::usd(c)),
             None => "cost n/a".into(),
@@ -219,7 +219,7 @@ impl<W: Write> Pretty<W> {
                     0,
                     &[(Role::Error, &lead)],
                     Role::Error,
-                    &text::one_line(&why),
+                    &one_line(&why, &self.t.g),
                 )?;
             }
         }
@@ -234,7 +234,7 @@ impl<W: Write> Pretty<W> {
         let complete = b(e.terminal_seen) == Some(true);
         let mut head = vec![
             format!("{} run end", self.t.g.rule.repeat(2)),
-            text::one_line(&cause),
+            one_line(&cause, &self.t.g),
         ];
         let sep = format!(" {dot} ");
         if !complete {
@@ -254,7 +254,7 @@ impl<W: Write> Pretty<W> {
             head.push(format!("exit {}", code.get()));
         }
         if let Some(sig) = s(e.signal) {
-            head.push(format!("signal {}", text::one_line(&sig)));
+            head.push(format!("signal {}", one_line(&sig, &self.t.g)));
         }
         let role = if complete && (cause == "eof" || cause == "exit") {
             Role::Ok
@@ -304,8 +304,8 @@ impl<W: Write> Pretty<W> {
             .enumerate()
             .map(|(i, kv)| (kv, if i < last { "," } else { "" }))
             .map(|((k, (c, er)), comma)| match er {
-                0 => format!("{} {c}{comma}", text::one_line(k)),
-                _ => format!("{} {c} ({er} failed){comma}", text::one_line(k)),
+                0 => format!("{} {c}{comma}", one_line(k, &self.t.g)),
+                _ => format!("{} {c} ({er} failed){comma}", one_line(k, &self.t.g)),
             })
             .collect();
         tools.extend(per);
@@ -324,7 +324,7 @@ impl<W: Write> Pretty<W> {
                     };
                     format!(
                         "{} ({what}+{} {}{})",
-                        text::one_line(p),
+                        one_line(p, &self.t.g),
                         f.added,
                         self.t.g.minus,
                         f.removed

@@ -215,9 +215,12 @@ impl<W: Write> Term<W> {
         let mut line = lead.to_owned();
         let mut used = hang;
         let mut first_in_row = true;
-        for item in items {
+        let trail = text::width(sep.trim_end());
+        for (i, item) in items.iter().enumerate() {
             let add = if first_in_row { 0 } else { text::width(sep) } + text::width(item);
-            if !first_in_row && used + add > room {
+            // Room for the separator that ends the row when more items follow.
+            let reserve = if i + 1 < items.len() { trail } else { 0 };
+            if !first_in_row && used + add + reserve > room {
                 line.push_str(sep.trim_end());
                 self.row(gutter, indent, &[(role, &line)])?;
                 line = " ".repeat(hang);

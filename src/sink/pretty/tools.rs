@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use super::style::{Glyphs, Palette, Role};
 use super::summary::Tokens;
 use super::term::{Gutter, Term};
-use super::{Ev, Pretty, b, s, u};
+use super::{Ev, Pretty, b, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
 use crate::view::args::{self, Args};
 use crate::view::clip::{self, Source};
@@ -75,7 +75,7 @@ impl Subagents {
                         .rev()
                         .collect();
                     Gutter::default().nested(
-                        &text::one_line(&format!("agent {tail}")),
+                        &one_line(&format!("agent {tail}"), &Glyphs::ASCII),
                         &Palette::new(false),
                         &Glyphs::ASCII,
                         self.width,
@@ -88,7 +88,7 @@ impl Subagents {
     fn start(&mut self, id: &str, ty: &str, parent: &Gutter, pal: &Palette, g: &Glyphs) {
         let n = self.per_type.entry(ty.to_owned()).or_insert(0);
         *n += 1;
-        let base = text::truncate(&text::one_line(ty), 24, g.ellipsis);
+        let base = text::truncate(&one_line(ty, g), 24, g.ellipsis);
         let label = if *n > 1 { format!("{base}#{n}") } else { base };
         let gutter = parent.nested(&label, pal, g, self.width);
         self.by_id.insert(
@@ -122,15 +122,12 @@ struct Call {
     name: String,
     summary: String,
     kind: Kind,
-    started_ms: u64,
 }
 
 /// The calls of the run that have no result yet.
 #[derive(Default)]
 pub(super) struct Calls {
     open: HashMap<String, (Call, u64)>,
-    /// Milliseconds on the run's clock, for durations.
-    pub(super) now_ms: u64,
 }
 
 impl Calls {
@@ -156,16 +153,16 @@ impl Calls {
             subs.start(id, &ty, &parent, &t.pal, &t.g);
         }
         self.open
-            .insert(id.to_owned(), (call_of(&name, &h, self.now_ms), 0));
+            .insert(id.to_owned(), (call_of(&name, &h, &t.g), 0));
     }
 }
 
-fn call_of(name: &str, h: &tool::Headline, now_ms: u64) -> Call {
+fn call_of(name: &str, h: &tool::Headline, g: &Glyphs) -> Call {
+    let arg = text::truncate(&one_line(&h.arg, g), 60, g.ellipsis);
     Call {
         name: name.to_owned(),
-        summary: text::one_line(&format!("{} {}", h.tool, text::truncate(&h.arg, 60, "…"))),
+        summary: format!("{} {arg}", one_line(&h.tool, g)),
         kind: tool::kind(name),
-        started_ms: now_ms,
     }
 }
 
@@ -240,11 +237,11 @@ impl<W: Write> Pretty<W> {
         let g = self.gutter(e);
         let revised = meta.kind == ev::TOOL_CALL_REVISED;
         let glyph = format!("{} ", self.t.g.call);
-        let tool_name = text::one_line(&h.tool);
-        let arg = text::one_line(&h.arg);
+        let tool_name = one_line(&h.tool, &self.t.g);
+        let arg = one_line(&h.arg, &self.t.g);
         let mut detail = String::new();
         for d in &h.detail {
-            detail.push_str(&format!(" {} {}", self.t.g.dot, text::one_line(d)));
+            detail.push_str(&format!(" {} {}", self.t.g.dot, one_line(d, &self.t.g)));
         }
         let lead = if revised { "revised " } else { "" };
         self.t.row(
@@ -277,7 +274,7 @@ impl<W: Write> Pretty<W> {
             self.subs.start(id, &ty, &g, &self.t.pal, &self.t.g);
             self.tally.subagents += 1;
         }
-        let call = call_of(&name, &h, self.calls.now_ms);
+        let call = call_of(&name, &h, &self.t.g);
         self.calls.open.insert(id.to_owned(), (call, self.t.rows()));
         Ok(())
     }
@@ -358,13 +355,12 @@ impl<W: Write> Pretty<W> {
         // Named again when other rows came between the call and its result.
         let named = match &call {
             Some((c, _)) if !adjacent => format!("{} {} ", c.summary, self.t.g.dot),
-            None => format!("{} {} ", text::one_line(&name), self.t.g.dot),
+            None => format!("{} {} ", one_line(&name, &self.t.g), self.t.g.dot),
             _ => String::new(),
         };
         let kind = call.as_ref().map_or(tool::kind(&name), |(c, _)| c.kind);
         if kind == Kind::Subagent && !error {
-            let started = call.as_ref().map(|(c, _)| c.started_ms);
-            return self.subagent_end(&g, e, id, started, &glyph, &named);
+            return self.subagent_end(&g, e, id, &glyph, &named);
         }
         let src = sources(e.content);
         let r = self.o.result_lines;
@@ -419,7 +415,6 @@ impl<W: Write> Pretty<W> {
         g: &Gutter,
         e: &Ev<'_>,
         id: Option<&str>,
-        started: Option<u64>,
         glyph: &str,
         named: &str,
     ) -> io::Result<()> {
@@ -456,9 +451,8 @@ impl<W: Write> Pretty<W> {
             .and_then(|i| self.subs.by_id.get(i))
             .and_then(|s| s.notified)
             .unwrap_or_default();
-        let ms = u(d.total_duration_ms)
-            .or(said.0)
-            .or_else(|| started.map(|s| self.calls.now_ms.saturating_sub(s)));
+        // Only what the CLI reported: the view's own clock is the reading time, not the run's.
+        let ms = u(d.total_duration_ms).or(said.0);
         let tools = u(d.total_tool_use_count).or(said.2);
         self.sub_done(g, id, ms, u(d.total_tokens).or(said.1), tools, glyph, named)?;
         let src = sources(e.content);
@@ -504,7 +498,7 @@ impl<W: Write> Pretty<W> {
         }];
         parts.extend(ms.map(text::duration_ms));
         if tokens.any() {
-            parts.push(tokens.short());
+            parts.push(tokens.short(self.t.g.dot));
         } else if let Some(t) = total {
             parts.push(format!("{} tokens", text::tokens(t)));
         }
@@ -554,7 +548,7 @@ impl<W: Write> Pretty<W> {
         let g = self.gutter(e);
         let status = s(e.status).unwrap_or(Cow::Borrowed("done"));
         let glyph = format!("  {} ", self.t.g.result);
-        let named = format!("{} {} ", text::one_line(&status), self.t.g.dot);
+        let named = format!("{} {} ", one_line(&status, &self.t.g), self.t.g.dot);
         self.sub_done(
             &g,
             Some(id),
