@@ -139,8 +139,14 @@ fn summary_agrees_with_run_end_and_rows_fit_the_width() {
     }
 }
 
-fn has_color(out: &Output) -> bool {
-    out.stdout.contains(&0x1b)
+/// The view of `f` with `args`, in the neutral environment plus `env`.
+fn with_env(f: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut c = pretty();
+    c.args(["--format", "pretty"]).args(args).arg(f);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    String::from_utf8(c.output().unwrap().stdout).unwrap()
 }
 
 #[test]
@@ -161,37 +167,18 @@ fn color_rules_environment_matrix() {
         ("never", &[], false),
     ];
     for (flag, env, want) in cases {
-        let mut c = pretty();
-        c.args(["--format", "pretty", "--color", flag]).arg(&f);
-        for (k, v) in *env {
-            c.env(k, v);
-        }
-        let out = c.output().unwrap();
-        assert_eq!(has_color(&out), *want, "--color {flag} {env:?}");
+        let out = with_env(&f, &["--color", flag], env);
+        assert_eq!(out.contains('\x1b'), *want, "--color {flag} {env:?}");
     }
     // The locale picks the glyphs; --ascii forces ASCII.
-    let glyphs = |args: &[&str], env: &[(&str, &str)]| {
-        let mut c = pretty();
-        c.args(["--format", "pretty"]).args(args).arg(&f);
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let out = String::from_utf8(c.output().unwrap().stdout).unwrap();
-        out.is_ascii()
-    };
+    let glyphs = |args: &[&str], env: &[(&str, &str)]| with_env(&f, args, env).is_ascii();
     assert!(!glyphs(&[], &[]));
     assert!(glyphs(&["--ascii"], &[]));
     assert!(glyphs(&[], &[("LC_ALL", "C")]));
     assert!(glyphs(&[], &[("LANG", "POSIX")]));
     // --width, else COLUMNS.
     let widest = |args: &[&str], env: &[(&str, &str)]| {
-        let mut c = pretty();
-        c.args(["--format", "pretty"]).args(args).arg(&f);
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let out = String::from_utf8(c.output().unwrap().stdout).unwrap();
-        out.lines().map(width).max().unwrap()
+        with_env(&f, args, env).lines().map(width).max().unwrap()
     };
     assert!(widest(&[], &[("COLUMNS", "30")]) <= 30);
     assert!(widest(&["--width", "25"], &[("COLUMNS", "200")]) <= 25);

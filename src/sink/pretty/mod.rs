@@ -248,6 +248,12 @@ fn one_line(text: &str, g: &Glyphs) -> String {
     crate::view::text::sanitize_with(text, &format!(" {} ", g.newline), 2)
 }
 
+/// The members `T` names of a JSON object (all absent when it is not one, or does not fit).
+fn members<'a, T: Deserialize<'a> + Default>(v: Option<&'a RawValue>) -> T {
+    v.and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_default()
+}
+
 /// A JSON value as a string, when it is one.
 fn s(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
     v.and_then(crate::view::args::string)
@@ -480,8 +486,21 @@ impl<W: Write> Sink for Pretty<W> {
         if ctx.before_resume {
             // Rebuild what later events refer to (calls, subagents, totals), write nothing.
             if let Ok(e) = serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
-                self.calls.remember(meta, &e, &mut self.subs, &self.t);
-                self.tally.silent(meta, &e);
+                match meta.kind {
+                    kind::TOOL_CALL => {
+                        self.calls.remember(meta, &e, &mut self.subs, &self.t);
+                        if let Some(name) = s(e.name) {
+                            let a = e.input.map(|i| crate::view::args::Args::parse(i.get()));
+                            self.tally.call(&name, &a.unwrap_or_default());
+                            if crate::view::tool::kind(&name) == crate::view::tool::Kind::Subagent {
+                                self.tally.subagents += 1;
+                            }
+                        }
+                    }
+                    kind::TOOL_RESULT => self.calls.settle(&e, &mut self.tally),
+                    kind::TURN_END => self.tally.turn(&e),
+                    _ => {}
+                }
             }
             return Ok(());
         }

@@ -10,8 +10,7 @@ use serde_json::value::RawValue;
 
 use super::style::Role;
 use super::term::Gutter;
-use super::{Ev, Pretty, b, n, one_line, s, u};
-use crate::envelope::{EventMeta, kind as ev};
+use super::{Ev, Pretty, b, members, n, one_line, s, u};
 use crate::view::args::Args;
 use crate::view::text;
 use crate::view::tool::{self, Kind};
@@ -40,9 +39,7 @@ impl Tokens {
             #[serde(borrow)]
             cache_creation_input_tokens: Option<&'a RawValue>,
         }
-        let t: T<'_> = raw
-            .and_then(|r| serde_json::from_str(r.get()).ok())
-            .unwrap_or_default();
+        let t: T<'_> = members(raw);
         Tokens {
             input: u(t.input_tokens).unwrap_or(0),
             output: u(t.output_tokens).unwrap_or(0),
@@ -62,15 +59,17 @@ impl Tokens {
         *self != Tokens::default()
     }
 
-    /// `in 1.2k · out 340 · cache r 45k / w 2.0k` (`dot` between the parts).
-    pub(super) fn short(&self, dot: &str) -> String {
-        format!(
-            "in {} {dot} out {} {dot} cache r {} / w {}",
-            text::tokens(self.input),
-            text::tokens(self.output),
-            text::tokens(self.cache_read),
-            text::tokens(self.cache_write)
-        )
+    /// `in 1.2k`, `out 340`, `cache r 45k / w 2.0k`.
+    pub(super) fn parts(&self) -> [String; 3] {
+        [
+            format!("in {}", text::tokens(self.input)),
+            format!("out {}", text::tokens(self.output)),
+            format!(
+                "cache r {} / w {}",
+                text::tokens(self.cache_read),
+                text::tokens(self.cache_write)
+            ),
+        ]
     }
 }
 
@@ -96,6 +95,45 @@ struct Touched {
     edits: u64,
 }
 
+/// What a call of a file-changing tool does to its file (applied when it succeeds).
+#[derive(Debug, Clone)]
+pub(super) struct Change {
+    path: String,
+    added: u64,
+    removed: u64,
+    written: bool,
+    edits: u64,
+}
+
+/// The change a call of `name` with `a` makes, if it changes a file.
+pub(super) fn change_of(name: &str, a: &Args<'_>) -> Option<Change> {
+    let path = tool::path(a)?.into_owned();
+    let mut c = Change {
+        path,
+        added: 0,
+        removed: 0,
+        written: false,
+        edits: 0,
+    };
+    match tool::kind(name) {
+        Kind::Write => {
+            c.written = true;
+            c.added = a.size("content").map_or(0, |(l, _)| l);
+        }
+        Kind::Edit | Kind::MultiEdit => {
+            for (o, nw) in crate::view::diff::replacements(name, a) {
+                let d = crate::view::diff::diff(&o, &nw, 0);
+                c.edits += 1;
+                c.added += d.added;
+                c.removed += d.removed;
+            }
+        }
+        Kind::Notebook => c.edits = 1,
+        _ => return None,
+    }
+    Some(c)
+}
+
 /// What the summary counts as the run goes.
 #[derive(Default)]
 pub(super) struct Tally {
@@ -111,27 +149,20 @@ pub(super) struct Tally {
 impl Tally {
     pub(super) fn call(&mut self, name: &str, a: &Args<'_>) {
         self.tools.entry(name.to_owned()).or_default().0 += 1;
-        let Some(path) = tool::path(a) else { return };
-        match tool::kind(name) {
-            Kind::Read => {
-                self.read.insert(path.into_owned());
-            }
-            Kind::Write => {
-                let f = self.files.entry(path.into_owned()).or_default();
-                f.written = true;
-                f.added += a.size("content").map_or(0, |(l, _)| l);
-            }
-            Kind::Notebook => self.files.entry(path.into_owned()).or_default().edits += 1,
-            _ => {}
+        if tool::kind(name) == Kind::Read
+            && let Some(path) = tool::path(a)
+        {
+            self.read.insert(path.into_owned());
         }
     }
 
-    pub(super) fn edit(&mut self, a: &Args<'_>, added: u64, removed: u64) {
-        let Some(path) = tool::path(a) else { return };
-        let f = self.files.entry(path.into_owned()).or_default();
-        f.edits += 1;
-        f.added += added;
-        f.removed += removed;
+    /// A change a call made, counted once its result says it succeeded.
+    pub(super) fn touch(&mut self, c: Change) {
+        let f = self.files.entry(c.path).or_default();
+        f.written |= c.written;
+        f.edits += c.edits;
+        f.added += c.added;
+        f.removed += c.removed;
     }
 
     pub(super) fn result(&mut self, name: &str, error: bool) {
@@ -140,30 +171,7 @@ impl Tally {
         }
     }
 
-    /// An event before the resume point: counted, not shown.
-    pub(super) fn silent(&mut self, meta: &EventMeta, e: &Ev<'_>) {
-        match meta.kind {
-            ev::TOOL_CALL => {
-                if let Some(name) = s(e.name) {
-                    let a = e.input.map(|i| Args::parse(i.get())).unwrap_or_default();
-                    self.call(&name, &a);
-                    for (o, nw) in crate::view::diff::replacements(&name, &a) {
-                        let d = crate::view::diff::diff(&o, &nw, 0);
-                        self.edit(&a, d.added, d.removed);
-                    }
-                }
-            }
-            ev::TOOL_RESULT => {
-                if let Some(name) = s(e.name) {
-                    self.result(&name, b(e.is_error) == Some(true));
-                }
-            }
-            ev::TURN_END => self.turn(e),
-            _ => {}
-        }
-    }
-
-    fn turn(&mut self, e: &Ev<'_>) {
+    pub(super) fn turn(&mut self, e: &Ev<'_>) {
         self.turns += 1;
         self.wall_ms += u(e.duration_ms).unwrap_or(0);
         self.api_ms += u(e.duration_api_ms).unwrap_or(0);
@@ -194,7 +202,7 @@ impl<W: Write> Pretty<W> {
             parts.push(text::plural(t, "API turn", "API turns"));
         }
         let tokens = Tokens::of(e.usage);
-        parts.push(tokens.short(dot));
+        parts.extend(tokens.parts());
         parts.push(match n(e.cost_usd) {
             Some(c) => format!("total {}", text::usd(c)),
             None => "cost n/a".into(),

@@ -199,7 +199,7 @@ impl<W: Write> Term<W> {
     }
 
     /// `lead` then `items` (safe text) separated by `sep`, in as many rows as the width needs:
-    /// the rows after the first are indented by `lead`'s width; an item is never split unless
+    /// the rows after the first are indented by `lead`'s width (4 when it is long); an item is never split unless
     /// it alone is wider than a row (then it is cut).
     pub fn packed(
         &mut self,
@@ -211,9 +211,13 @@ impl<W: Write> Term<W> {
         sep: &str,
     ) -> io::Result<()> {
         let room = self.width.saturating_sub(gutter.cells + indent);
-        let hang = text::width(lead);
+        // Rows after the first line up under the items, unless the lead is long.
+        let hang = match text::width(lead) {
+            w if w > room / 2 => 4,
+            w => w,
+        };
         let mut line = lead.to_owned();
-        let mut used = hang;
+        let mut used = text::width(lead);
         let mut first_in_row = true;
         let trail = text::width(sep.trim_end());
         for (i, item) in items.iter().enumerate() {

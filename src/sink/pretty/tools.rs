@@ -10,9 +10,9 @@ use std::io::{self, Write};
 use serde_json::value::RawValue;
 
 use super::style::{Glyphs, Palette, Role};
-use super::summary::Tokens;
+use super::summary::{Change, Tokens, change_of};
 use super::term::{Gutter, Term};
-use super::{Ev, Pretty, b, one_line, s, u};
+use super::{Ev, Pretty, b, members, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
 use crate::view::args::{self, Args};
 use crate::view::clip::{self, Source};
@@ -120,6 +120,7 @@ impl Subagents {
 /// A call waiting for its result.
 struct Call {
     name: String,
+    change: Option<Change>,
     summary: String,
     kind: Kind,
 }
@@ -152,8 +153,23 @@ impl Calls {
             let parent = subs.gutter(e.parent_tool_use_id.as_deref());
             subs.start(id, &ty, &parent, &t.pal, &t.g);
         }
-        self.open
-            .insert(id.to_owned(), (call_of(&name, &h, &t.g), 0));
+        let mut call = call_of(&name, &h, &t.g);
+        call.change = change_of(&name, &a);
+        self.open.insert(id.to_owned(), (call, 0));
+    }
+
+    /// The result of a call before the resume point: its change counted if it succeeded.
+    pub(super) fn settle(&mut self, e: &Ev<'_>, tally: &mut super::summary::Tally) {
+        let call = e.tool_use_id.as_deref().and_then(|i| self.open.remove(i));
+        let error = b(e.is_error) == Some(true);
+        let name = call
+            .as_ref()
+            .map(|(c, _)| c.name.clone())
+            .or_else(|| s(e.name).map(Cow::into_owned));
+        tally.result(name.as_deref().unwrap_or("(unpaired)"), error);
+        if let Some(c) = call.and_then(|(c, _)| c.change).filter(|_| !error) {
+            tally.touch(c);
+        }
     }
 }
 
@@ -161,6 +177,7 @@ fn call_of(name: &str, h: &tool::Headline, g: &Glyphs) -> Call {
     let arg = text::truncate(&one_line(&h.arg, g), 60, g.ellipsis);
     Call {
         name: name.to_owned(),
+        change: None,
         summary: format!("{} {arg}", one_line(&h.tool, g)),
         kind: tool::kind(name),
     }
@@ -274,7 +291,8 @@ impl<W: Write> Pretty<W> {
             self.subs.start(id, &ty, &g, &self.t.pal, &self.t.g);
             self.tally.subagents += 1;
         }
-        let call = call_of(&name, &h, &self.t.g);
+        let mut call = call_of(&name, &h, &self.t.g);
+        call.change = change_of(&name, &a);
         self.calls.open.insert(id.to_owned(), (call, self.t.rows()));
         Ok(())
     }
@@ -286,7 +304,6 @@ impl<W: Write> Pretty<W> {
         let mut left = 0u64;
         for (old, new) in crate::view::diff::replacements(name, a) {
             let d = diff(&old, &new, 2);
-            self.tally.edit(a, d.added, d.removed);
             for line in d.lines {
                 if shown >= cap {
                     left += 1;
@@ -348,6 +365,13 @@ impl<W: Write> Pretty<W> {
         };
         let error = b(e.is_error) == Some(true);
         self.tally.result(&name, error);
+        if let Some(c) = call
+            .as_ref()
+            .and_then(|(c, _)| c.change.clone())
+            .filter(|_| !error)
+        {
+            self.tally.touch(c);
+        }
         let adjacent = call
             .as_ref()
             .is_some_and(|(_, rows)| *rows == self.t.rows());
@@ -430,10 +454,7 @@ impl<W: Write> Pretty<W> {
             #[serde(borrow)]
             total_tool_use_count: Option<&'a RawValue>,
         }
-        let d: Done<'_> = e
-            .structured
-            .and_then(|r| serde_json::from_str(r.get()).ok())
-            .unwrap_or_default();
+        let d: Done<'_> = members(e.structured);
         if s(d.status).as_deref() == Some("async_launched") {
             let sub = id.and_then(|i| self.subs.by_id.get_mut(i));
             let label = sub.map_or("agent".into(), |s| {
@@ -498,7 +519,7 @@ impl<W: Write> Pretty<W> {
         }];
         parts.extend(ms.map(text::duration_ms));
         if tokens.any() {
-            parts.push(tokens.short(self.t.g.dot));
+            parts.extend(tokens.parts());
         } else if let Some(t) = total {
             parts.push(format!("{} tokens", text::tokens(t)));
         }
@@ -529,10 +550,7 @@ impl<W: Write> Pretty<W> {
             #[serde(borrow)]
             duration_ms: Option<&'a RawValue>,
         }
-        let usage: U<'_> = e
-            .usage
-            .and_then(|r| serde_json::from_str(r.get()).ok())
-            .unwrap_or_default();
+        let usage: U<'_> = members(e.usage);
         let said = (
             u(usage.duration_ms),
             u(usage.total_tokens),
