@@ -405,6 +405,10 @@ impl<W: Write> Pretty<W> {
         if thinking && self.o.thinking == Thinking::Hide {
             return Ok(());
         }
+        // The text of a failed API call: its `api.error` event shows it, as an error.
+        if !thinking && e.error.is_some_and(|r| r.get() != "null") {
+            return Ok(());
+        }
         let raw = if thinking { e.thinking } else { e.text };
         let full = s(raw).unwrap_or_default();
         let mut body: &str = &full;

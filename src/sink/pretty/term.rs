@@ -445,7 +445,7 @@ impl<W: Write> Term<W> {
             let room = avail.saturating_sub(s.col);
             let mut n = text::fit(rest, room);
             if n < rest.len() && s.style.one_row {
-                self.w.write_all(rest[..n].as_bytes())?;
+                self.w.write_all(&rest.as_bytes()[..n])?;
                 s.col += text::width(&rest[..n]);
                 return self.cut_one_row(s);
             }
@@ -458,7 +458,7 @@ impl<W: Write> Term<W> {
                 }
                 n = rest.chars().next().map_or(rest.len(), char::len_utf8);
             }
-            self.w.write_all(rest[..n].as_bytes())?;
+            self.w.write_all(&rest.as_bytes()[..n])?;
             s.col += text::width(&rest[..n]);
             rest = &rest[n..];
             if !rest.is_empty() {

@@ -418,18 +418,21 @@ impl<W: Write> Pretty<W> {
         };
         lead.push((Role::Dim, &size));
         self.t.row(&g, 0, &lead)?;
+        self.body(&g, &c, body_role)
+    }
+
+    /// The kept lines of a result under its row, with the count of those left out between
+    /// them (nothing when no line is kept: the row's size says it).
+    fn body(&mut self, g: &Gutter, c: &clip::Clip, role: Role) -> io::Result<()> {
         for line in &c.head {
-            self.t.untrusted_row(&g, 4, &[], body_role, line)?;
+            self.t.untrusted_row(g, 4, &[], role, line)?;
         }
-        if c.omitted_lines > 0 && !c.tail.is_empty() {
+        if c.omitted_lines > 0 && !(c.head.is_empty() && c.tail.is_empty()) {
             let m = more(&self.t.g, c.omitted_lines, c.omitted_bytes);
-            self.t.row(&g, 4, &[(Role::Dim, &m)])?;
-        } else if c.omitted_lines > 0 && !c.head.is_empty() {
-            let m = more(&self.t.g, c.omitted_lines, c.omitted_bytes);
-            self.t.row(&g, 4, &[(Role::Dim, &m)])?;
+            self.t.row(g, 4, &[(Role::Dim, &m)])?;
         }
         for line in &c.tail {
-            self.t.untrusted_row(&g, 4, &[], body_role, line)?;
+            self.t.untrusted_row(g, 4, &[], role, line)?;
         }
         Ok(())
     }
@@ -479,17 +482,7 @@ impl<W: Write> Pretty<W> {
         let src = sources(e.content);
         let r = self.o.result_lines;
         let c = clip::clip(&src, r - r / 3, r / 3, 4 * self.t.width);
-        for line in &c.head {
-            self.t.untrusted_row(g, 4, &[], Role::Text, line)?;
-        }
-        if c.omitted_lines > 0 {
-            let m = more(&self.t.g, c.omitted_lines, c.omitted_bytes);
-            self.t.row(g, 4, &[(Role::Dim, &m)])?;
-        }
-        for line in &c.tail {
-            self.t.untrusted_row(g, 4, &[], Role::Text, line)?;
-        }
-        Ok(())
+        self.body(g, &c, Role::Text)
     }
 
     /// The row that ends a subagent: its label, duration, tokens, tool uses and cost.
