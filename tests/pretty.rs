@@ -536,3 +536,22 @@ fn spawn_shows_the_prompt_and_the_run() {
     assert!(text.contains("── run end"), "{text}");
     assert!(!common::events(&std::fs::read(&env).unwrap()).is_empty());
 }
+
+#[test]
+fn resuming_shows_only_later_events_with_whole_totals() {
+    // --last-event-id: the events up to the resume point are not shown, but the summary still
+    // counts every call and uses run.end's tokens.
+    let f = root().join("fixtures/real/claude-clean__stream-json-simple.ndjson");
+    let whole = String::from_utf8(view(&f, &["--width", "100"]).stdout).unwrap();
+    let resumed =
+        String::from_utf8(view(&f, &["--width", "100", "--last-event-id", "30"]).stdout).unwrap();
+    assert!(!resumed.contains("── session"), "{resumed}");
+    assert!(resumed.len() < whole.len());
+    let tail = |s: &str| s[s.rfind("── run end").unwrap()..].to_owned();
+    assert_eq!(tail(&resumed), tail(&whole));
+    // A result whose call came before the resume point is still paired with it by name.
+    assert!(
+        resumed.contains("⎿ Task Explore Explore codebase structure"),
+        "{resumed}"
+    );
+}

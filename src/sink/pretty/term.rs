@@ -213,7 +213,7 @@ impl<W: Write> Term<W> {
         let room = self.width.saturating_sub(gutter.cells + indent);
         // Rows after the first line up under the items, unless the lead is long.
         let hang = match text::width(lead) {
-            w if w > room / 2 => 4,
+            w if w > 16 || w > room / 2 => 4,
             w => w,
         };
         let mut line = lead.to_owned();
