@@ -146,6 +146,8 @@ def formats_section(a, tmp):
         ("--format sse", [BIN, "--format", "sse"]),
         ("--format sse --sse-profile ai-sdk", [BIN, "--format", "sse", "--sse-profile", "ai-sdk"]),
         ("--format otlp", [BIN, "--format", "otlp"]),
+        ("--format pretty", [BIN, "--format", "pretty", "--width", "100"]),
+        ("replay --speed max --format pretty", [BIN, "replay", "--speed", "max", "--format", "pretty", "--width", "100", "-"]),
         ("--format audit", [BIN, "--format", "audit", "--run-id", "bench"]),
         # /dev/null would not do: the audit file is opened for appending and its tail read. It
         # is removed before each run, outside the timing (removing 400 MB costs CPU time too).

@@ -49,3 +49,4 @@ pub mod sniff;
 pub mod spawn;
 pub mod transcript;
 pub mod transform;
+pub mod view;

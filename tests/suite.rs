@@ -16,6 +16,7 @@ mod fidelity;
 mod first_hour;
 mod normalize;
 mod packaging;
+mod pretty;
 mod probe;
 mod profile;
 mod redact;

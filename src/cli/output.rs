@@ -9,6 +9,7 @@ use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use boo_normalize::error::Error;
+use boo_normalize::sink::pretty::{self, ColorChoice, Thinking};
 use boo_normalize::sink::registry::{Choice, Format, Outputs, SseProfile};
 
 use super::units::run_id;
@@ -77,6 +78,51 @@ pub struct OutputArgs {
     /// Run id written into every audit record (default: a new UUIDv7).
     #[arg(long, value_name = "ID", value_parser = run_id)]
     pub run_id: Option<String>,
+    /// How --format pretty looks.
+    #[command(flatten)]
+    pub pretty: PrettyArgs,
+}
+
+/// The look of `--format pretty` (flatten into [`OutputArgs`]).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Pretty view (--format pretty)")]
+pub struct PrettyArgs {
+    /// When to color: auto colors only when stdout is a terminal and NO_COLOR (not empty),
+    /// CLICOLOR=0 and TERM=dumb do not say otherwise; CLICOLOR_FORCE=1 colors anyway.
+    #[arg(long, value_parser = choice::<ColorChoice>(), default_value = "auto", value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Width in terminal cells (default: $COLUMNS, else the terminal's, else 100; at least 20).
+    #[arg(long, value_name = "CELLS")]
+    pub width: Option<usize>,
+    /// ASCII glyphs only (default when the locale, LC_ALL/LC_CTYPE/LANG, is not UTF-8).
+    #[arg(long)]
+    pub ascii: bool,
+    /// How much of the model's thinking to show.
+    #[arg(long, value_parser = choice::<Thinking>(), default_value = "summary", value_name = "HOW")]
+    pub thinking: Thinking,
+    /// Lines of each tool result to show, first and last together (default 6).
+    #[arg(long, value_name = "N")]
+    pub result_lines: Option<usize>,
+}
+
+impl PrettyArgs {
+    /// The view's options for this process's stdout (a terminal or not, its width) and
+    /// environment.
+    pub fn options(&self) -> pretty::Options {
+        use std::io::IsTerminal;
+        let tty = std::io::stdout().is_terminal();
+        let terminal = terminal_size::terminal_size_of(std::io::stdout())
+            .or_else(|| terminal_size::terminal_size_of(std::io::stderr()))
+            .map(|(w, _)| usize::from(w.0));
+        let flags = pretty::Flags {
+            color: self.color,
+            width: self.width,
+            ascii: self.ascii,
+            thinking: self.thinking,
+            result_lines: self.result_lines,
+        };
+        pretty::Options::resolve(flags, tty, terminal, &|k| std::env::var(k).ok())
+    }
 }
 
 impl OutputArgs {
@@ -122,6 +168,11 @@ impl OutputArgs {
             otlp_content: self.otlp_content,
             otlp_service_name: self.otlp_service_name.clone(),
             sse_profile: self.sse_profile,
+            pretty: if self.format == Format::Pretty {
+                self.pretty.options()
+            } else {
+                pretty::Options::default()
+            },
         }
     }
 }

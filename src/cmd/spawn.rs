@@ -179,7 +179,11 @@ fn worker(
     std_err: &Outbox,
 ) -> Result<ExitCode, Error> {
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
-    let setup = a.stream.plan()?.open()?;
+    let mut setup = a.stream.plan()?.open()?;
+    // The pretty view shows the prompt first (the stream does not carry it).
+    setup.outputs.pretty.prompt = prompt
+        .as_deref()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
     // The sinks open before the binary is looked up, so that a run that cannot start still
     // ends with `run.end` (cause `spawn_failed`) on every one of them.
     // The capture file too (a failure: exit 2); its header is written right before the start.
@@ -216,7 +220,7 @@ fn worker(
         let _ = writeln!(
             std_err.clone(),
             "boo-normalize: claude stderr: {} dropped (they came faster than they could be passed on)",
-            counted(outcome.stderr_dropped as u64, "line")
+            counted(outcome.stderr_dropped, "line")
         );
     }
     let mut end = outcome.end_info();

@@ -5,6 +5,7 @@ pub mod ai_sdk;
 pub mod audit;
 pub mod named;
 pub mod otlp;
+pub mod pretty;
 pub mod registry;
 pub mod sse;
 

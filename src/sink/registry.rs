@@ -14,6 +14,7 @@ use crate::sink::audit::Audit;
 use crate::sink::audit::cut_back::CutBack;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};
+use crate::sink::pretty::{self, Pretty};
 use crate::sink::sse::Sse;
 use crate::sink::{Ndjson, Sink};
 
@@ -44,6 +45,8 @@ pub enum Format {
     Sse,
     /// OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line.
     Otlp,
+    /// A live view for people in a terminal (see [`crate::sink::pretty`]).
+    Pretty,
 }
 
 impl Choice for Format {
@@ -59,6 +62,11 @@ impl Choice for Format {
             "otlp",
             Format::Otlp,
             "OpenTelemetry traces as OTLP/JSON, one ExportTraceServiceRequest per line",
+        ),
+        (
+            "pretty",
+            Format::Pretty,
+            "A live view for people in a terminal: text, tool calls and results, subagents, usage (--color, --width, --thinking)",
         ),
     ];
 }
@@ -113,6 +121,8 @@ pub struct Outputs {
     pub otlp_service_name: Option<String>,
     /// The SSE dialect.
     pub sse_profile: SseProfile,
+    /// How `--format pretty` looks.
+    pub pretty: pretty::Options,
 }
 
 impl Outputs {
@@ -149,6 +159,7 @@ impl Outputs {
             Format::Sse => self.sse_sink(stdout),
             Format::Audit => Box::new(Audit::new(stdout, run_id, GENESIS)),
             Format::Otlp => Box::new(Otlp::lines(stdout, self.otlp_options(run_id)?)),
+            Format::Pretty => Box::new(Pretty::new(stdout, self.pretty.clone())),
         }];
         if let Some(p) = &self.otlp {
             let f = create(p)?;

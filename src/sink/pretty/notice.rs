@@ -1,0 +1,289 @@
+//! One-line notices in the pretty view: the session header, retries, rate limits, permission
+//! denials, policy violations, stalls, compaction, API and stream errors, model fallbacks,
+//! diagnostics, unknown lines, hooks, tasks and the other system events; stream lifecycle and
+//! bookkeeping events show nothing.
+
+use std::io::{self, Write};
+
+use super::style::Role;
+use super::{Ev, Pretty, b, n, one_line, s, u};
+use crate::envelope::{EventMeta, kind as ev};
+use crate::view::text;
+
+/// Events that show nothing: stream lifecycle, bookkeeping, keep-alives.
+const SILENT: &[&str] = &[
+    ev::SKIPPED,
+    ev::TOOL_INPUT_DELTA,
+    ev::MESSAGE_DELTA,
+    ev::BLOCK_START,
+    ev::BLOCK_DELTA,
+    ev::STREAM_PING,
+    "keep_alive",
+    "task.updated",
+    "task.list",
+    "session.state",
+    "thinking.tokens",
+    "control.progress",
+    "commands.changed",
+    "ui.invalidate",
+    "tool.progress",
+    "hook.started",
+    "hook.progress",
+    "prompt.suggestion",
+];
+
+impl<W: Write> Pretty<W> {
+    pub(super) fn notice(&mut self, meta: &EventMeta, e: &Ev<'_>) -> io::Result<()> {
+        if SILENT.contains(&meta.kind) {
+            return Ok(());
+        }
+        let str_of = |v| s(v).map(|c| c.into_owned());
+        let (role, text): (Role, String) = match meta.kind {
+            ev::SESSION_INIT => return self.session(e),
+            "api.retry" => {
+                let mut t = format!(
+                    "retry {}/{}",
+                    u(e.attempt).map_or("?".into(), |a| a.to_string()),
+                    u(e.max_retries).map_or("?".into(), |a| a.to_string())
+                );
+                if let Some(ms) = u(e.retry_delay_ms) {
+                    t.push_str(&format!(" in {}", text::duration_ms(ms)));
+                }
+                if let Some(st) = e.error_status.filter(|r| r.get() != "null") {
+                    t.push_str(&format!(": {}", st.get()));
+                }
+                if let Some(er) = str_of(e.error) {
+                    t.push_str(&format!(" {er}"));
+                }
+                (Role::Warn, t)
+            }
+            "rate_limit" => {
+                let mut t = format!(
+                    "rate limit: {}",
+                    str_of(e.status).unwrap_or_else(|| "?".into())
+                );
+                if let Some(k) = str_of(e.rate_limit_type) {
+                    t.push_str(&format!(" ({k})"));
+                }
+                if let Some(x) = n(e.utilization) {
+                    t.push_str(&format!(", {:.0}% used", x * 100.0));
+                }
+                if let Some(r) = e.resets_at.filter(|r| r.get() != "null") {
+                    t.push_str(&format!(", resets at {}", crate::view::args::display(r)));
+                }
+                (Role::Warn, t)
+            }
+            "permission.denied" => {
+                let mut t = format!(
+                    "permission denied: {}",
+                    str_of(e.tool_name).unwrap_or_default()
+                );
+                if let Some(m) = str_of(e.message).or_else(|| str_of(e.decision_reason)) {
+                    t.push_str(&format!(" — {m}"));
+                }
+                (Role::Error, t)
+            }
+            ev::POLICY_VIOLATION => {
+                let enforced = if b(e.enforced) == Some(true) {
+                    " (enforced: stopping)"
+                } else {
+                    ""
+                };
+                let t = format!(
+                    "policy {}: {}{enforced}",
+                    str_of(e.rule).unwrap_or_default(),
+                    str_of(e.detail).unwrap_or_default()
+                );
+                (Role::Error, t)
+            }
+            ev::STALL => (
+                Role::Warn,
+                format!(
+                    "stall: no output for {}",
+                    text::duration_ms(u(e.quiet_ms).unwrap_or(0))
+                ),
+            ),
+            "compact.boundary" => {
+                let mut t = format!(
+                    "compacted ({})",
+                    str_of(e.trigger).unwrap_or_else(|| "?".into())
+                );
+                if let Some(p) = u(e.pre_tokens) {
+                    t.push_str(&format!(", {} tokens before", text::tokens(p)));
+                }
+                (Role::Warn, t)
+            }
+            ev::API_ERROR => {
+                let er = e
+                    .error
+                    .map(|r| crate::view::args::display(r).into_owned())
+                    .unwrap_or_default();
+                let tx = str_of(e.text).unwrap_or_default();
+                (Role::Error, format!("API error {er}: {tx}"))
+            }
+            ev::STREAM_ERROR => (
+                Role::Error,
+                format!("stream error: {}", e.error.map_or("", |r| r.get())),
+            ),
+            "model.fallback" => (
+                Role::Warn,
+                format!(
+                    "model fallback: {} {} {}",
+                    str_of(e.original_model).unwrap_or_default(),
+                    self.t.g.arrow,
+                    str_of(e.fallback_model).unwrap_or_default()
+                ),
+            ),
+            "model.refusal" => (
+                Role::Error,
+                format!(
+                    "model refused: {}",
+                    str_of(e.original_model).unwrap_or_default()
+                ),
+            ),
+            ev::DIAGNOSTIC => (
+                Role::Warn,
+                format!(
+                    "unusable input line ({}, {}): {}",
+                    str_of(e.kind).unwrap_or_default(),
+                    text::bytes(u(e.bytes).unwrap_or(0)),
+                    str_of(e.text).unwrap_or_default()
+                ),
+            ),
+            ev::LINE_REPAIRED => (
+                Role::Dim,
+                "line repaired (unpaired UTF-16 surrogates)".into(),
+            ),
+            ev::UNKNOWN => (
+                Role::Warn,
+                format!(
+                    "unknown {} {}",
+                    str_of(e.kind).unwrap_or_default(),
+                    str_of(e.name).unwrap_or_default()
+                ),
+            ),
+            ev::RUN_ERROR => (
+                Role::Error,
+                format!(
+                    "run error: {}",
+                    str_of(e.detail)
+                        .or_else(|| str_of(e.cause))
+                        .unwrap_or_default()
+                ),
+            ),
+            ev::CHILD_STDERR => (
+                Role::Dim,
+                format!("stderr: {}", str_of(e.text).unwrap_or_default()),
+            ),
+            "hook.response" => (
+                Role::Dim,
+                format!(
+                    "hook {} {}: {}",
+                    str_of(e.hook_event).unwrap_or_default(),
+                    str_of(e.hook_name).unwrap_or_default(),
+                    str_of(e.outcome)
+                        .or_else(|| e.exit_code.map(|c| format!("exit {}", c.get())))
+                        .unwrap_or_default()
+                ),
+            ),
+            "task.started" => return Ok(()),
+            "task.progress" => {
+                let t = format!(
+                    "{} {}",
+                    str_of(e.description).unwrap_or_default(),
+                    str_of(e.last_tool_name)
+                        .map(|l| format!("(last tool {l})"))
+                        .unwrap_or_default()
+                );
+                (Role::Dim, t)
+            }
+            "task.notification" => {
+                if self.task_done(e)? {
+                    return Ok(());
+                }
+                (
+                    Role::Dim,
+                    format!(
+                        "task {}: {}",
+                        str_of(e.status).unwrap_or_default(),
+                        str_of(e.summary).unwrap_or_default()
+                    ),
+                )
+            }
+            "status" => match str_of(e.status) {
+                Some(st) if st != "requesting" => (Role::Dim, format!("status: {st}")),
+                _ => return Ok(()),
+            },
+            "local_command.output" => (Role::Text, str_of(e.content).unwrap_or_default()),
+            "informational" | "notification" => (
+                if str_of(e.level).as_deref() == Some("error") {
+                    Role::Error
+                } else {
+                    Role::Dim
+                },
+                str_of(e.content)
+                    .or_else(|| str_of(e.text))
+                    .unwrap_or_else(|| meta.kind.into()),
+            ),
+            "session.title" => (
+                Role::Dim,
+                format!("title: {}", str_of(e.title).unwrap_or_default()),
+            ),
+            "session.reset" => (Role::Warn, "session reset".into()),
+            ev::USER_BLOCK => (
+                Role::Prompt,
+                format!(
+                    "[{}]",
+                    str_of(e.kind).unwrap_or_else(|| "attachment".into())
+                ),
+            ),
+            other => (Role::Dim, other.to_owned()),
+        };
+        let glyph = match role {
+            Role::Error => self.t.g.error,
+            Role::Warn => self.t.g.warn,
+            _ => self.t.g.note,
+        };
+        let g = match meta.kind {
+            "task.progress" | "task.notification" => self
+                .subs
+                .task_gutter(e.tool_use_id.as_deref())
+                .unwrap_or_else(|| self.gutter(e)),
+            _ => self.gutter(e),
+        };
+        let lead = format!("{glyph} ");
+        self.t
+            .untrusted_row(&g, 0, &[(role, &lead)], role, &one_line(&text, &self.t.g))
+    }
+
+    /// The session header: model, CLI version, directory, permission mode, tools.
+    fn session(&mut self, e: &Ev<'_>) -> io::Result<()> {
+        let dot = self.t.g.dot;
+        let mut parts = vec![format!(
+            "session {}",
+            s(e.session_id)
+                .map(|id| id.chars().take(8).collect::<String>())
+                .unwrap_or_else(|| "?".into())
+        )];
+        parts.extend(s(e.model).map(|m| m.into_owned()));
+        parts.extend(s(e.cli_version).map(|v| format!("Claude Code {v}")));
+        parts.extend(s(e.cwd).map(|c| c.into_owned()));
+        parts.extend(s(e.permission_mode).map(|p| format!("mode {p}")));
+        let count = |r: Option<&serde_json::value::RawValue>| {
+            r.and_then(|r| serde_json::from_str::<Vec<&serde_json::value::RawValue>>(r.get()).ok())
+                .map_or(0, |v| v.len() as u64)
+        };
+        let tools = count(e.tools);
+        if tools > 0 {
+            parts.push(text::plural(tools, "tool", "tools"));
+        }
+        let mcp = count(e.mcp_servers);
+        if mcp > 0 {
+            parts.push(text::plural(mcp, "MCP server", "MCP servers"));
+        }
+        let line = one_line(&parts.join(&format!(" {dot} ")), &self.t.g);
+        let lead = format!("{} ", self.t.g.rule.repeat(2));
+        let g = self.gutter(e);
+        self.t.row(&g, 0, &[(Role::Dim, &lead), (Role::Dim, &line)])
+    }
+}
