@@ -2,10 +2,10 @@
 //! changed never verifies.
 #![no_main]
 
-use boo_normalize::sink::audit::Audit;
 use boo_normalize::audit::verify::verify;
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
+use boo_normalize::sink::audit::Audit;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

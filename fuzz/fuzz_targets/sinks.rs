@@ -3,12 +3,12 @@
 //! audit log written for the run verifies and is the same when its records are streamed.
 #![no_main]
 
-use boo_normalize::sink::audit::Audit;
 use boo_normalize::audit::verify::verify;
 use boo_normalize::normalize::{EndInfo, Normalizer, Options};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use boo_normalize::sink::ai_sdk::AiSdk;
+use boo_normalize::sink::audit::Audit;
 use boo_normalize::sink::sse::Sse;
 use libfuzzer_sys::fuzz_target;
 
