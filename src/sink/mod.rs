@@ -3,6 +3,7 @@
 
 pub mod ai_sdk;
 pub mod audit;
+pub mod choice;
 pub mod named;
 pub mod otlp;
 pub mod pretty;

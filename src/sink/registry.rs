@@ -12,26 +12,12 @@ use crate::error::Error;
 use crate::sink::ai_sdk::AiSdk;
 use crate::sink::audit::Audit;
 use crate::sink::audit::cut_back::CutBack;
+pub use crate::sink::choice::Choice;
 use crate::sink::named::Named;
 use crate::sink::otlp::{self, Otlp};
 use crate::sink::pretty::{self, Pretty};
 use crate::sink::sse::Sse;
 use crate::sink::{Ndjson, Sink};
-
-/// A closed set of named values with a line of help each, for command-line parsers (the
-/// library has no clap; the binary builds its parsers from this table).
-pub trait Choice: Copy + Send + Sync + 'static {
-    /// Every value: its name on the command line, the value, and its help.
-    const CHOICES: &'static [(&'static str, Self, &'static str)];
-
-    /// The value called `name`.
-    fn named(name: &str) -> Option<Self> {
-        Self::CHOICES
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, v, _)| *v)
-    }
-}
 
 /// What a sink writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

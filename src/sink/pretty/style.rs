@@ -5,7 +5,7 @@
 
 use anstyle::{AnsiColor, Effects, Style};
 
-use crate::sink::registry::Choice;
+use crate::sink::choice::Choice;
 
 /// `--color`: when to color.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
