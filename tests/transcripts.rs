@@ -931,3 +931,41 @@ fn hostile_and_broken_transcripts() {
         .collect();
     assert_eq!(kinds, ["not_json", "truncated_line"]);
 }
+
+/// `report SESSION`: a session (by file or by id) is drawn as a report with its tool calls, the
+/// same ones its envelope has.
+#[test]
+fn report_draws_a_session_by_file_and_by_id() {
+    let home = dir("2.1.45");
+    let main = std::fs::read_dir(home.join("projects/-tmp-boo-tr-capture-work"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .min()
+        .unwrap();
+    let id = main.file_stem().unwrap().to_string_lossy()[..8].to_owned();
+    let env = bin().arg(&main).output().unwrap();
+    assert!(
+        env.status.success(),
+        "{}",
+        String::from_utf8_lossy(&env.stderr)
+    );
+    let calls = of_type(&events(&env.stdout), "tool.call").len();
+    assert!(calls > 0);
+    for arg in [main.to_string_lossy().into_owned(), id] {
+        let out = bin()
+            .env("CLAUDE_CONFIG_DIR", &home)
+            .args(["report", "-o", "-", &arg])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{arg}: {err}");
+        let html = String::from_utf8_lossy(&out.stdout);
+        assert!(html.starts_with("<!doctype html>"), "{arg}");
+        let drawn = html.matches("class=\"ev call").count();
+        assert!(
+            drawn >= calls,
+            "{arg}: {drawn} calls drawn, {calls} in the envelope"
+        );
+    }
+}

@@ -15,6 +15,12 @@ pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
     } else {
         a.files
     };
+    // Session transcripts (files, ids, directories) are drawn from the stream-json they map to.
+    let mapped = boo_normalize::transcript::open::as_stream_json_file(&files)?;
+    let files = match &mapped {
+        Some(tmp) => vec![tmp.path().to_owned()],
+        None => files,
+    };
     let now_us = match a.now {
         Some(s) => s.saturating_mul(1_000_000),
         None => std::time::SystemTime::now()

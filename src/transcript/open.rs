@@ -276,3 +276,22 @@ pub fn open_parts(s: &SessionFiles) -> Result<(Vec<Part>, u64), Error> {
     }
     Ok((parts, size))
 }
+
+/// For commands that read stream-json files by path (`report`): when any of `files` is a session
+/// transcript, a session id or a directory of sessions, the inputs mapped to stream-json (the same
+/// lines `normalize` reads) in a temporary file, to read instead; `None` when none is (or when
+/// stdin is among them: it is read once, by the command itself).
+pub fn as_stream_json_file(files: &[PathBuf]) -> Result<Option<tempfile::NamedTempFile>, Error> {
+    if files.is_empty() || files.iter().any(|f| f.as_os_str() == "-") {
+        return Ok(None);
+    }
+    let opened = open_inputs(files, InputFormat::Auto, Lines::StreamJson)?;
+    if !opened.transcript {
+        return Ok(None);
+    }
+    let mut tmp = tempfile::NamedTempFile::new().map_err(|e| Error::io("temporary file", e))?;
+    for mut i in opened.inputs {
+        io::copy(&mut i.reader, tmp.as_file_mut()).map_err(|e| Error::io(&i.name, e))?;
+    }
+    Ok(Some(tmp))
+}
