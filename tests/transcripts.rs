@@ -673,7 +673,9 @@ fn a_transcript_ends_without_a_result_and_is_priced_by_estimate() {
         .arg(&main)
         .output()
         .unwrap();
-    assert_eq!(forced.status.code(), Some(3));
+    // Forced to read it as stream-json, a transcript holds none: the wrong-input hint, exit 2.
+    assert_eq!(forced.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&forced.stderr).contains("session transcript"));
     assert!(
         of_type(&events(&forced.stdout), "unknown")
             .iter()

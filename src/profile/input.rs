@@ -241,6 +241,7 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
     }
     if let Some((kind, reason)) = sniff::check_head(&name, &head)
         && kind.is_other_format()
+        && kind != sniff::Kind::Transcript
     {
         return Ok(Loaded::NotStreamJson(reason));
     }
@@ -256,7 +257,8 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
 
 /// `part`, or why it is not a capture when it holds no stream-json object.
 fn checked(part: Profile, name: &str, head: &[u8]) -> Loaded {
-    if part.stream_json_objects() > 0 {
+    // A session transcript is profiled as it is written (its shape drifts like a capture's).
+    if part.stream_json_objects() > 0 || sniff::sniff(head) == sniff::Kind::Transcript {
         return Loaded::Profile(part);
     }
     let kind = match part.input.lines {

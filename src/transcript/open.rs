@@ -64,9 +64,11 @@ pub fn open_inputs(files: &[PathBuf], format: InputFormat, lines: Lines) -> Resu
         } else if f.is_dir() && format != InputFormat::StreamJson {
             let sessions = sessions_in(f)?;
             if sessions.is_empty() {
+                // A directory that holds no sessions is refused as every command refuses a
+                // directory among its inputs: before any output.
                 return Err(Error::msg(
                     name,
-                    "no session transcripts (*.jsonl) in this directory",
+                    "Is a directory (and holds no session transcripts, *.jsonl)",
                 ));
             }
             for s in sessions {
@@ -76,7 +78,9 @@ pub fn open_inputs(files: &[PathBuf], format: InputFormat, lines: Lines) -> Resu
             let is_transcript = match format {
                 InputFormat::StreamJson => false,
                 InputFormat::Transcript => true,
-                InputFormat::Auto => sniff_file(f).map_err(|e| Error::io(&name, e))?,
+                // A file whose first bytes cannot be read is no transcript to the sniffer: the
+                // pipeline meets the error and ends the run with run.end naming it.
+                InputFormat::Auto => sniff_file(f).unwrap_or(false),
             };
             if is_transcript && f.is_file() {
                 o.session(session::session_files(f, None))?;

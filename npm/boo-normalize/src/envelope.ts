@@ -2698,7 +2698,7 @@ export interface RunEndEvent {
     [k: string]: unknown;
   }[];
   /**
-   * How the run ended: eof, output_closed, exit, signal, timeout, idle_timeout, interrupted, killed, spawn_failed or sink_failed (see the event's description).
+   * How the run ended: eof, output_closed, exit, signal, timeout, idle_timeout, interrupted, killed, spawn_failed, sink_failed or input_failed (see the event's description).
    */
   cause: string;
   /**
@@ -2772,6 +2772,9 @@ export interface RunEndEvent {
    * sink_failed: the file sink that failed (--audit, --record, …).
    */
   sink?: string;
+  /**
+   * input_failed: the input whose reading failed mid-run (as named on the command line); error gives the OS cause.
+   */
   input?: string;
   /**
    * spawn_failed: why the child could not start; sink_failed: the OS error.
