@@ -188,12 +188,12 @@ fn failure(id: &str, f: RunFailure) -> Error {
 fn finish(summary: &Summary, out: &std::path::Path) -> Result<(), Error> {
     let path = out.join(SUMMARY_FILE);
     fs::write(&path, summary.to_json()).map_err(|e| Error::io(path.display().to_string(), e))?;
-    // A scenario whose CLI printed nothing has an empty capture: the summary says so, and the
-    // profile is of what the CLI did print.
+    // A scenario whose CLI printed nothing, or nothing but non-JSON, fails (the summary says
+    // why); the profile is of the JSON the CLIs did print.
     let captures: Vec<PathBuf> = summary
         .runs
         .iter()
-        .filter(|r| r.lines > 0)
+        .filter(|r| r.lines > r.non_json)
         .map(|r| out.join(&r.file))
         .filter(|p| p.exists())
         .collect();
