@@ -36,7 +36,7 @@ impl Index {
         self.members.clear();
         let ok = members(bytes, |key, val| {
             self.members.push(Member {
-                tag: tag(&bytes[key.0..key.1]),
+                tag: tag(&bytes[key.0..key.1], false),
                 key: (key.0 as u32, key.1 as u32),
                 val: (val.0 as u32, val.1 as u32),
             })
@@ -69,12 +69,12 @@ impl<'a> Fields<'a> {
     /// The raw JSON of member `key` (its last occurrence), as written in the event.
     pub fn raw(&self, key: &str) -> Option<&'a [u8]> {
         let k = key.as_bytes();
-        let t = tag(k);
+        let t = tag(k, true);
         self.members
             .iter()
             .rev()
             .find(|m| {
-                (m.tag == t || m.tag == u64::MAX)
+                (m.tag == t || m.tag & ESCAPED != 0)
                     && key_is(&self.bytes[m.key.0 as usize..m.key.1 as usize], k)
             })
             .map(|m| &self.bytes[m.val.0 as usize..m.val.1 as usize])
@@ -148,6 +148,10 @@ pub fn each_member<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> boo
 /// values and for invalid literals).
 pub fn string(raw: &[u8]) -> Option<Cow<'_, str>> {
     let inner = raw.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inner.len() <= 64 && inner.iter().all(|c| *c != b'\\' && c.is_ascii()) {
+        // Ids, names, models: short ASCII without escapes.
+        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
     if memchr::memchr(b'\\', inner).is_none() {
         return simdutf8::basic::from_utf8(inner).ok().map(Cow::Borrowed);
     }
@@ -165,17 +169,21 @@ fn key_is(written: &[u8], want: &[u8]) -> bool {
             .is_ok_and(|s| s.as_bytes() == want)
 }
 
-/// The lookup tag of a key: its length and first 8 bytes (an escaped key gets the tag of no
-/// plain one, and is compared in full by [`key_is`] only when its tag matches).
-fn tag(k: &[u8]) -> u64 {
+/// The tag bit of a key written with an escape: always compared in full (by [`key_is`]).
+const ESCAPED: u64 = 1 << 63;
+
+/// The lookup tag of a key: its first 7 bytes and its length (up to 127), plus [`ESCAPED`] when
+/// it holds a backslash (`wanted`: a key looked up, which never does).
+fn tag(k: &[u8], wanted: bool) -> u64 {
     let mut b = [0u8; 8];
     let n = k.len().min(7);
     b[..n].copy_from_slice(&k[..n]);
-    b[7] = k.len().min(255) as u8;
-    if memchr::memchr(b'\\', k).is_some() {
-        return u64::MAX;
+    b[7] = k.len().min(127) as u8;
+    let t = u64::from_le_bytes(b);
+    if !wanted && k.contains(&b'\\') {
+        return t | ESCAPED;
     }
-    u64::from_le_bytes(b)
+    t
 }
 
 /// Call `f(key, value)` with the byte ranges of every member of the object `b` (the key inside
@@ -223,6 +231,14 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 /// follows an even number of backslashes (escapes such as `\\n` are frequent in text, escaped
 /// quotes much rarer, so the search stops only at quotes).
 fn skip_string(b: &[u8], i: usize) -> Option<usize> {
+    // Most literals (keys, ids, names) are short: look at their first bytes one by one.
+    for (j, c) in b.iter().enumerate().skip(i + 1).take(24) {
+        match c {
+            b'"' => return Some(j + 1),
+            b'\\' => break,
+            _ => {}
+        }
+    }
     let mut j = i + 1;
     loop {
         let p = j + memchr::memchr(b'"', b.get(j..)?)?;

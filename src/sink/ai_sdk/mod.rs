@@ -292,8 +292,12 @@ impl<W: Write> AiSdk<W> {
     }
 
     fn part_chunk(&mut self, part: Part, what: &str, id: &str, delta: Option<&str>) {
-        let ty = format!("{}-{what}", part.prefix());
-        let o = self.chunk(&ty);
+        self.out.raw(b"{\"type\":\"");
+        self.out.raw(part.prefix().as_bytes());
+        self.out.raw(b"-");
+        self.out.str_content(what);
+        let o = &mut self.out;
+        o.raw(b"\"");
         o.key("id");
         o.str(id);
         if let Some(d) = delta {

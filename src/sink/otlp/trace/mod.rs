@@ -73,7 +73,7 @@ pub struct Trace {
     /// a background subagent outlives its tool call).
     agents: Map<String, Span>,
     threads: Map<String, Thread>,
-    used: Set<Vec<u8>>,
+    used: Set<u64>,
     /// How often each span key was used (a repeated message or tool id gets `key#n`).
     keys: Map<String, u32>,
     finished: Vec<Span>,
@@ -135,14 +135,24 @@ impl Trace {
     /// A new span named `name` with a deterministic id derived from `key` (made unique within
     /// the run by a counter when a key repeats).
     fn open(&mut self, key: &str, name: String, kind: SpanKind, parent: &[u8], start: u64) -> Span {
-        let uses = self.keys.entry(key.to_owned()).or_insert(0);
-        *uses += 1;
-        let mut n = *uses;
+        let n = match self.keys.get_mut(key) {
+            Some(uses) => {
+                *uses += 1;
+                *uses
+            }
+            None => {
+                self.keys.insert(key.to_owned(), 1);
+                1
+            }
+        };
+        let mut n = n;
         let mut id = attr::span_id(&self.run_id, key).to_vec();
         if n > 1 {
             id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
         }
-        while !self.used.insert(id.clone()) {
+        while !self.used.insert(u64::from_le_bytes(
+            id.as_slice().try_into().expect("span ids are 8 bytes"),
+        )) {
             n += 1; // a hash collision: practically never
             id = attr::span_id(&self.run_id, &format!("{key}#{n}")).to_vec();
         }
