@@ -337,6 +337,18 @@ mod tests {
         assert_eq!(full["k"], 3, "as serde_json's map");
     }
 
+    proptest::proptest! {
+        /// A serialized string of quotes, backslashes and newlines (escaped quotes after runs
+        /// of backslashes, long and short) ends where serde_json wrote its closing quote.
+        #[test]
+        fn serialized_strings_are_skipped_whole(text in "[a\"\\\\\n]{0,300}") {
+            let lit = serde_json::to_string(&text).unwrap();
+            let mut b = lit.clone().into_bytes();
+            b.extend_from_slice(b",\"x\"}");
+            proptest::prop_assert_eq!(skip_string(&b, 0), Some(lit.len()));
+        }
+    }
+
     #[test]
     fn whitespace_is_allowed_and_malformed_input_is_refused() {
         fields_of(" { \"a\" : [ 1 , 2 ] , \"b\":\"\" } ", |f| {

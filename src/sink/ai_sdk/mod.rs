@@ -53,6 +53,8 @@ use crate::json::Out;
 use crate::json::fields::{self, Fields, Index};
 use crate::sink::{EventCtx, Sink};
 
+#[cfg(test)]
+mod tests;
 mod tools;
 pub use tools::{GENERATED_ID, UNNAMED, UNPAIRED};
 
@@ -68,6 +70,7 @@ pub const HEADERS: &[(&str, &str)] = &[
 /// The fields of an envelope event this translation reads: raw JSON values as the bytes the
 /// event holds them in.
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(default)]
 struct Ev<'a> {
     #[serde(borrow)]
