@@ -160,9 +160,7 @@ impl<W: Write> Otlp<W> {
     /// The `message.stop_reason` string of the input line `raw` (assistant lines of some CLI
     /// versions carry it), read once per line.
     fn stop_reason_of(&mut self, raw: &[u8]) -> Option<String> {
-        if memchr::memmem::find(raw, b"\"stop_reason\":\"").is_none() {
-            return None;
-        }
+        memchr::memmem::find(raw, b"\"stop_reason\":\"")?;
         if let Some((line, reason)) = &self.stop_line
             && line.as_slice() == raw
         {
