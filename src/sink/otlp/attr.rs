@@ -161,7 +161,7 @@ pub fn error_status(message: String) -> Status {
     }
 }
 
-/// Where [`fields`] reads members: a parsed object, or an event's members.
+/// Where [`fields()`] reads members: a parsed object, or an event's members.
 pub trait Members {
     /// Member `key`, parsed.
     fn member(&self, key: &str) -> Option<Value>;
