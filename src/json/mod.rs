@@ -10,6 +10,7 @@ use simd_json::prelude::*;
 use simd_json::{Buffers, Node, StaticNode, Tape};
 
 pub mod depth;
+pub mod fields;
 mod hollow;
 mod out;
 mod raw;

@@ -17,6 +17,7 @@ use std::io::{self, Read};
 
 use crate::clock::{Clock, Stamp, SystemClock};
 use crate::envelope::Events;
+use crate::json::fields::Index;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::read::{Line, LineReader};
 use crate::sink::named::NamedError;
@@ -40,6 +41,8 @@ pub struct Pipeline<'a> {
     transformed: Transformed,
     last_line: u64,
     input_ready: Option<Box<dyn FnMut() -> bool + 'a>>,
+    /// The members of the event being handed out, for the sinks that read them.
+    index: Index,
 }
 
 impl<'a> Pipeline<'a> {
@@ -60,6 +63,7 @@ impl<'a> Pipeline<'a> {
             transformed: Transformed::default(),
             last_line: 0,
             input_ready: None,
+            index: Index::default(),
         }
     }
 
@@ -290,12 +294,19 @@ impl<'a> Pipeline<'a> {
                 _ => None,
             };
             let before_resume = self.start_after.is_some_and(|n| m.seq <= n);
+            // Index the event's members once, if a sink that gets it reads them.
+            let structured = self.sinks.iter().zip(&self.dead).any(|(s, dead)| {
+                !*dead && (!before_resume || s.keeps_history()) && s.wants_fields(m)
+            });
+            let bytes = self.events.bytes(m);
+            let fields = (structured && self.index.build(bytes)).then(|| self.index.view(bytes));
             let ctx = EventCtx {
                 raw,
                 line,
                 stamp,
                 cli_version,
                 before_resume,
+                fields,
             };
             for (s, dead) in self.sinks.iter_mut().zip(&mut self.dead) {
                 if *dead || (before_resume && !s.keeps_history()) {

@@ -14,6 +14,7 @@ use std::io::{self, Write};
 
 use crate::clock::Stamp;
 use crate::envelope::{EventMeta, Events};
+use crate::json::fields::{Fields, Index};
 use crate::read::Line;
 
 /// Everything the pipeline knows about an event besides its bytes.
@@ -31,6 +32,30 @@ pub struct EventCtx<'a> {
     /// The event comes before the run's resume point (`--last-event-id`): only sinks that
     /// [keep state](Sink::keeps_history) get it, to rebuild their state, and write nothing.
     pub before_resume: bool,
+    /// The event's top-level members, indexed once by the pipeline for every sink that
+    /// [wants them](Sink::wants_fields) (`None` when none does): read them with
+    /// [`EventCtx::fields`].
+    pub fields: Option<Fields<'a>>,
+}
+
+impl<'a> EventCtx<'a> {
+    /// The members of the event `meta`: the pipeline's index, or (when the sink is driven without
+    /// one) an index built in `own`. `None` when the event is not a JSON object.
+    pub fn fields<'b>(
+        &self,
+        events: &'b Events,
+        meta: &EventMeta,
+        own: &'b mut Index,
+    ) -> Option<Fields<'b>>
+    where
+        'a: 'b,
+    {
+        if let Some(f) = self.fields {
+            return Some(f);
+        }
+        let bytes = events.bytes(meta);
+        own.build(bytes).then(|| own.view(bytes))
+    }
 }
 
 /// A destination for envelope events.
@@ -38,6 +63,12 @@ pub trait Sink {
     /// Write one event (its bytes are `events.bytes(meta)`) with the pipeline's context: the
     /// input line, time, CLI version, whether it precedes the resume point.
     fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()>;
+    /// Whether this sink reads the members of event `meta` ([`EventCtx::fields`]): the pipeline
+    /// indexes an event only when some sink does, once for all of them. Default false (the sink
+    /// reads only the event's bytes).
+    fn wants_fields(&self, _meta: &EventMeta) -> bool {
+        false
+    }
     /// Whether this sink needs the events before the resume point (marked
     /// [`EventCtx::before_resume`]) to rebuild its state; the others never see them. Default
     /// false.

@@ -82,6 +82,10 @@ impl Sink for Named<'_> {
         self.inner.keeps_history()
     }
 
+    fn wants_fields(&self, meta: &EventMeta) -> bool {
+        self.inner.wants_fields(meta)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush().map_err(|e| self.wrap(e))
     }

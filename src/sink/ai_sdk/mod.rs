@@ -50,8 +50,11 @@ use serde_json::value::RawValue;
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
+use crate::json::fields::{self, Fields, Index};
 use crate::sink::{EventCtx, Sink};
 
+#[cfg(test)]
+mod tests;
 mod tools;
 pub use tools::{GENERATED_ID, UNNAMED, UNPAIRED};
 
@@ -64,8 +67,10 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("x-accel-buffering", "no"),
 ];
 
-/// The fields of an envelope event this translation reads.
+/// The fields of an envelope event this translation reads: raw JSON values as the bytes the
+/// event holds them in.
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(default)]
 struct Ev<'a> {
     #[serde(borrow)]
@@ -86,31 +91,113 @@ struct Ev<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow)]
     partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    input: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "raw")]
+    input: Option<&'a [u8]>,
     #[serde(borrow)]
     input_error: Option<Cow<'a, str>>,
     server: Option<bool>,
     is_error: Option<bool>,
-    #[serde(borrow)]
-    content: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "raw")]
+    content: Option<&'a [u8]>,
     #[serde(borrow)]
     outcome: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    errors: Option<&'a RawValue>,
-    #[serde(borrow)]
-    model: Option<&'a RawValue>,
-    #[serde(borrow)]
-    cost_usd: Option<&'a RawValue>,
-    #[serde(borrow)]
-    usage: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "raw")]
+    result: Option<&'a [u8]>,
+    #[serde(borrow, deserialize_with = "raw")]
+    errors: Option<&'a [u8]>,
+    #[serde(borrow, deserialize_with = "raw")]
+    model: Option<&'a [u8]>,
+    #[serde(borrow, deserialize_with = "raw")]
+    cost_usd: Option<&'a [u8]>,
+    #[serde(borrow, deserialize_with = "raw")]
+    usage: Option<&'a [u8]>,
     #[serde(borrow)]
     cause: Option<Cow<'a, str>>,
     terminal_seen: Option<bool>,
-    #[serde(borrow)]
-    turns: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "raw")]
+    turns: Option<&'a [u8]>,
+}
+
+/// A member kept as its raw JSON (`null` is `None`, as for every optional member).
+fn raw<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de [u8]>, D::Error> {
+    let r: Option<&'de RawValue> = Deserialize::deserialize(d)?;
+    Ok(r.map(|r| r.get().as_bytes()))
+}
+
+impl<'a> Ev<'a> {
+    /// The fields from the event's members, read as serde_json reads them into this struct;
+    /// `None` where serde_json would fail (a member of the wrong type, a repeated member, an
+    /// escaped key), so that the caller gets its error instead.
+    fn from_fields(f: &Fields<'a>) -> Option<Self> {
+        fn text(v: &[u8]) -> Option<Option<Cow<'_, str>>> {
+            match v {
+                b"null" => Some(None),
+                _ => fields::string(v).map(Some),
+            }
+        }
+        fn flag(v: &[u8]) -> Option<Option<bool>> {
+            match v {
+                b"null" => Some(None),
+                b"true" => Some(Some(true)),
+                b"false" => Some(Some(false)),
+                _ => None,
+            }
+        }
+        fn number(v: &[u8]) -> Option<Option<u64>> {
+            match v {
+                b"null" => Some(None),
+                _ if v.iter().all(u8::is_ascii_digit) => {
+                    std::str::from_utf8(v).ok()?.parse().ok().map(Some)
+                }
+                _ => None,
+            }
+        }
+        fn json(v: &[u8]) -> Option<Option<&[u8]>> {
+            Some((v != b"null").then_some(v))
+        }
+        let mut e = Ev::default();
+        let mut seen = 0u32;
+        for (key, v) in f.iter() {
+            macro_rules! set {
+                ($bit:expr, $field:ident, $read:ident) => {{
+                    if seen & (1 << $bit) != 0 {
+                        return None;
+                    }
+                    seen |= 1 << $bit;
+                    e.$field = $read(v)?;
+                }};
+            }
+            match key {
+                b"session_id" => set!(0, session_id, text),
+                b"parent_tool_use_id" => set!(1, parent_tool_use_id, text),
+                b"message_id" => set!(2, message_id, text),
+                b"index" => set!(3, index, number),
+                b"text" => set!(4, text, text),
+                b"thinking" => set!(5, thinking, text),
+                b"redacted" => set!(6, redacted, flag),
+                b"tool_use_id" => set!(7, tool_use_id, text),
+                b"name" => set!(8, name, text),
+                b"partial_json" => set!(9, partial_json, text),
+                b"input" => set!(10, input, json),
+                b"input_error" => set!(11, input_error, text),
+                b"server" => set!(12, server, flag),
+                b"is_error" => set!(13, is_error, flag),
+                b"content" => set!(14, content, json),
+                b"outcome" => set!(15, outcome, text),
+                b"result" => set!(16, result, json),
+                b"errors" => set!(17, errors, json),
+                b"model" => set!(18, model, json),
+                b"cost_usd" => set!(19, cost_usd, json),
+                b"usage" => set!(20, usage, json),
+                b"cause" => set!(21, cause, text),
+                b"terminal_seen" => set!(22, terminal_seen, flag),
+                b"turns" => set!(23, turns, json),
+                _ if memchr::memchr(b'\\', key).is_some() => return None,
+                _ => {}
+            }
+        }
+        Some(e)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -165,6 +252,8 @@ pub struct AiSdk<W: Write> {
     /// Calls whose output chunk was written (a revised input no longer replaces theirs).
     tools_done: HashSet<String>,
     last_turn: Option<LastTurn>,
+    /// The members of an event the pipeline did not index (a sink driven on its own).
+    index: Index,
 }
 
 impl<W: Write> AiSdk<W> {
@@ -185,6 +274,7 @@ impl<W: Write> AiSdk<W> {
             tools_known: HashSet::new(),
             tools_done: HashSet::new(),
             last_turn: None,
+            index: Index::default(),
         }
     }
 
@@ -205,8 +295,12 @@ impl<W: Write> AiSdk<W> {
     }
 
     fn part_chunk(&mut self, part: Part, what: &str, id: &str, delta: Option<&str>) {
-        let ty = format!("{}-{what}", part.prefix());
-        let o = self.chunk(&ty);
+        self.out.raw(b"{\"type\":\"");
+        self.out.raw(part.prefix().as_bytes());
+        self.out.raw(b"-");
+        self.out.str_content(what);
+        let o = &mut self.out;
+        o.raw(b"\"");
         o.key("id");
         o.str(id);
         if let Some(d) = delta {
@@ -310,7 +404,7 @@ impl<W: Write> AiSdk<W> {
                 o.raw(b",\"messageMetadata\":{\"session_id\":");
                 o.opt_str(e.session_id.as_deref());
                 o.raw(b",\"model\":");
-                o.raw(e.model.map_or("null", |m| m.get()).as_bytes());
+                o.raw(e.model.unwrap_or(b"null"));
                 o.raw(b"}");
             }
             self.end_chunk();
@@ -379,9 +473,9 @@ impl<W: Write> AiSdk<W> {
                     // results have no result text), else the outcome.
                     let errors = e
                         .errors
-                        .and_then(|r| serde_json::from_str::<Vec<String>>(r.get()).ok())
+                        .and_then(|r| serde_json::from_slice::<Vec<String>>(r).ok())
                         .filter(|v| !v.is_empty());
-                    let text = match e.result.map(|r| serde_json::from_str::<String>(r.get())) {
+                    let text = match e.result.map(serde_json::from_slice::<String>) {
                         Some(Ok(s)) if !s.is_empty() => s,
                         _ => match errors {
                             Some(errors) => errors.join("; "),
@@ -432,11 +526,11 @@ impl<W: Write> AiSdk<W> {
             o.str(&t.outcome);
             // The run's figures (every turn of it), not only the last turn's.
             o.raw(b",\"cost_usd\":");
-            o.raw(e.cost_usd.map_or("null", |r| r.get()).as_bytes());
+            o.raw(e.cost_usd.unwrap_or(b"null"));
             o.raw(b",\"usage\":");
-            o.raw(e.usage.map_or("null", |r| r.get()).as_bytes());
+            o.raw(e.usage.unwrap_or(b"null"));
             o.raw(b",\"turns\":");
-            o.raw(e.turns.map_or("null", |r| r.get()).as_bytes());
+            o.raw(e.turns.unwrap_or(b"null"));
             o.raw(b"}");
         }
         self.end_chunk();
@@ -462,7 +556,7 @@ impl<W: Write> AiSdk<W> {
 
 /// `errorText` of a failed tool: the content string, the text blocks of a content array, or
 /// the JSON itself.
-fn error_text(content: &RawValue) -> String {
+fn error_text(content: &[u8]) -> String {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Content {
@@ -473,14 +567,14 @@ fn error_text(content: &RawValue) -> String {
     struct Block {
         text: Option<String>,
     }
-    match serde_json::from_str::<Content>(content.get()) {
+    match serde_json::from_slice::<Content>(content) {
         Ok(Content::Text(s)) => s,
         Ok(Content::Blocks(b)) if b.iter().any(|b| b.text.is_some()) => b
             .into_iter()
             .filter_map(|b| b.text)
             .collect::<Vec<_>>()
             .join("\n"),
-        _ => content.get().to_owned(),
+        _ => String::from_utf8_lossy(content).into_owned(),
     }
 }
 
@@ -493,10 +587,21 @@ impl<W: Write> Sink for AiSdk<W> {
         true
     }
 
+    fn wants_fields(&self, _: &EventMeta) -> bool {
+        true
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
         self.out.buf.clear();
         self.ends.clear();
-        match serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
+        let mut own = std::mem::take(&mut self.index);
+        // The members the pipeline indexed; serde_json only where they do not read as this
+        // translation expects (it then says why).
+        let read = ctx
+            .fields(events, meta, &mut own)
+            .and_then(|f| Ev::from_fields(&f))
+            .map_or_else(|| serde_json::from_slice::<Ev<'_>>(events.bytes(meta)), Ok);
+        match read {
             Ok(e) => self.translate(meta, &e),
             Err(err) => {
                 let o = self.chunk("error");
@@ -508,6 +613,7 @@ impl<W: Write> Sink for AiSdk<W> {
                 self.end_chunk();
             }
         }
+        self.index = own;
         if ctx.before_resume {
             return Ok(());
         }

@@ -76,7 +76,7 @@ impl<W: Write> AiSdk<W> {
         o.str(name);
         o.key("input");
         match (&e.input_error, e.input) {
-            (None, Some(input)) => o.raw(input.get().as_bytes()),
+            (None, Some(input)) => o.raw(input),
             (None, None) => o.raw(b"{}"),
             (Some(_), _) => o.opt_str(e.partial_json.as_deref()),
         }
@@ -107,7 +107,7 @@ impl<W: Write> AiSdk<W> {
             o.raw(b",\"data\":{\"isError\":");
             o.bool(e.is_error == Some(true));
             o.raw(b",\"output\":");
-            o.raw(e.content.map_or("null", |c| c.get()).as_bytes());
+            o.raw(e.content.unwrap_or(b"null"));
             o.raw(b"}");
             self.end_chunk();
             return;
@@ -129,7 +129,7 @@ impl<W: Write> AiSdk<W> {
             o.key("toolCallId");
             o.str(id);
             o.key("output");
-            o.raw(e.content.map_or("null", |c| c.get()).as_bytes());
+            o.raw(e.content.unwrap_or(b"null"));
         }
         self.tool_flags(server);
         self.end_chunk();
@@ -150,7 +150,7 @@ impl<W: Write> AiSdk<W> {
         o.key("toolName");
         o.str(e.name.as_deref().unwrap_or(UNNAMED));
         o.key("input");
-        o.raw(e.input.map_or("{}", |i| i.get()).as_bytes());
+        o.raw(e.input.unwrap_or(b"{}"));
         self.tool_flags(false);
         self.end_chunk();
     }

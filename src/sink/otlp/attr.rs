@@ -11,6 +11,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::clock::Stamp;
+use crate::json::fields::{self, Fields};
 
 /// Longest string attribute value (content, error messages); longer ones are cut at a character
 /// boundary and say how much was left out.
@@ -117,20 +118,31 @@ fn nonzero(id: &mut [u8]) {
     }
 }
 
-/// The usage attributes of a chat span from an envelope `usage` object (Anthropic's fields).
-/// `gen_ai.usage.input_tokens` includes the cached tokens, as the conventions ask.
-pub fn usage(attrs: &mut Vec<KeyValue>, u: &Value) {
-    let n = |k: &str| u.get(k).and_then(Value::as_i64);
-    let (input, read, created) = (
-        n("input_tokens"),
-        n("cache_read_input_tokens"),
-        n("cache_creation_input_tokens"),
-    );
+/// The usage attributes of a chat span from an envelope `usage` object (Anthropic's fields, as
+/// raw JSON). `gen_ai.usage.input_tokens` includes the cached tokens, as the conventions ask.
+pub fn usage(attrs: &mut Vec<KeyValue>, u: &[u8]) {
+    // One pass over the object; a repeated member counts with its last value.
+    let [mut input, mut read, mut created, mut output] = [None; 4];
+    fields::each_member(u, |k, v| {
+        let slot = match k {
+            b"input_tokens" => &mut input,
+            b"cache_read_input_tokens" => &mut read,
+            b"cache_creation_input_tokens" => &mut created,
+            b"output_tokens" => &mut output,
+            _ => return,
+        };
+        *slot = Some(v);
+    });
+    let n = |r: Option<&[u8]>| {
+        r.and_then(|r| serde_json::from_slice::<Value>(r).ok())
+            .and_then(|v| v.as_i64())
+    };
+    let (input, read, created, output) = (n(input), n(read), n(created), n(output));
     if input.is_some() || read.is_some() || created.is_some() {
         let total = input.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0);
         set(attrs, int("gen_ai.usage.input_tokens", total));
     }
-    if let Some(o) = n("output_tokens") {
+    if let Some(o) = output {
         set(attrs, int("gen_ai.usage.output_tokens", o));
     }
     if let Some(r) = read {
@@ -149,16 +161,34 @@ pub fn error_status(message: String) -> Status {
     }
 }
 
+/// Where [`fields()`] reads members: a parsed object, or an event's members.
+pub trait Members {
+    /// Member `key`, parsed.
+    fn member(&self, key: &str) -> Option<Value>;
+}
+
+impl Members for Value {
+    fn member(&self, key: &str) -> Option<Value> {
+        self.get(key).cloned()
+    }
+}
+
+impl Members for Fields<'_> {
+    fn member(&self, key: &str) -> Option<Value> {
+        self.value(key)
+    }
+}
+
 /// The scalar members `keys` of `ev` as attributes named `prefix` + key (objects and arrays as
 /// JSON text; nulls left out).
-pub fn fields(ev: &Value, keys: &[&str], prefix: &str) -> Vec<KeyValue> {
+pub fn fields(ev: &impl Members, keys: &[&str], prefix: &str) -> Vec<KeyValue> {
     let mut out = Vec::new();
     for k in keys {
         let name = format!("{prefix}{k}");
-        match ev.get(*k) {
+        match ev.member(k) {
             None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push(str(&name, s.clone())),
-            Some(Value::Bool(b)) => out.push(bool(&name, *b)),
+            Some(Value::String(s)) => out.push(str(&name, s)),
+            Some(Value::Bool(b)) => out.push(bool(&name, b)),
             Some(Value::Number(n)) => out.push(match n.as_i64() {
                 Some(i) => int(&name, i),
                 None => double(&name, n.as_f64().unwrap_or(0.0)),

@@ -28,6 +28,7 @@ use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use crate::clock::Stamp;
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
+use crate::json::fields::{Fields, Index};
 use crate::sink::{EventCtx, Sink};
 use config::Endpoint;
 use export::Exporter;
@@ -63,6 +64,11 @@ pub struct Otlp<W: Write> {
     opts: Options,
     pending: Vec<Span>,
     dest: Dest<W>,
+    /// The members of an event the pipeline did not index (a sink driven on its own).
+    index: Index,
+    /// The last input line read for its message's stop reason, and what it said (the events of
+    /// one line share it).
+    stop_line: Option<(Vec<u8>, Option<String>)>,
 }
 
 impl<W: Write> Otlp<W> {
@@ -80,6 +86,8 @@ impl<W: Write> Otlp<W> {
             opts,
             pending: Vec::new(),
             dest,
+            index: Index::default(),
+            stop_line: None,
         }
     }
 
@@ -142,6 +150,77 @@ impl<W: Write> Otlp<W> {
     }
 }
 
+impl<W: Write> Otlp<W> {
+    /// Whether the trace reads event `meta`. Live-only progress (deltas, block lifecycle, pings)
+    /// adds nothing a span needs: the message lifecycle events bound the chat spans. Skipping it
+    /// keeps partial-message streams cheap.
+    fn reads(&self, meta: &EventMeta) -> bool {
+        !self.trace.is_ended()
+            && (!meta.ephemeral
+                || matches!(
+                    meta.kind,
+                    kind::MESSAGE_START | kind::MESSAGE_DELTA | kind::MESSAGE_STOP
+                ))
+    }
+
+    /// The `message.stop_reason` string of the input line `raw` (assistant lines of some CLI
+    /// versions carry it), read once per line.
+    fn stop_reason_of(&mut self, raw: &[u8]) -> Option<String> {
+        memchr::memmem::find(raw, b"\"stop_reason\":\"")?;
+        if let Some((line, reason)) = &self.stop_line
+            && line.as_slice() == raw
+        {
+            return reason.clone();
+        }
+        let reason = crate::json::depth::from_slice::<serde_json::Value>(raw)
+            .ok()
+            .and_then(|l| {
+                l.pointer("/message/stop_reason")
+                    .and_then(|r| r.as_str())
+                    .map(str::to_owned)
+            });
+        self.stop_line = Some((raw.to_vec(), reason.clone()));
+        reason
+    }
+}
+
+impl<W: Write> Otlp<W> {
+    /// One event the trace reads, by its members.
+    fn fields_event(
+        &mut self,
+        meta: &EventMeta,
+        ev: &Fields<'_>,
+        ctx: &EventCtx<'_>,
+    ) -> io::Result<()> {
+        if meta.kind == kind::SESSION_INIT
+            && let Some(s) = ev.str("session_id")
+            && self.trace.session_id().is_some_and(|current| current != s)
+        {
+            // A new `claude` invocation (a loop appending run after run to one log): the
+            // previous one's trace ends at its last event, and this one gets its own.
+            let at = self.trace.last_at().unwrap_or(ctx.stamp);
+            self.trace.end(at, NEXT_INVOCATION);
+            self.emit(true)?;
+            let n = self.trace.number() + 1;
+            self.trace = Trace::invocation(&self.opts.run_id, n, self.opts.content);
+        }
+        self.trace.event(meta.kind, ev, ctx.stamp, ctx.cli_version);
+        if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
+            && let (Some(raw), Some(msg)) = (ctx.raw, ev.str("message_id"))
+            && self.trace.wants_stop_reason(&msg)
+            && let Some(r) = self.stop_reason_of(raw)
+        {
+            self.trace.source_stop_reason(&msg, &r);
+        }
+        if meta.kind == kind::RUN_END {
+            let cause = ev.str("cause");
+            self.trace.end(ctx.stamp, cause.as_deref().unwrap_or("eof"));
+            return self.emit(true);
+        }
+        self.emit(false)
+    }
+}
+
 impl Otlp<io::Sink> {
     /// Spans sent to an OTLP/HTTP receiver by a background exporter thread.
     pub fn endpoint(endpoint: Endpoint, opts: Options) -> Self {
@@ -155,51 +234,21 @@ impl<W: Write> Sink for Otlp<W> {
         true
     }
 
+    fn wants_fields(&self, meta: &EventMeta) -> bool {
+        self.reads(meta)
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
-        // Live-only progress (deltas, block lifecycle, pings) adds nothing a span needs: the
-        // message lifecycle events bound the chat spans. Skipping it keeps partial-message
-        // streams cheap.
-        if self.trace.is_ended()
-            || (meta.ephemeral
-                && !matches!(
-                    meta.kind,
-                    kind::MESSAGE_START | kind::MESSAGE_DELTA | kind::MESSAGE_STOP
-                ))
-        {
+        if !self.reads(meta) {
             return Ok(());
         }
-        let Ok(ev) = crate::json::depth::from_slice::<serde_json::Value>(events.bytes(meta)) else {
-            return Ok(());
+        let mut own = std::mem::take(&mut self.index);
+        let res = match ctx.fields(events, meta, &mut own) {
+            Some(ev) => self.fields_event(meta, &ev, ctx),
+            None => Ok(()),
         };
-        if meta.kind == kind::SESSION_INIT
-            && let Some(s) = ev.get("session_id").and_then(|s| s.as_str())
-            && self.trace.session_id().is_some_and(|current| current != s)
-        {
-            // A new `claude` invocation (a loop appending run after run to one log): the
-            // previous one's trace ends at its last event, and this one gets its own.
-            let at = self.trace.last_at().unwrap_or(ctx.stamp);
-            self.trace.end(at, NEXT_INVOCATION);
-            self.emit(true)?;
-            let n = self.trace.number() + 1;
-            self.trace = Trace::invocation(&self.opts.run_id, n, self.opts.content);
-        }
-        self.trace.event(meta.kind, &ev, ctx.stamp, ctx.cli_version);
-        if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
-            && let (Some(raw), Some(msg)) = (ctx.raw, ev.get("message_id").and_then(|m| m.as_str()))
-            && memchr::memmem::find(raw, b"\"stop_reason\":\"").is_some()
-            && let Ok(line) = crate::json::depth::from_slice::<serde_json::Value>(raw)
-            && let Some(r) = line
-                .pointer("/message/stop_reason")
-                .and_then(|r| r.as_str())
-        {
-            self.trace.source_stop_reason(msg, r);
-        }
-        if meta.kind == kind::RUN_END {
-            let cause = ev.get("cause").and_then(|c| c.as_str()).unwrap_or("eof");
-            self.trace.end(ctx.stamp, cause);
-            return self.emit(true);
-        }
-        self.emit(false)
+        self.index = own;
+        res
     }
 
     fn end_members(&mut self, cause: &str, at: Stamp) -> io::Result<Vec<(String, String)>> {

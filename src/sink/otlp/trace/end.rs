@@ -2,7 +2,7 @@
 //! end, the root last, with the run's cause and outcome.
 
 use opentelemetry_proto::tonic::trace::v1::Span;
-use serde_json::Value;
+use crate::json::fields::Fields;
 
 use super::Trace;
 use crate::clock::Stamp;
@@ -17,7 +17,7 @@ impl Trace {
         }
         if self.root.is_none() {
             // An empty run still gets its root, so a receiver sees that it happened.
-            self.event(ek::RUN_END, &Value::Null, at, None);
+            self.event(ek::RUN_END, &Fields::default(), at, None);
         }
         self.ended = true;
         let now = attr::nanos(at);

@@ -4,15 +4,16 @@
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::trace::v1::span::Event;
-use serde_json::Value;
+use std::borrow::Cow;
 
 use super::{Trace, text};
 use crate::envelope::kind;
+use crate::json::fields::Fields;
 use crate::sink::otlp::attr;
 
 impl Trace {
     /// Envelope events that become span events (others are ignored here).
-    pub(super) fn span_event(&mut self, kind: &str, ev: &Value, now: u64) {
+    pub(super) fn span_event(&mut self, kind: &str, ev: &Fields<'_>, now: u64) {
         match kind {
             kind::TURN_END => self.turn_end(ev, now),
             kind::POLICY_VIOLATION => self.policy(ev, now),
@@ -33,7 +34,7 @@ impl Trace {
                 self.root_event("boo_normalize.api_retry", now, attrs);
             }
             "model.fallback" => {
-                self.fallback = text(ev, "fallback_model").map(str::to_owned);
+                self.fallback = text(ev, "fallback_model").map(Cow::into_owned);
                 let keys = ["original_model", "fallback_model", "trigger"];
                 let attrs = attr::fields(ev, &keys, "boo_normalize.fallback.");
                 self.root_event("boo_normalize.model_fallback", now, attrs);
@@ -51,9 +52,9 @@ impl Trace {
                 // call's span; its error result alone would only say the tool failed.
                 let keys = ["tool_name", "tool_use_id", "decision_reason", "message"];
                 let mut attrs = attr::fields(ev, &keys, "boo_normalize.permission.");
-                if let Some(extra) = ev.get("extra") {
+                if let Some(extra) = ev.value("extra") {
                     let keys = ["decision_reason_type", "decision_reason_code"];
-                    attrs.extend(attr::fields(extra, &keys, "boo_normalize.permission."));
+                    attrs.extend(attr::fields(&extra, &keys, "boo_normalize.permission."));
                 }
                 self.tool_event("boo_normalize.permission_denied", ev, now, attrs);
             }
@@ -86,16 +87,19 @@ impl Trace {
                 // before and after.
                 let mut attrs =
                     attr::fields(ev, &["trigger", "pre_tokens"], "boo_normalize.compact.");
-                if let Some(meta) = ev.get("extra").and_then(|x| x.get("compact_metadata")) {
+                if let Some(meta) = ev
+                    .value("extra")
+                    .and_then(|x| x.get("compact_metadata").cloned())
+                {
                     let keys = ["post_tokens", "duration_ms"];
-                    attrs.extend(attr::fields(meta, &keys, "boo_normalize.compact."));
+                    attrs.extend(attr::fields(&meta, &keys, "boo_normalize.compact."));
                 }
                 self.root_event("boo_normalize.compact_boundary", now, attrs);
             }
             "informational" => {
                 let mut attrs = attr::fields(ev, &["level", "content"], "boo_normalize.info.");
-                if let Some(extra) = ev.get("extra") {
-                    attrs.extend(attr::fields(extra, &["tag"], "boo_normalize.info."));
+                if let Some(extra) = ev.value("extra") {
+                    attrs.extend(attr::fields(&extra, &["tag"], "boo_normalize.info."));
                 }
                 self.tool_event("boo_normalize.informational", ev, now, attrs);
             }
@@ -103,10 +107,11 @@ impl Trace {
         }
     }
 
-    fn turn_end(&mut self, ev: &Value, now: u64) {
+    fn turn_end(&mut self, ev: &Fields<'_>, now: u64) {
         self.terminal = true;
         self.fallback = None;
-        let outcome = text(ev, "outcome").unwrap_or("unknown");
+        let outcome = text(ev, "outcome");
+        let outcome = outcome.as_deref().unwrap_or("unknown");
         self.failed_outcome = (outcome != "success").then(|| outcome.to_owned());
         let attrs = attr::fields(
             ev,
@@ -123,7 +128,7 @@ impl Trace {
         self.root_event("boo_normalize.turn_end", now, attrs);
     }
 
-    fn policy(&mut self, ev: &Value, now: u64) {
+    fn policy(&mut self, ev: &Fields<'_>, now: u64) {
         let attrs = attr::fields(
             ev,
             &[
@@ -142,14 +147,14 @@ impl Trace {
 
     /// A span event `name` on the span of the tool call `ev` names (`tool_use_id`) while it is
     /// open, else on the root.
-    fn tool_event(&mut self, name: &str, ev: &Value, now: u64, attributes: Vec<KeyValue>) {
+    fn tool_event(&mut self, name: &str, ev: &Fields<'_>, now: u64, attributes: Vec<KeyValue>) {
         let e = Event {
             time_unix_nano: now,
             name: name.to_owned(),
             attributes,
             ..Default::default()
         };
-        match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(id)) {
+        match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(&*id)) {
             Some(span) => span.events.push(e),
             None => {
                 if let Some(r) = self.root.as_mut() {

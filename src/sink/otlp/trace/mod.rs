@@ -6,8 +6,15 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// Maps keyed by ids from the events (foldhash: iteration order never reaches the output, the
+/// spans still open at the end are sorted first).
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type Set<K> = HashSet<K, foldhash::fast::RandomState>;
+
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 mod end;
@@ -18,6 +25,7 @@ mod tests;
 use super::attr;
 use crate::clock::Stamp;
 use crate::envelope::kind as ek;
+use crate::json::fields::{self, Fields};
 
 /// `gen_ai.provider.name` of every span (Claude Code talks to Anthropic's Messages API).
 pub const PROVIDER: &str = "anthropic";
@@ -60,22 +68,22 @@ pub struct Trace {
     content: bool,
     root: Option<Span>,
     ended: bool,
-    chats: HashMap<String, Chat>,
+    chats: Map<String, Chat>,
     /// Span ids of chats already finished, by message id (late tool calls still find them).
-    chat_ids: HashMap<String, Vec<u8>>,
-    tools: HashMap<String, Span>,
+    chat_ids: Map<String, Vec<u8>>,
+    tools: Map<String, Span>,
     /// Span ids and start times of tool calls, open or finished, by tool_use_id.
-    tool_ids: HashMap<String, (Vec<u8>, u64)>,
+    tool_ids: Map<String, (Vec<u8>, u64)>,
     /// Name and description a tool call gives the subagent it starts (`subagent_type`,
     /// `description` of its input; else the tool's name), by tool_use_id.
-    agent_info: HashMap<String, (String, Option<String>)>,
+    agent_info: Map<String, (String, Option<String>)>,
     /// Open `invoke_agent` spans of subagents, by the spawning tool_use_id (closed at the end:
     /// a background subagent outlives its tool call).
-    agents: HashMap<String, Span>,
-    threads: HashMap<String, Thread>,
-    used: HashSet<Vec<u8>>,
+    agents: Map<String, Span>,
+    threads: Map<String, Thread>,
+    used: Set<u64>,
     /// How often each span key was used (a repeated message or tool id gets `key#n`).
-    keys: HashMap<String, u32>,
+    keys: Map<String, u32>,
     finished: Vec<Span>,
     session_id: Option<String>,
     model: Option<String>,
@@ -111,15 +119,15 @@ impl Trace {
             content,
             root: None,
             ended: false,
-            chats: HashMap::new(),
-            chat_ids: HashMap::new(),
-            tools: HashMap::new(),
-            tool_ids: HashMap::new(),
-            agent_info: HashMap::new(),
-            agents: HashMap::new(),
-            threads: HashMap::new(),
-            used: HashSet::new(),
-            keys: HashMap::new(),
+            chats: Map::default(),
+            chat_ids: Map::default(),
+            tools: Map::default(),
+            tool_ids: Map::default(),
+            agent_info: Map::default(),
+            agents: Map::default(),
+            threads: Map::default(),
+            used: Set::default(),
+            keys: Map::default(),
             finished: Vec::new(),
             session_id: None,
             model: None,
@@ -163,14 +171,24 @@ impl Trace {
     /// A new span named `name` with a deterministic id derived from `key` (made unique within
     /// the run by a counter when a key repeats).
     fn open(&mut self, key: &str, name: String, kind: SpanKind, parent: &[u8], start: u64) -> Span {
-        let uses = self.keys.entry(key.to_owned()).or_insert(0);
-        *uses += 1;
-        let mut n = *uses;
+        let n = match self.keys.get_mut(key) {
+            Some(uses) => {
+                *uses += 1;
+                *uses
+            }
+            None => {
+                self.keys.insert(key.to_owned(), 1);
+                1
+            }
+        };
+        let mut n = n;
         let mut id = attr::span_id(&self.seed, key).to_vec();
         if n > 1 {
             id = attr::span_id(&self.seed, &format!("{key}#{n}")).to_vec();
         }
-        while !self.used.insert(id.clone()) {
+        while !self.used.insert(u64::from_le_bytes(
+            id.as_slice().try_into().expect("span ids are 8 bytes"),
+        )) {
             n += 1; // a hash collision: practically never
             id = attr::span_id(&self.seed, &format!("{key}#{n}")).to_vec();
         }
@@ -193,8 +211,8 @@ impl Trace {
             .unwrap_or_default()
     }
 
-    /// Handle one envelope event of type `kind` (already parsed) that arrived at `at`.
-    pub fn event(&mut self, kind: &str, ev: &Value, at: Stamp, cli_version: Option<&str>) {
+    /// Handle one envelope event of type `kind` (its members `ev`) that arrived at `at`.
+    pub fn event(&mut self, kind: &str, ev: &Fields<'_>, at: Stamp, cli_version: Option<&str>) {
         if self.ended {
             return;
         }
@@ -228,20 +246,22 @@ impl Trace {
         if self.session_id.is_none()
             && let Some(s) = text(ev, "session_id")
         {
-            self.session_id = Some(s.to_owned());
+            self.session_id = Some(s.into_owned());
         }
-        let thread = text(ev, "parent_tool_use_id").unwrap_or("").to_owned();
+        let thread = text(ev, "parent_tool_use_id")
+            .map(Cow::into_owned)
+            .unwrap_or_default();
         if let Some(msg) = text(ev, "message_id") {
-            self.message_event(kind, msg, &thread, ev, now);
+            self.message_event(kind, &msg, &thread, ev, now);
         }
         match kind {
             ek::SESSION_INIT => {
                 self.terminal = false;
                 if let Some(m) = text(ev, "model") {
-                    self.model.get_or_insert_with(|| m.to_owned());
+                    self.model.get_or_insert_with(|| m.into_owned());
                 }
                 if let Some(v) = text(ev, "cli_version") {
-                    self.cli_version.get_or_insert_with(|| v.to_owned());
+                    self.cli_version.get_or_insert_with(|| v.into_owned());
                 }
             }
             ek::TOOL_CALL => self.tool_call(&thread, ev, now),
@@ -258,6 +278,12 @@ impl Trace {
         t.last = Some(t.last.map_or(now, |l| l.max(now)));
     }
 
+    /// Whether the chat of message `msg` is open and has no stop reason yet (only then does
+    /// [`Trace::source_stop_reason`] change it).
+    pub fn wants_stop_reason(&self, msg: &str) -> bool {
+        self.chats.get(msg).is_some_and(|c| c.finish.is_none())
+    }
+
     /// The stop reason the source line of a message's block carries (assistant lines of some CLI
     /// versions), unless the stream already said.
     pub fn source_stop_reason(&mut self, msg: &str, reason: &str) {
@@ -267,7 +293,10 @@ impl Trace {
     }
 
     fn thread(&mut self, key: &str) -> &mut Thread {
-        self.threads.entry(key.to_owned()).or_default()
+        if !self.threads.contains_key(key) {
+            self.threads.insert(key.to_owned(), Thread::default());
+        }
+        self.threads.get_mut(key).expect("inserted above")
     }
 
     /// The span a new chat of `thread` hangs under, and its start: the root for the main
@@ -313,7 +342,7 @@ impl Trace {
     }
 
     /// Any event naming an API message: open its chat span on first sight, track its end.
-    fn message_event(&mut self, kind: &str, msg: &str, thread: &str, ev: &Value, now: u64) {
+    fn message_event(&mut self, kind: &str, msg: &str, thread: &str, ev: &Fields<'_>, now: u64) {
         if !self.chats.contains_key(msg) {
             if self.chat_ids.contains_key(msg) && kind != ek::USAGE {
                 return; // a late event of a finished message (e.g. a tool call from deltas)
@@ -323,10 +352,10 @@ impl Trace {
             let start = t.last.unwrap_or(parent_start).min(now);
             let input = std::mem::take(&mut t.input);
             let model = text(ev, "model")
-                .or(self.fallback.as_deref())
-                .or(self.model.as_deref())
-                .unwrap_or("")
-                .to_owned();
+                .map(Cow::into_owned)
+                .or_else(|| self.fallback.clone())
+                .or_else(|| self.model.clone())
+                .unwrap_or_default();
             let name = if model.is_empty() {
                 "chat".to_owned()
             } else {
@@ -381,7 +410,7 @@ impl Trace {
             );
         }
         if let Some(r) = text(ev, "stop_reason") {
-            chat.finish = Some(r.to_owned());
+            chat.finish = Some(r.into_owned());
         }
         match kind {
             ek::TEXT | ek::THINKING if content => {
@@ -397,14 +426,14 @@ impl Trace {
             ek::TOOL_CALL if content => {
                 chat.parts.push(json!({
                     "type": "tool_call",
-                    "id": ev.get("tool_use_id"),
-                    "name": ev.get("name"),
-                    "arguments": ev.get("input"),
+                    "id": ev.value("tool_use_id"),
+                    "name": ev.value("name"),
+                    "arguments": ev.value("input"),
                 }));
             }
             _ => {}
         }
-        if kind == ek::TEXT && ev.get("synthetic") == Some(&Value::Bool(true)) {
+        if kind == ek::TEXT && ev.bool("synthetic") == Some(true) {
             // The CLI wrote this message itself (model `<synthetic>`: an API error, a local
             // command's output): no API call happened.
             attr::set(
@@ -416,15 +445,18 @@ impl Trace {
             && let Some(e) = text(ev, "error")
         {
             chat.span.status = Some(attr::error_status(format!("API error: {e}")));
-            attr::set(&mut chat.span.attributes, attr::str("error.type", e));
+            attr::set(
+                &mut chat.span.attributes,
+                attr::str("error.type", e.into_owned()),
+            );
         }
         if kind == ek::USAGE {
-            if let Some(u) = ev.get("usage") {
+            if let Some(u) = ev.raw("usage") {
                 attr::usage(&mut chat.span.attributes, u);
             }
             // A count that is the CLI's placeholder (no final value arrived) says so, as the
             // envelope does, so that a backend can tell it from a measured one.
-            if ev.get("provisional") == Some(&Value::Bool(true)) {
+            if ev.bool("provisional") == Some(true) {
                 attr::set(
                     &mut chat.span.attributes,
                     attr::bool("boo_normalize.usage.provisional", true),
@@ -459,21 +491,23 @@ impl Trace {
         self.finished.push(chat.span);
     }
 
-    fn tool_call(&mut self, thread: &str, ev: &Value, now: u64) {
+    fn tool_call(&mut self, thread: &str, ev: &Fields<'_>, now: u64) {
         let id = text(ev, "tool_use_id");
+        let id = id.as_deref();
         if id.is_some_and(|id| self.tool_ids.contains_key(id)) {
             return;
         }
-        let name = text(ev, "name").unwrap_or("unknown");
+        let name = text(ev, "name");
+        let name = name.as_deref().unwrap_or("unknown");
         let parent = text(ev, "message_id")
-            .and_then(|m| self.chat_ids.get(m).cloned())
+            .and_then(|m| self.chat_ids.get(&*m).cloned())
             .or_else(|| self.thread(thread).last_chat.clone())
             .unwrap_or_else(|| self.thread_parent(thread, now).0);
         // A call without id (the CLI's block had none) still gets its span, keyed by the event's
         // seq; it carries no gen_ai.tool.call.id, is never paired and ends where it starts.
         let key = match id {
             Some(id) => format!("tool\0{id}"),
-            None => format!("tool\0seq {}", ev.get("seq").unwrap_or(&Value::Null)),
+            None => format!("tool\0seq {}", ev.value("seq").unwrap_or(Value::Null)),
         };
         let mut span = self.open(
             &key,
@@ -482,7 +516,7 @@ impl Trace {
             &parent,
             now,
         );
-        let server = ev.get("server").and_then(Value::as_bool).unwrap_or(false);
+        let server = ev.bool("server").unwrap_or(false);
         span.attributes = vec![
             attr::str("gen_ai.operation.name", "execute_tool"),
             attr::str("gen_ai.provider.name", PROVIDER),
@@ -500,14 +534,14 @@ impl Trace {
                 .push(attr::bool("boo_normalize.tool.name_missing", true));
         }
         if self.content
-            && let Some(input) = ev.get("input").filter(|v| !v.is_null())
+            && let Some(input) = ev.value("input").filter(|v| !v.is_null())
         {
             span.attributes
                 .push(attr::str("gen_ai.tool.call.arguments", input.to_string()));
         }
         if let Some(e) = text(ev, "input_error") {
             span.attributes
-                .push(attr::str("boo_normalize.tool.input_error", e));
+                .push(attr::str("boo_normalize.tool.input_error", e.into_owned()));
         }
         let Some(id) = id else {
             span.attributes
@@ -515,15 +549,15 @@ impl Trace {
             self.finished.push(span);
             return;
         };
-        let input = ev.get("input");
+        let input = ev.raw("input");
         let agent = input
-            .and_then(|i| i.get("subagent_type"))
-            .and_then(Value::as_str)
-            .unwrap_or(name);
+            .and_then(|i| fields::member(i, "subagent_type"))
+            .and_then(fields::string);
+        let agent = agent.as_deref().unwrap_or(name);
         let description = input
-            .and_then(|i| i.get("description"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+            .and_then(|i| fields::member(i, "description"))
+            .and_then(fields::string)
+            .map(Cow::into_owned);
         self.agent_info
             .insert(id.to_owned(), (agent.to_owned(), description));
         self.tool_ids
@@ -531,14 +565,21 @@ impl Trace {
         self.tools.insert(id.to_owned(), span);
     }
 
-    fn tool_result(&mut self, thread: &str, ev: &Value, now: u64) {
+    fn tool_result(&mut self, thread: &str, ev: &Fields<'_>, now: u64) {
         let id = text(ev, "tool_use_id");
-        let content = ev.get("content").map(|c| match c {
+        let id = id.as_deref();
+        // The content is read only when it goes into the trace.
+        let response = if self.content {
+            ev.value("content")
+        } else {
+            None
+        };
+        let content = response.as_ref().map(|c| match c {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         });
         if self.content {
-            let part = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": id, "response": ev.get("content")}]});
+            let part = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": id, "response": response}]});
             self.thread(thread).input.push(part);
         }
         let Some(id) = id else {
@@ -551,7 +592,7 @@ impl Trace {
             return;
         };
         span.end_time_unix_nano = now.max(span.start_time_unix_nano);
-        if ev.get("is_error").and_then(Value::as_bool) == Some(true) {
+        if ev.bool("is_error") == Some(true) {
             let msg = match (&content, self.content) {
                 (Some(c), true) => c.clone(),
                 _ => "the tool reported an error".to_owned(),
@@ -569,6 +610,6 @@ impl Trace {
     }
 }
 
-fn text<'a>(ev: &'a Value, key: &str) -> Option<&'a str> {
-    ev.get(key).and_then(Value::as_str)
+fn text<'a>(ev: &Fields<'a>, key: &str) -> Option<Cow<'a, str>> {
+    ev.str(key)
 }

@@ -5,6 +5,17 @@ use serde_json::json;
 use super::Trace;
 use crate::clock::Stamp;
 use crate::envelope::kind;
+use crate::json::fields::Index;
+
+impl Trace {
+    /// [`Trace::event`] with the event given as a JSON value.
+    fn feed(&mut self, kind: &str, ev: &serde_json::Value, at: Stamp, cli_version: Option<&str>) {
+        let bytes = ev.to_string().into_bytes();
+        let mut index = Index::default();
+        assert!(index.build(&bytes));
+        self.event(kind, &index.view(&bytes), at, cli_version);
+    }
+}
 
 fn at(us: i64) -> Stamp {
     Stamp {
@@ -20,9 +31,9 @@ fn cut_short_run() -> Vec<(String, Vec<u8>)> {
     for i in 0..12 {
         let msg = format!("msg_{i}");
         let ev = json!({"session_id": "s", "message_id": msg, "model": "m", "text": "x"});
-        t.event(kind::TEXT, &ev, at(i), None);
+        t.feed(kind::TEXT, &ev, at(i), None);
         let call = json!({"message_id": msg, "tool_use_id": format!("toolu_{i}"), "name": "Bash"});
-        t.event(kind::TOOL_CALL, &call, at(i), None);
+        t.feed(kind::TOOL_CALL, &call, at(i), None);
     }
     t.end(at(100), "killed");
     t.take_finished()
@@ -53,16 +64,16 @@ fn repeated_message_ids_get_distinct_span_ids_in_linear_time() {
     let n = 3000;
     for i in 0..n {
         let msg = json!({"message_id": "msg_same", "text": "x"});
-        t.event(kind::TEXT, &msg, at(i), None);
-        t.event(
-            "usage",
+        t.feed(kind::TEXT, &msg, at(i), None);
+        t.feed(
+            kind::USAGE,
             &json!({"message_id": "msg_same", "usage": {}}),
             at(i),
             None,
         );
         let call = json!({"message_id": "msg_same", "tool_use_id": "toolu_same", "name": "Bash"});
-        t.event(kind::TOOL_CALL, &call, at(i), None);
-        t.event(
+        t.feed(kind::TOOL_CALL, &call, at(i), None);
+        t.feed(
             kind::TOOL_RESULT,
             &json!({"tool_use_id": "toolu_same"}),
             at(i),
@@ -83,13 +94,13 @@ fn repeated_message_ids_get_distinct_span_ids_in_linear_time() {
 fn a_call_without_id_has_a_span_and_a_result_without_id_is_noted() {
     let mut t = Trace::new("r", false);
     let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
-    t.event(kind::TEXT, &text, at(1), None);
+    t.feed(kind::TEXT, &text, at(1), None);
     for seq in [2, 3] {
         let call = json!({"seq": seq, "message_id": "m1", "tool_use_id": null, "name": "Bash"});
-        t.event(kind::TOOL_CALL, &call, at(seq), None);
+        t.feed(kind::TOOL_CALL, &call, at(seq), None);
     }
     let result = json!({"seq": 4, "tool_use_id": null, "is_error": true, "line": 2});
-    t.event(kind::TOOL_RESULT, &result, at(4), None);
+    t.feed(kind::TOOL_RESULT, &result, at(4), None);
     t.end(at(5), "eof");
     let spans = t.take_finished();
     let tools: Vec<_> = spans
@@ -131,9 +142,9 @@ fn a_synthetic_message_is_marked_on_its_chat_span() {
     let real = json!({"message_id": "m2", "model": "m", "text": "hi"});
     for (i, text) in [local, real].iter().enumerate() {
         let at_i = at(i as i64 + 1);
-        t.event(kind::TEXT, text, at_i, None);
+        t.feed(kind::TEXT, text, at_i, None);
         let usage = json!({"message_id": text["message_id"], "usage": {}});
-        t.event(kind::USAGE, &usage, at_i, None);
+        t.feed(kind::USAGE, &usage, at_i, None);
     }
     t.end(at(3), "eof");
     let spans = t.take_finished();
@@ -156,16 +167,16 @@ fn a_synthetic_message_is_marked_on_its_chat_span() {
 fn a_permission_denial_is_on_the_call_and_a_notice_on_the_root() {
     let mut t = Trace::new("r", false);
     let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
-    t.event(kind::TEXT, &text, at(1), None);
+    t.feed(kind::TEXT, &text, at(1), None);
     let call = json!({"message_id": "m1", "tool_use_id": "t1", "name": "Bash"});
-    t.event(kind::TOOL_CALL, &call, at(2), None);
+    t.feed(kind::TOOL_CALL, &call, at(2), None);
     let notice = json!({"level": "warning", "content": "no check", "tool_use_id": null,
         "extra": {"tag": "auto_mode_no_server_check"}});
-    t.event("informational", &notice, at(3), None);
+    t.feed("informational", &notice, at(3), None);
     let denied = json!({"tool_name": "Bash", "tool_use_id": "t1", "decision_reason": "Classifier unavailable",
         "message": "not run", "extra": {"decision_reason_code": "auto_mode_no_check_in_session"}});
-    t.event("permission.denied", &denied, at(3), None);
-    t.event(
+    t.feed("permission.denied", &denied, at(3), None);
+    t.feed(
         kind::TOOL_RESULT,
         &json!({"tool_use_id": "t1", "is_error": true}),
         at(4),
@@ -212,13 +223,13 @@ fn a_background_task_and_a_compaction_are_root_events() {
         let mut t = Trace::new("r", content);
         let started = json!({"task_id": "b1", "tool_use_id": "t1", "task_type": "local_bash",
             "description": "Wait, then print a marker"});
-        t.event("task.started", &started, at(1), None);
+        t.feed("task.started", &started, at(1), None);
         let done = json!({"task_id": "b1", "tool_use_id": "t1", "status": "completed",
             "summary": "done", "output_file": "/tmp/b1.output"});
-        t.event("task.notification", &done, at(2), None);
+        t.feed("task.notification", &done, at(2), None);
         let compact = json!({"trigger": "auto", "pre_tokens": 164395,
             "extra": {"compact_metadata": {"trigger": "auto", "post_tokens": 2638}}});
-        t.event("compact.boundary", &compact, at(2), None);
+        t.feed("compact.boundary", &compact, at(2), None);
         t.end(at(3), "eof");
         let root = t.take_finished().pop().unwrap();
         let events: Vec<(&str, Vec<&str>)> = root

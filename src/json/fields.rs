@@ -1,0 +1,374 @@
+//! Structured access to one serialized envelope event for the sinks that need more than its
+//! bytes (OTLP, the AI SDK profile): where each top-level member's value lies in the bytes the
+//! normalizer wrote, found by one pass over the event that steps over values instead of parsing
+//! them (a string is skipped with `memchr`, a container by its brackets), and the values read
+//! from those slices only when asked. Nothing is allocated per event (the index is reused) and
+//! nothing is decoded that no sink reads: a tool result's content stays a slice of the event.
+//!
+//! The values are the ones a full parse would give: a string is read as JSON (escapes decoded)
+//! and [`Fields::value`] parses the member's slice with serde_json, which gives the same value as
+//! the same member of a parse of the whole event. A key that occurs twice resolves to its last
+//! value, as serde_json's map does.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// One member: the bytes of its key (inside the quotes, as written) and of its value.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    /// The key's length and its first 8 bytes: compared first, so a lookup rarely touches the
+    /// bytes.
+    tag: u64,
+    key: (u32, u32),
+    val: (u32, u32),
+}
+
+/// The reusable index of one event's top-level members (see [`Index::build`]).
+#[derive(Debug, Default)]
+pub struct Index {
+    members: Vec<Member>,
+}
+
+impl Index {
+    /// Index `bytes`, one JSON object. Returns false (and holds no member) when it is not one.
+    pub fn build(&mut self, bytes: &[u8]) -> bool {
+        self.members.clear();
+        let ok = members(bytes, |key, val| {
+            self.members.push(Member {
+                tag: tag(&bytes[key.0..key.1], false),
+                key: (key.0 as u32, key.1 as u32),
+                val: (val.0 as u32, val.1 as u32),
+            })
+        })
+        .is_some();
+        if !ok || bytes.len() > u32::MAX as usize {
+            self.members.clear();
+            return false;
+        }
+        true
+    }
+
+    /// The members indexed last, over the `bytes` they were indexed from.
+    pub fn view<'a>(&'a self, bytes: &'a [u8]) -> Fields<'a> {
+        Fields {
+            bytes,
+            members: &self.members,
+        }
+    }
+}
+
+/// The top-level members of one event (an [`Index`] over its bytes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fields<'a> {
+    bytes: &'a [u8],
+    members: &'a [Member],
+}
+
+impl<'a> Fields<'a> {
+    /// The raw JSON of member `key` (its last occurrence), as written in the event.
+    pub fn raw(&self, key: &str) -> Option<&'a [u8]> {
+        let k = key.as_bytes();
+        let t = tag(k, true);
+        self.members
+            .iter()
+            .rev()
+            .find(|m| {
+                (m.tag == t || m.tag & ESCAPED != 0)
+                    && key_is(&self.bytes[m.key.0 as usize..m.key.1 as usize], k)
+            })
+            .map(|m| &self.bytes[m.val.0 as usize..m.val.1 as usize])
+    }
+
+    /// Every member as (key as written, raw value), in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + '_ {
+        let b = self.bytes;
+        self.members.iter().map(move |m| {
+            (
+                &b[m.key.0 as usize..m.key.1 as usize],
+                &b[m.val.0 as usize..m.val.1 as usize],
+            )
+        })
+    }
+
+    /// Member `key` when it is a string.
+    pub fn str(&self, key: &str) -> Option<Cow<'a, str>> {
+        self.raw(key).and_then(string)
+    }
+
+    /// Member `key` when it is a boolean.
+    pub fn bool(&self, key: &str) -> Option<bool> {
+        match self.raw(key)? {
+            b"true" => Some(true),
+            b"false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Member `key` parsed (`None` when absent or not JSON).
+    pub fn value(&self, key: &str) -> Option<Value> {
+        self.raw(key).and_then(|r| serde_json::from_slice(r).ok())
+    }
+
+    /// Whether member `key` is present and not `null`.
+    pub fn has(&self, key: &str) -> bool {
+        self.raw(key).is_some_and(|r| r != b"null")
+    }
+}
+
+/// The member `key` (its last occurrence) of the JSON object `obj`, as raw JSON; `None` when
+/// absent or when `obj` is not an object.
+pub fn member<'a>(obj: &'a [u8], key: &str) -> Option<&'a [u8]> {
+    let mut found = None;
+    members(obj, |k, v| {
+        if key_is(&obj[k.0..k.1], key.as_bytes()) {
+            found = Some(v);
+        }
+    })?;
+    found.map(|(s, e)| &obj[s..e])
+}
+
+/// Call `f(key, value)` for every member of the JSON object `obj`, in order: the key decoded,
+/// the value as raw JSON. Returns false (maybe after some calls) when `obj` is not an object.
+pub fn each_member<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> bool {
+    members(obj, |k, v| {
+        let key = &obj[k.0..k.1];
+        let value = &obj[v.0..v.1];
+        if memchr::memchr(b'\\', key).is_none() {
+            return f(key, value);
+        }
+        if let Ok(decoded) = serde_json::from_slice::<String>(&obj[k.0 - 1..k.1 + 1]) {
+            f(decoded.as_bytes(), value);
+        }
+    })
+    .is_some()
+}
+
+/// A raw JSON value as a string, when it is a string literal (escapes decoded; `None` for other
+/// values and for invalid literals).
+pub fn string(raw: &[u8]) -> Option<Cow<'_, str>> {
+    let inner = raw.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inner.len() <= 64 && inner.iter().all(|c| *c != b'\\' && c.is_ascii()) {
+        // Ids, names, models: short ASCII without escapes.
+        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
+    if memchr::memchr(b'\\', inner).is_none() {
+        return simdutf8::basic::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
+    serde_json::from_slice::<String>(raw).ok().map(Cow::Owned)
+}
+
+/// Whether a key as written (escaped) is `want` (which needs no escape).
+fn key_is(written: &[u8], want: &[u8]) -> bool {
+    if written == want {
+        return true;
+    }
+    // An escaped spelling of the same key (never written by the normalizer, but possible).
+    memchr::memchr(b'\\', written).is_some()
+        && serde_json::from_slice::<String>(&[b"\"", written, b"\""].concat())
+            .is_ok_and(|s| s.as_bytes() == want)
+}
+
+/// The tag bit of a key written with an escape: always compared in full (by [`key_is`]).
+const ESCAPED: u64 = 1 << 63;
+
+/// The lookup tag of a key: its first 7 bytes and its length (up to 127), plus [`ESCAPED`] when
+/// it holds a backslash (`wanted`: a key looked up, which never does).
+fn tag(k: &[u8], wanted: bool) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(7);
+    b[..n].copy_from_slice(&k[..n]);
+    b[7] = k.len().min(127) as u8;
+    let t = u64::from_le_bytes(b);
+    if !wanted && k.contains(&b'\\') {
+        return t | ESCAPED;
+    }
+    t
+}
+
+/// Call `f(key, value)` with the byte ranges of every member of the object `b` (the key inside
+/// its quotes). `None` when `b` is not one JSON object (trailing bytes included).
+fn members(b: &[u8], mut f: impl FnMut((usize, usize), (usize, usize))) -> Option<()> {
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return (ws(b, i + 1) == b.len()).then_some(());
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = skip_string(b, i)?;
+        let key = (i + 1, key_end - 1);
+        i = ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let end = skip_value(b, i)?;
+        f(key, (i, end));
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b'}') => return (ws(b, i + 1) == b.len()).then_some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// The first index at or after `i` that is not JSON whitespace.
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The index just after the string literal that opens at `i`: the first quote after it that
+/// follows an even number of backslashes (escapes such as `\\n` are frequent in text, escaped
+/// quotes much rarer, so the search stops only at quotes).
+fn skip_string(b: &[u8], i: usize) -> Option<usize> {
+    // Most literals (keys, ids, names) are short: look at their first bytes one by one.
+    for (j, c) in b.iter().enumerate().skip(i + 1).take(24) {
+        match c {
+            b'"' => return Some(j + 1),
+            b'\\' => break,
+            _ => {}
+        }
+    }
+    let mut j = i + 1;
+    loop {
+        let p = j + memchr::memchr(b'"', b.get(j..)?)?;
+        let backslashes = b[i + 1..p]
+            .iter()
+            .rev()
+            .take_while(|c| **c == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            return Some(p + 1);
+        }
+        j = p + 1;
+    }
+}
+
+/// The index just after the value that starts at `i` (its syntax is checked only as far as
+/// finding its end needs).
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match *b.get(j)? {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let n = b[i..]
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
+                .unwrap_or(b.len() - i);
+            (n > 0).then_some(i + n)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields_of(s: &str, f: impl FnOnce(Fields<'_>)) {
+        let mut ix = Index::default();
+        assert!(ix.build(s.as_bytes()), "{s}");
+        f(ix.view(s.as_bytes()));
+    }
+
+    #[test]
+    fn members_are_found_with_their_raw_values() {
+        let s = r#"{"v":1,"type":"tool.call","input":{"a":[1,{"b":"}]\"{"}],"c":null},"text":"x\"y\\","n":-1.5e3,"ok":true,"e":{},"l":[]}"#;
+        fields_of(s, |f| {
+            assert_eq!(f.raw("v"), Some(&b"1"[..]));
+            assert_eq!(
+                f.raw("input"),
+                Some(&br#"{"a":[1,{"b":"}]\"{"}],"c":null}"#[..])
+            );
+            assert_eq!(f.str("text").as_deref(), Some("x\"y\\"));
+            assert_eq!(f.str("type").as_deref(), Some("tool.call"));
+            assert_eq!(f.raw("n"), Some(&b"-1.5e3"[..]));
+            assert_eq!(f.bool("ok"), Some(true));
+            assert_eq!(f.raw("e"), Some(&b"{}"[..]));
+            assert_eq!(f.raw("l"), Some(&b"[]"[..]));
+            assert_eq!(f.raw("missing"), None);
+            assert_eq!(f.str("v"), None, "a number is not a string");
+            let full: Value = serde_json::from_str(s).unwrap();
+            for (k, v) in full.as_object().unwrap() {
+                assert_eq!(f.value(k).as_ref(), Some(v), "{k}");
+            }
+            let input = f.raw("input").unwrap();
+            assert_eq!(member(input, "c"), Some(&b"null"[..]));
+            assert_eq!(member(input, "b"), None, "only the object's own members");
+        });
+    }
+
+    #[test]
+    fn a_repeated_key_resolves_to_its_last_value_and_escaped_keys_match() {
+        fields_of(r#"{"k":1,"\u006b2":2,"k":3}"#, |f| {
+            assert_eq!(f.raw("k"), Some(&b"3"[..]));
+            assert_eq!(f.raw("k2"), Some(&b"2"[..]));
+        });
+        let full: Value = serde_json::from_str(r#"{"k":1,"k":3}"#).unwrap();
+        assert_eq!(full["k"], 3, "as serde_json's map");
+    }
+
+    proptest::proptest! {
+        /// A serialized string of quotes, backslashes and newlines (escaped quotes after runs
+        /// of backslashes, long and short) ends where serde_json wrote its closing quote.
+        #[test]
+        fn serialized_strings_are_skipped_whole(text in "[a\"\\\\\n]{0,300}") {
+            let lit = serde_json::to_string(&text).unwrap();
+            let mut b = lit.clone().into_bytes();
+            b.extend_from_slice(b",\"x\"}");
+            proptest::prop_assert_eq!(skip_string(&b, 0), Some(lit.len()));
+        }
+    }
+
+    #[test]
+    fn whitespace_is_allowed_and_malformed_input_is_refused() {
+        fields_of(" { \"a\" : [ 1 , 2 ] , \"b\":\"\" } ", |f| {
+            assert_eq!(f.raw("a"), Some(&b"[ 1 , 2 ]"[..]));
+            assert_eq!(f.str("b").as_deref(), Some(""));
+        });
+        let mut ix = Index::default();
+        for bad in [
+            "",
+            "[]",
+            "{",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{\"a\":1,}",
+            "{\"a\":\"x}",
+            "{\"a\":1} x",
+            "{\"a\":[1}",
+        ] {
+            assert!(!ix.build(bad.as_bytes()), "{bad}");
+        }
+        assert!(ix.build(b"{}"));
+    }
+}
