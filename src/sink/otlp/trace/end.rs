@@ -1,8 +1,8 @@
 //! The end of a trace: every span still open is closed at the run's (or the invocation's)
 //! end, the root last, with the run's cause and outcome.
 
-use opentelemetry_proto::tonic::trace::v1::Span;
 use crate::json::fields::Fields;
+use opentelemetry_proto::tonic::trace::v1::Span;
 
 use super::Trace;
 use crate::clock::Stamp;
