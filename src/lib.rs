@@ -24,7 +24,6 @@
 #![warn(missing_docs)]
 
 pub mod audit;
-pub mod batch;
 pub mod capture;
 pub mod clock;
 pub mod envelope;
@@ -50,3 +49,4 @@ pub mod spawn;
 pub mod transcript;
 pub mod transform;
 pub mod view;
+pub mod work;

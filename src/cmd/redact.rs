@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use boo_normalize::error::Error;
 use boo_normalize::exit::ExitCode;
-use boo_normalize::redact::inputs::redact_inputs;
+use boo_normalize::redact::parallel::redact_inputs;
 use boo_normalize::sniff;
 use boo_normalize::transcript::open;
 

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::infer::version_from_path;
 use super::{Profile, Profiler};
-use crate::batch::{self, Job, Turn};
 use crate::error::Error;
 use crate::sniff;
 use crate::transcript::session::{self, SessionFiles};
+use crate::work::{self, Job, Turn};
 
 /// File extensions picked up when a directory is given.
 pub const CAPTURE_EXTENSIONS: &[&str] = &["ndjson", "jsonl"];
@@ -101,7 +101,7 @@ fn walk_dir(dir: &Path, out: &mut Vec<Source>) -> Result<(), Error> {
 
 /// Profile every input: captures are profiled, saved profiles merged in.
 ///
-/// Each input is profiled on its own, on every core (see [`crate::batch`]), and the parts are
+/// Each input is profiled on its own, on every core (see [`crate::work`]), and the parts are
 /// merged in input order as they come: the document is the same whatever the number of threads,
 /// and the same as profiling the inputs together (counts add up; see [`Profile::merge`]). The
 /// first input that cannot be read is the error; so is a named file that holds no stream-json
@@ -156,9 +156,9 @@ pub fn load_sides(
         }
         Ok(())
     };
-    batch::in_order(
+    work::in_order(
         jobs,
-        batch::threads(),
+        work::threads(),
         AHEAD_BYTES,
         || Profiler::new().by_version(by_version),
         load,
@@ -198,7 +198,7 @@ pub fn load_sides(
     Ok(out)
 }
 
-/// Input bytes of captures profiled ahead and not merged yet (see [`batch::in_order`]): a
+/// Input bytes of captures profiled ahead and not merged yet (see [`work::in_order`]): a
 /// capture's profile is a small fraction of its size, and merging is quick, so workers may run
 /// well ahead of a large capture the calling thread profiles in turn instead of waiting.
 const AHEAD_BYTES: u64 = 32 << 20;

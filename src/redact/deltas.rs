@@ -1,11 +1,11 @@
 //! `stream_event` lines: which block a delta belongs to, feeding its fragment to the block's
-//! stream ([`super::stream`]), and ending the stream at the block's `content_block_stop` (or
+//! stream ([`super::fragments`]), and ending the stream at the block's `content_block_stop` (or
 //! `message_stop`, a new `message_start`, or the end of input), which decides every line it
 //! still holds (see [`super::hold`]).
 
+use super::fragments::{Ctx, Field, JsonStream, Stream, TextStream};
 use super::lex::{Lexer, Str, Tok, decode};
 use super::line::Redactor;
-use super::stream::{Ctx, Field, JsonStream, Stream, TextStream};
 use crate::transform::{Origin, Transformed};
 
 /// What a `stream_event` line says about its stream.

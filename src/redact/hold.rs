@@ -12,9 +12,9 @@
 //! decides whatever its stream still holds. With nothing to redact the latency is the same as
 //! the held suffix had: at most until the block's next line.
 
+use super::fragments::{Held, State};
 use super::lex::{decode, escape_into};
 use super::line::Redactor;
-use super::stream::{Held, State};
 use crate::read::Line;
 use crate::transform::{Origin, Transformed};
 

@@ -4,17 +4,17 @@
 //! JSON lines are redacted string by string on decoded values (member names included) and the
 //! placeholders are spliced into the raw bytes. Lines that are not JSON are redacted as text
 //! (with a private key block followed across lines). `stream_event` delta lines feed per-block
-//! streams ([`super::stream`]); a delta line whose text is not decided yet is held whole until
+//! streams ([`super::fragments`]); a delta line whose text is not decided yet is held whole until
 //! its stream decides it ([`super::hold`]).
 
 use std::sync::Arc;
 
 use super::engine::{Engine, Hit, KindId, Scratch, Seen};
+use super::fragments::{Queue, Stream};
 use super::lex::{
     Frame, Lexer, NotJson, Tok, decode, escape_into, has_escaped_slash, has_unicode_escape,
     hides_literals,
 };
-use super::stream::{Queue, Stream};
 use crate::read::Line;
 use crate::transform::{LineTransform, Transformed};
 

@@ -70,14 +70,14 @@
 mod deltas;
 mod detect;
 mod engine;
+mod fragments;
 mod hold;
-pub mod inputs;
 mod lex;
 mod line;
+pub mod parallel;
 mod rules;
 mod search;
 pub mod setup;
-mod stream;
 
 pub use engine::{Config, DEFAULT_ENTROPY_BITS, Engine, Hit, Key, KindId, Scratch, Seen};
 pub use line::{Counts, Redactor};

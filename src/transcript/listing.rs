@@ -11,8 +11,8 @@ use super::prices::{Prices, round_usd};
 use super::session::{self, SessionFiles};
 use super::summary::{self, Summary};
 use super::usage::{Counter, Tokens};
-use crate::batch::{self, Job, Turn};
 use crate::error::{Error, sanitize};
+use crate::work::{self, Job, Turn};
 
 /// Which sessions to list.
 #[derive(Debug, Default, Clone)]
@@ -100,9 +100,9 @@ fn read(mut sessions: Vec<SessionFiles>, f: &Filter) -> Result<(Vec<Summary>, Ve
         let r = summary::summarize(&s, buf);
         (s.main, r)
     };
-    batch::in_order(
+    work::in_order(
         jobs,
-        batch::threads(),
+        work::threads(),
         // A summary is tiny: workers may run far ahead.
         64 << 20,
         Vec::new,

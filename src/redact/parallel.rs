@@ -1,6 +1,6 @@
 //! `redact` over several inputs on every core. The inputs are one stream (a redactor's state
 //! carries from one input to the next: delta text held back, an open private-key block), yet
-//! files are redacted ahead on other threads (see [`crate::batch`]), each by a fresh redactor,
+//! files are redacted ahead on other threads (see [`crate::work`]), each by a fresh redactor,
 //! and that output is used whenever the stream reaches the file with nothing carried over;
 //! otherwise the file is redacted again in turn. A file nobody took ahead is streamed in turn
 //! straight to the output. Either way the bytes are those of one redactor reading the inputs in
@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 
 use super::engine::Scratch;
 use super::{Counts, Engine, Redactor};
-use crate::batch::{self, Job, Turn};
 use crate::error::Error;
 use crate::input::Input;
 use crate::read::{LineReader, eol};
 use crate::transform::Transformed;
+use crate::work::{self, Job, Turn};
 
 /// Largest file redacted ahead; larger ones are streamed in turn (memory stays bounded).
 pub const AHEAD_MAX: u64 = 16 << 20;
@@ -43,7 +43,7 @@ impl Summary {
 /// after every line with `line_buffered`). Regular files of at most [`AHEAD_MAX`] may be redacted
 /// ahead on other threads (see the module docs), unless `line_buffered`, only one thread is
 /// available (`BOO_NORMALIZE_THREADS=1`) or the batch is too small to pay for a second thread
-/// ([`batch::PARALLEL_MIN_BYTES`]).
+/// ([`work::PARALLEL_MIN_BYTES`]).
 pub fn redact_inputs<W: Write>(
     engine: &Arc<Engine>,
     inputs: Vec<Input>,
@@ -58,13 +58,13 @@ pub fn redact_inputs<W: Write>(
             item: i,
         })
         .collect();
-    let threads = if line_buffered { 1 } else { batch::threads() };
+    let threads = if line_buffered { 1 } else { work::threads() };
     let chunks = Chunks::default();
     let mut s = InTurn::new(engine, w, line_buffered);
-    let mine = batch::in_order(
+    let mine = work::in_order(
         jobs,
         threads,
-        batch::AHEAD_BYTES,
+        work::AHEAD_BYTES,
         Worker::default,
         |i: Input, wk: &mut Worker| Ahead::run(engine, i, wk, &chunks),
         |turn, wk| match turn {
