@@ -7,7 +7,7 @@ use std::hint::black_box;
 use boo_normalize::audit::GENESIS;
 use boo_normalize::envelope::Events;
 use boo_normalize::json::{Engine, Parser};
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, NormalizeOptions, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::read::LineReader;
 use boo_normalize::sink::ai_sdk::AiSdk;
@@ -75,7 +75,7 @@ fn bench(c: &mut Criterion) {
 
     g.bench_function("normalize_to_events", |b| {
         b.iter(|| {
-            let mut n = Normalizer::new(Options::default());
+            let mut n = Normalizer::new(NormalizeOptions::default());
             let mut ev = Events::default();
             let mut r = LineReader::new(&data[..]);
             let mut bytes = 0usize;
@@ -133,9 +133,9 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 out.clear();
                 {
-                    let opts = Options {
+                    let opts = NormalizeOptions {
                         hollow,
-                        ..Options::default()
+                        ..NormalizeOptions::default()
                     };
                     let sink = Ndjson::new(&mut out);
                     let mut p = Pipeline::new(Normalizer::new(opts), vec![Box::new(sink)]);

@@ -1,19 +1,19 @@
 //! The error type: a context (what was being done, e.g. a file name), where in it (line, byte)
 //! when known, and a cause, displayed as `context[:line[:byte]]: cause`; its [`ErrorKind`]; and
-//! the exit status it maps to ([`ExitCode`]).
+//! the exit status it maps to ([`Exit`]).
 
 use std::fmt;
 use std::io;
 
-use crate::exit::ExitCode;
+use crate::exit::Exit;
 
 /// A fatal error.
 #[derive(Debug)]
 pub struct Error {
     context: String,
     cause: Cause,
-    /// Exit status other than [`ExitCode::ERROR`] (e.g. 127 for a missing program).
-    code: Option<ExitCode>,
+    /// Exit status other than [`Exit::ERROR`] (e.g. 127 for a missing program).
+    code: Option<Exit>,
     /// Where in `context` (a file) it went wrong.
     at: Option<Position>,
 }
@@ -84,28 +84,28 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match (&self.cause, self.code) {
             (Cause::Io(e), _) if e.kind() == io::ErrorKind::BrokenPipe => ErrorKind::ClosedOutput,
-            (_, Some(ExitCode::SINK_FAILED)) => ErrorKind::Sink,
-            (_, Some(ExitCode::NOT_FOUND | ExitCode::CANNOT_EXECUTE)) => ErrorKind::Spawn,
+            (_, Some(Exit::SINK_FAILED)) => ErrorKind::Sink,
+            (_, Some(Exit::NOT_FOUND | Exit::CANNOT_EXECUTE)) => ErrorKind::Spawn,
             (Cause::Io(_), _) => ErrorKind::Io,
             (Cause::Msg(_), _) => ErrorKind::Invalid,
         }
     }
 
-    /// The same error with exit status `code` instead of [`ExitCode::ERROR`].
-    pub fn with_exit(mut self, code: ExitCode) -> Self {
+    /// The same error with exit status `code` instead of [`Exit::ERROR`].
+    pub fn with_exit(mut self, code: Exit) -> Self {
         self.code = Some(code);
         self
     }
 
     /// Writing the sink `name` (a file, or `stdout`) failed with `e`: exit
-    /// [`ExitCode::SINK_FAILED`] for a file, [`ExitCode::ERROR`] for stdout (a closed stdout is
+    /// [`Exit::SINK_FAILED`] for a file, [`Exit::ERROR`] for stdout (a closed stdout is
     /// quiet).
     pub fn sink(name: impl Into<String>, e: io::Error) -> Self {
         let name = name.into();
         let code = if name == "stdout" {
-            ExitCode::ERROR
+            Exit::ERROR
         } else {
-            ExitCode::SINK_FAILED
+            Exit::SINK_FAILED
         };
         Error::io(name, e).with_exit(code)
     }
@@ -116,11 +116,11 @@ impl Error {
     }
 
     /// The exit status for this error.
-    pub fn exit_code(&self) -> ExitCode {
+    pub fn exit_code(&self) -> Exit {
         if self.is_broken_pipe() {
-            ExitCode::OK
+            Exit::OK
         } else {
-            self.code.unwrap_or(ExitCode::ERROR)
+            self.code.unwrap_or(Exit::ERROR)
         }
     }
 }
@@ -168,19 +168,19 @@ mod tests {
     fn position_kind_and_status() {
         let e = Error::msg("log\u{1b}.jsonl", "hash mismatch")
             .at(7, None)
-            .with_exit(ExitCode::FINDINGS);
+            .with_exit(Exit::FINDINGS);
         assert_eq!(e.to_string(), "log?.jsonl:7: hash mismatch");
         assert_eq!(e.kind(), ErrorKind::Invalid);
-        assert_eq!(e.exit_code(), ExitCode::FINDINGS);
+        assert_eq!(e.exit_code(), Exit::FINDINGS);
         let e = Error::msg("rules.json", "expected `,`").at(3, Some(14));
         assert_eq!(e.to_string(), "rules.json:3:14: expected `,`");
         let pipe = Error::io("stdout", io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(pipe.kind(), ErrorKind::ClosedOutput);
-        assert_eq!(pipe.exit_code(), ExitCode::OK);
+        assert_eq!(pipe.exit_code(), Exit::OK);
         let sink = Error::sink("a.jsonl", io::Error::other("disk full"));
         assert_eq!(sink.kind(), ErrorKind::Sink);
-        assert_eq!(sink.exit_code(), ExitCode::SINK_FAILED);
-        let missing = Error::msg("spawn", "not found").with_exit(ExitCode::NOT_FOUND);
+        assert_eq!(sink.exit_code(), Exit::SINK_FAILED);
+        let missing = Error::msg("spawn", "not found").with_exit(Exit::NOT_FOUND);
         assert_eq!(missing.kind(), ErrorKind::Spawn);
     }
 }

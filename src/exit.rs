@@ -5,37 +5,37 @@ use std::fmt;
 
 /// An exit status of `boo-normalize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ExitCode(u8);
+pub struct Exit(u8);
 
-impl ExitCode {
+impl Exit {
     /// Success (also when the reader closed stdout early, `| head -1`).
-    pub const OK: ExitCode = ExitCode(0);
+    pub const OK: Exit = Exit(0);
     /// Findings: `--strict` saw unusable lines or unknown types, `diff` found drift at or above
     /// `--fail-on`, `audit verify` found a bad record (or, with `--require-complete`, a run
     /// without `run.end`).
-    pub const FINDINGS: ExitCode = ExitCode(1);
+    pub const FINDINGS: Exit = Exit(1);
     /// Usage error, unreadable input, input without a single stream-json line (envelope output,
     /// an audit log, a capture, text: stderr says what it is, see [`crate::sniff`]), or an I/O
     /// error on stdout.
-    pub const ERROR: ExitCode = ExitCode(2);
+    pub const ERROR: Exit = Exit(2);
     /// The stream ended without a `result` line after its last `system/init` (`run.error`
     /// precedes `run.end`; `--allow-no-result` turns this off); `replay --follow` when the
     /// followed file's writer vanished before `run.end`.
-    pub const NO_RESULT: ExitCode = ExitCode(3);
+    pub const NO_RESULT: Exit = Exit(3);
     /// `probe`: a scenario failed (the CLI crashed, hung, printed non-JSON or answered
     /// unexpectedly).
-    pub const PROBE_FAILED: ExitCode = ExitCode(4);
+    pub const PROBE_FAILED: Exit = Exit(4);
     /// A file sink (`--audit`, `--record`, `--envelope`, `--sse`, `--otlp`) failed mid-run
     /// (`EX_IOERR`); the other sinks got `run.end` with cause `sink_failed`.
-    pub const SINK_FAILED: ExitCode = ExitCode(74);
+    pub const SINK_FAILED: Exit = Exit(74);
     /// `spawn`: `--timeout`, `--idle-timeout` or `--tool-timeout` stopped the child.
-    pub const TIMEOUT: ExitCode = ExitCode(124);
+    pub const TIMEOUT: Exit = Exit(124);
     /// `spawn`: a guard stopped the child (`--enforce`).
-    pub const POLICY: ExitCode = ExitCode(125);
+    pub const POLICY: Exit = Exit(125);
     /// `spawn`: the claude binary is not executable.
-    pub const CANNOT_EXECUTE: ExitCode = ExitCode(126);
+    pub const CANNOT_EXECUTE: Exit = Exit(126);
     /// `spawn`: the claude binary was not found.
-    pub const NOT_FOUND: ExitCode = ExitCode(127);
+    pub const NOT_FOUND: Exit = Exit(127);
 
     /// Every status, as the documentation lists it: the code (or range) and when it happens.
     pub const TABLE: &'static [(&'static str, &'static str)] = &[
@@ -84,13 +84,13 @@ impl ExitCode {
     ];
 
     /// A child's own exit status, passed on (`spawn`, `replay --as-claude`).
-    pub const fn child(code: u8) -> ExitCode {
-        ExitCode(code)
+    pub const fn child(code: u8) -> Exit {
+        Exit(code)
     }
 
     /// `128 + n`: death by (or receipt of) signal `n`.
-    pub const fn signal(n: i32) -> ExitCode {
-        ExitCode(128u8.wrapping_add(n as u8))
+    pub const fn signal(n: i32) -> Exit {
+        Exit(128u8.wrapping_add(n as u8))
     }
 
     /// The number.
@@ -98,47 +98,47 @@ impl ExitCode {
         self.0
     }
 
-    /// Whether this is [`ExitCode::OK`].
+    /// Whether this is [`Exit::OK`].
     pub const fn is_ok(self) -> bool {
         self.0 == 0
     }
 }
 
-impl fmt::Display for ExitCode {
+impl fmt::Display for Exit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
 }
 
-impl From<ExitCode> for std::process::ExitCode {
-    fn from(c: ExitCode) -> Self {
+impl From<Exit> for std::process::ExitCode {
+    fn from(c: Exit) -> Self {
         std::process::ExitCode::from(c.0)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ExitCode;
+    use super::Exit;
 
     /// Every named code is in the table, in order.
     #[test]
     fn the_table_lists_every_named_code() {
         let named = [
-            ExitCode::OK,
-            ExitCode::FINDINGS,
-            ExitCode::ERROR,
-            ExitCode::NO_RESULT,
-            ExitCode::PROBE_FAILED,
-            ExitCode::SINK_FAILED,
-            ExitCode::TIMEOUT,
-            ExitCode::POLICY,
-            ExitCode::CANNOT_EXECUTE,
-            ExitCode::NOT_FOUND,
+            Exit::OK,
+            Exit::FINDINGS,
+            Exit::ERROR,
+            Exit::NO_RESULT,
+            Exit::PROBE_FAILED,
+            Exit::SINK_FAILED,
+            Exit::TIMEOUT,
+            Exit::POLICY,
+            Exit::CANNOT_EXECUTE,
+            Exit::NOT_FOUND,
         ];
-        let listed: Vec<&str> = ExitCode::TABLE.iter().map(|r| r.0).collect();
+        let listed: Vec<&str> = Exit::TABLE.iter().map(|r| r.0).collect();
         for (c, l) in named.iter().zip(&listed) {
             assert_eq!(c.code().to_string(), *l);
         }
-        assert_eq!(ExitCode::signal(15).code(), 143);
+        assert_eq!(Exit::signal(15).code(), 143);
     }
 }

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use boo_normalize::envelope::Events;
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, NormalizeOptions, Normalizer};
 use boo_normalize::read::LineReader;
 
 struct Counting;
@@ -45,7 +45,7 @@ fn allocations_per_line_stay_small() {
         .flat_map(|p| std::fs::read(p).unwrap())
         .collect();
     // Warm up once so buffers reach their working size, then count a second pass.
-    let mut n = Normalizer::new(Options::default());
+    let mut n = Normalizer::new(NormalizeOptions::default());
     let mut ev = Events::default();
     for pass in 0..2 {
         let before = ALLOCS.load(Ordering::Relaxed);

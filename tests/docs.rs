@@ -300,7 +300,7 @@ fn man_page_environment_names_every_variable_read() {
 #[test]
 fn readme_lists_every_exit_status() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for (code, what) in boo_normalize::exit::ExitCode::TABLE {
+    for (code, what) in boo_normalize::exit::Exit::TABLE {
         let row = format!("| {code} | {what} |");
         assert!(
             readme.lines().any(|l| l == row),

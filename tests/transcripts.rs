@@ -9,7 +9,7 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use boo_normalize::normalize::{EndInfo, MAPPINGS, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, MAPPINGS, NormalizeOptions, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use boo_normalize::transcript::map::Mapper;
@@ -717,7 +717,7 @@ fn normalize_parts(parts: Vec<Vec<u8>>) -> Vec<Value> {
     let mut out = Vec::new();
     {
         let sink = Ndjson::new(&mut out);
-        let opts = Options {
+        let opts = NormalizeOptions {
             allow_no_result: true,
             ..Default::default()
         };

@@ -3,7 +3,7 @@
 #![no_main]
 
 use boo_normalize::audit::verify::verify;
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, Normalizer, NormalizeOptions};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::audit::Audit;
 use libfuzzer_sys::fuzz_target;
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let mut log = Vec::new();
     {
         let mut p = Pipeline::new(
-            Normalizer::new(Options::default()),
+            Normalizer::new(NormalizeOptions::default()),
             vec![Box::new(Audit::new(&mut log, "fuzz", [b'0'; 64]))],
         );
         p.run(input, None).unwrap();

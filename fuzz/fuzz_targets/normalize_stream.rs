@@ -3,12 +3,12 @@
 //! every long string literal (what huge lines get) changes no output byte.
 #![no_main]
 
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, Normalizer, NormalizeOptions};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use libfuzzer_sys::fuzz_target;
 
-fn normalize(data: &[u8], opts: Options) -> Vec<u8> {
+fn normalize(data: &[u8], opts: NormalizeOptions) -> Vec<u8> {
     let mut out = Vec::new();
     {
         let sink = Ndjson::new(&mut out);
@@ -20,20 +20,20 @@ fn normalize(data: &[u8], opts: Options) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let out = normalize(data, Options::default());
+    let out = normalize(data, NormalizeOptions::default());
     let hollowed = normalize(
         data,
-        Options {
+        NormalizeOptions {
             hollow: Some((0, 16)),
-            ..Options::default()
+            ..NormalizeOptions::default()
         },
     );
     assert!(out == hollowed, "hollowing changed the output");
     let from_tape = normalize(
         data,
-        Options {
+        NormalizeOptions {
             write_from_tape: true,
-            ..Options::default()
+            ..NormalizeOptions::default()
         },
     );
     assert!(

@@ -4,7 +4,7 @@
 #![no_main]
 
 use boo_normalize::audit::verify::verify;
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, Normalizer, NormalizeOptions};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use boo_normalize::sink::ai_sdk::AiSdk;
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let mut streamed = Vec::new();
     {
         let mut p = Pipeline::new(
-            Normalizer::new(Options::default()),
+            Normalizer::new(NormalizeOptions::default()),
             vec![
                 Box::new(Ndjson::new(&mut env)),
                 Box::new(Sse::new(&mut sse)),

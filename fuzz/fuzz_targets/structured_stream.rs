@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use arbitrary::Arbitrary;
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, Normalizer, NormalizeOptions};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use libfuzzer_sys::fuzz_target;
@@ -182,7 +182,7 @@ fn render(steps: &[Step], out: &mut Vec<u8>) {
 fuzz_target!(|steps: Vec<Step>| {
     let mut input = Vec::new();
     render(&steps, &mut input);
-    let normalize = |opts: Options| {
+    let normalize = |opts: NormalizeOptions| {
         let mut out = Vec::new();
         {
             let sink = Ndjson::new(&mut out);
@@ -192,10 +192,10 @@ fuzz_target!(|steps: Vec<Step>| {
         }
         out
     };
-    let out = normalize(Options::default());
-    let hollowed = normalize(Options {
+    let out = normalize(NormalizeOptions::default());
+    let hollowed = normalize(NormalizeOptions {
         hollow: Some((0, 8)),
-        ..Options::default()
+        ..NormalizeOptions::default()
     });
     assert!(out == hollowed, "hollowing changed the output");
     let mut calls: HashMap<String, u32> = HashMap::new();

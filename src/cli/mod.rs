@@ -288,7 +288,7 @@ fn or_exit(parsed: Result<Cli, clap::Error>) -> Cli {
         Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(w) => {
             let _ = writeln!(std::io::stderr(), "boo-normalize: stdout: {w}");
-            std::process::exit(i32::from(boo_normalize::exit::ExitCode::ERROR.code()));
+            std::process::exit(i32::from(boo_normalize::exit::Exit::ERROR.code()));
         }
     }
 }

@@ -43,8 +43,8 @@ pub struct EnvelopeArgs {
 
 impl EnvelopeArgs {
     /// The normalizer options these flags select.
-    pub fn options(&self) -> boo_normalize::normalize::Options {
-        boo_normalize::normalize::Options {
+    pub fn options(&self) -> boo_normalize::normalize::NormalizeOptions {
+        boo_normalize::normalize::NormalizeOptions {
             keep_blobs: self.keep_blobs,
             reference_parser: self.reference_parser,
             allow_no_result: self.allow_no_result,

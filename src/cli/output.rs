@@ -108,7 +108,7 @@ pub struct PrettyArgs {
 impl PrettyArgs {
     /// The view's options for this process's stdout (a terminal or not, its width) and
     /// environment.
-    pub fn options(&self) -> pretty::Options {
+    pub fn options(&self) -> pretty::PrettyOptions {
         use std::io::IsTerminal;
         let tty = std::io::stdout().is_terminal();
         let terminal = terminal_size::terminal_size_of(std::io::stdout())
@@ -121,7 +121,7 @@ impl PrettyArgs {
             thinking: self.thinking,
             result_lines: self.result_lines,
         };
-        pretty::Options::resolve(flags, tty, terminal, &|k| std::env::var(k).ok())
+        pretty::PrettyOptions::resolve(flags, tty, terminal, &|k| std::env::var(k).ok())
     }
 }
 
@@ -171,7 +171,7 @@ impl OutputArgs {
             pretty: if self.format == Format::Pretty {
                 self.pretty.options()
             } else {
-                pretty::Options::default()
+                pretty::PrettyOptions::default()
             },
         }
     }

@@ -5,11 +5,11 @@ use std::io::{self, BufReader, Write};
 
 use boo_normalize::audit::verify::{Failure, verify};
 use boo_normalize::error::{Error, counted, sanitize};
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 
 use crate::cli::AuditCommand;
 
-pub fn run(cmd: AuditCommand) -> Result<ExitCode, Error> {
+pub fn run(cmd: AuditCommand) -> Result<Exit, Error> {
     let AuditCommand::Verify {
         file,
         require_complete,
@@ -52,13 +52,13 @@ pub fn run(cmd: AuditCommand) -> Result<ExitCode, Error> {
                 );
             }
             if failed {
-                return Ok(ExitCode::FINDINGS);
+                return Ok(Exit::FINDINGS);
             }
-            Ok(ExitCode::OK)
+            Ok(Exit::OK)
         }
         Err(Failure::Io(e)) => Err(Error::io(&name, e)),
         Err(Failure::Bad { line, reason }) => Err(Error::msg(name, reason)
             .at(line, None)
-            .with_exit(ExitCode::FINDINGS)),
+            .with_exit(Exit::FINDINGS)),
     }
 }

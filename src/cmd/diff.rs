@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Write};
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::profile::allow::AllowList;
 use boo_normalize::profile::diff::{Severity, diff};
 use boo_normalize::profile::input;
@@ -15,9 +15,9 @@ use crate::cli::{DiffArgs, DiffFormat, FailOn};
 
 /// Exit status when drift at or above `--fail-on` is found (usage and input errors are `Err`,
 /// exit 2 in `main`).
-const EXIT_DRIFT: ExitCode = ExitCode::FINDINGS;
+const EXIT_DRIFT: Exit = Exit::FINDINGS;
 
-pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
+pub fn run(a: DiffArgs) -> Result<Exit, Error> {
     let allow = match &a.allow {
         Some(path) => {
             let name = path.display().to_string();
@@ -56,9 +56,5 @@ pub fn run(a: DiffArgs) -> Result<ExitCode, Error> {
         .lock()
         .write_all(text.as_bytes())
         .map_err(|e| Error::io("stdout", e))?;
-    Ok(if report.failed {
-        EXIT_DRIFT
-    } else {
-        ExitCode::OK
-    })
+    Ok(if report.failed { EXIT_DRIFT } else { Exit::OK })
 }

@@ -5,14 +5,14 @@ use std::io::Write;
 use std::path::Path;
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use clap::CommandFactory;
 use roff::{Roff, bold, italic, roman};
 
 use crate::cli::{Cli, Shell};
 
 /// Write `boo-normalize.1` and one page per subcommand into `dir`.
-pub fn man(dir: &Path) -> Result<ExitCode, Error> {
+pub fn man(dir: &Path) -> Result<Exit, Error> {
     let ctx = || dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
     // `help SUBCOMMAND` is for the terminal; the pages list no help page.
@@ -25,7 +25,7 @@ pub fn man(dir: &Path) -> Result<ExitCode, Error> {
             sub_pages(dir, "boo-normalize", sub)?;
         }
     }
-    Ok(ExitCode::OK)
+    Ok(Exit::OK)
 }
 
 /// The page of `sub` (under `parent`, e.g. `boo-normalize-audit`) and of each of its own
@@ -160,7 +160,7 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
     )]);
     r.text([bold("boo-normalize schema"), roman(".")]);
     r.control("SH", ["EXIT STATUS"]);
-    for (code, what) in boo_normalize::exit::ExitCode::TABLE {
+    for (code, what) in boo_normalize::exit::Exit::TABLE {
         r.control("TP", []);
         r.text([bold(*code)]);
         r.text([roman(what.replace('`', ""))]);
@@ -217,7 +217,7 @@ fn render_main(cmd: &clap::Command, w: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Print a completion script for `shell`.
-pub fn completions(shell: Shell) -> Result<ExitCode, Error> {
+pub fn completions(shell: Shell) -> Result<Exit, Error> {
     let mut cmd = Cli::command();
     let sh = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
@@ -232,5 +232,5 @@ pub fn completions(shell: Shell) -> Result<ExitCode, Error> {
     out.write_all(&script)
         .and_then(|()| out.flush())
         .map_err(|e| Error::io("stdout", e))?;
-    Ok(ExitCode::OK)
+    Ok(Exit::OK)
 }

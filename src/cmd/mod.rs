@@ -15,12 +15,12 @@ mod sessions;
 mod spawn;
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 
 use crate::cli::{Cli, Command};
 
 /// Run the chosen subcommand and return its exit status.
-pub fn run(cli: Cli) -> Result<ExitCode, Error> {
+pub fn run(cli: Cli) -> Result<Exit, Error> {
     match cli.command {
         None => normalize::run(cli.normalize),
         Some(Command::Normalize(a)) => normalize::run(a),
@@ -40,7 +40,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             let mut out = std::io::stdout().lock();
             use std::io::Write;
             writeln!(out, "{text}").map_err(|e| Error::io("stdout", e))?;
-            Ok(ExitCode::OK)
+            Ok(Exit::OK)
         }
         Some(Command::Profile(a)) => profile::run(a),
         Some(Command::Diff(a)) => diff::run(a),

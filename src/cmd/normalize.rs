@@ -7,7 +7,7 @@ use std::sync::PoisonError;
 use boo_normalize::capture::{End, file};
 use boo_normalize::clock::{ManualClock, Stamp};
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::pipeline::conclude::{Ending, output_failed};
 use boo_normalize::sink::named::io_error;
 use boo_normalize::sniff;
@@ -15,7 +15,7 @@ use boo_normalize::transcript::open;
 
 use crate::cli::NormalizeArgs;
 
-pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
+pub fn run(a: NormalizeArgs) -> Result<Exit, Error> {
     crate::cli::no_mistyped_subcommand(&a.files)?;
     let mut setup = a.stream.plan()?.open()?;
     let prices = a.input.prices()?;
@@ -73,7 +73,7 @@ pub fn run(a: NormalizeArgs) -> Result<ExitCode, Error> {
     // Input with no stream-json line is a usage error (exit 2); an empty one is only a missing
     // result (exit 3).
     if wrong {
-        ending.code = ExitCode::ERROR;
+        ending.code = Exit::ERROR;
     }
     // stdin is known to be a transcript only now that it has been read.
     if ins.any_transcript() {

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::probe::summary::SUMMARY_VERSION;
 use boo_normalize::probe::{self, PROFILE_FILE, RunFailure, SUMMARY_FILE, Setup, Source, Summary};
 use boo_normalize::profile::input;
@@ -17,7 +17,7 @@ use boo_normalize::spawn::{guardian, procs};
 
 use crate::cli::{DiffArgs, ProbeArgs};
 
-pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
+pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
     if a.list {
         return list();
     }
@@ -35,10 +35,10 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
         std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
     let claude = resolve_program(Some(bin.as_os_str()), Some(&path)).map_err(|e| match e {
         ResolveError::NotFound(m) => {
-            Error::msg("probe: --claude-bin", m).with_exit(ExitCode::NOT_FOUND)
+            Error::msg("probe: --claude-bin", m).with_exit(Exit::NOT_FOUND)
         }
         ResolveError::NotExecutable(m) => {
-            Error::msg("probe: --claude-bin", m).with_exit(ExitCode::CANNOT_EXECUTE)
+            Error::msg("probe: --claude-bin", m).with_exit(Exit::CANNOT_EXECUTE)
         }
     })?;
     // Runs start in a working directory of their own: a relative path must not change meaning.
@@ -105,7 +105,7 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
                 finish(&summary, out)?;
                 return Err(
                     Error::msg("probe", format!("stopped by {}", procs::signal_name(sig)))
-                        .with_exit(ExitCode::signal(sig)),
+                        .with_exit(Exit::signal(sig)),
                 );
             }
             Err(f) => {
@@ -120,7 +120,7 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
         if r.failed() {
             summary.failed += 1;
             let e = Error::msg(format!("probe: {id}"), r.problems.join("; "))
-                .with_exit(ExitCode::PROBE_FAILED);
+                .with_exit(Exit::PROBE_FAILED);
             let _ = writeln!(err, "boo-normalize: {e}");
             first_failure.get_or_insert(e);
         } else {
@@ -145,7 +145,7 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
                     out.join(SUMMARY_FILE).display()
                 ),
             )
-            .with_exit(ExitCode::PROBE_FAILED)
+            .with_exit(Exit::PROBE_FAILED)
         } else {
             e
         });
@@ -159,7 +159,7 @@ pub fn run(a: ProbeArgs) -> Result<ExitCode, Error> {
             allow: a.allow.clone(),
             verbose: false,
         }),
-        None => Ok(ExitCode::OK),
+        None => Ok(Exit::OK),
     }
 }
 
@@ -170,16 +170,16 @@ fn failure(id: &str, f: RunFailure) -> Error {
     match f {
         RunFailure::Start(e) => {
             let code = match e.kind() {
-                io::ErrorKind::NotFound => ExitCode::NOT_FOUND,
-                io::ErrorKind::PermissionDenied => ExitCode::CANNOT_EXECUTE,
-                _ => ExitCode::PROBE_FAILED,
+                io::ErrorKind::NotFound => Exit::NOT_FOUND,
+                io::ErrorKind::PermissionDenied => Exit::CANNOT_EXECUTE,
+                _ => Exit::PROBE_FAILED,
             };
             Error::msg(ctx, format!("cannot start the CLI: {e}")).with_exit(code)
         }
-        RunFailure::Setup(m) => Error::msg(ctx, m).with_exit(ExitCode::PROBE_FAILED),
+        RunFailure::Setup(m) => Error::msg(ctx, m).with_exit(Exit::PROBE_FAILED),
         RunFailure::Interrupted(sig) => {
             Error::msg(ctx, format!("stopped by {}", procs::signal_name(sig)))
-                .with_exit(ExitCode::signal(sig))
+                .with_exit(Exit::signal(sig))
         }
     }
 }
@@ -245,7 +245,7 @@ fn select(a: &ProbeArgs) -> Result<Vec<Source>, Error> {
         .collect()
 }
 
-fn list() -> Result<ExitCode, Error> {
+fn list() -> Result<Exit, Error> {
     let mut out = io::stdout().lock();
     for s in probe::scenario::builtin() {
         let modes = s
@@ -260,7 +260,7 @@ fn list() -> Result<ExitCode, Error> {
         )
         .map_err(|e| Error::io("stdout", e))?;
     }
-    Ok(ExitCode::OK)
+    Ok(Exit::OK)
 }
 
 /// Serve a script (a scenario, or a `fake_anthropic.py` script) until killed.
@@ -268,7 +268,7 @@ fn serve_only(
     path: &std::path::Path,
     port_file: Option<&std::path::Path>,
     log: Option<&std::path::Path>,
-) -> Result<ExitCode, Error> {
+) -> Result<Exit, Error> {
     let name = path.display().to_string();
     let text = fs::read_to_string(path).map_err(|e| Error::io(&name, e))?;
     let src = probe::scenario::parse_script(&text).map_err(|e| Error::msg(&name, e))?;

@@ -4,12 +4,12 @@ use std::fs;
 use std::io::{self, Write};
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::profile::input;
 
 use crate::cli::ProfileArgs;
 
-pub fn run(a: ProfileArgs) -> Result<ExitCode, Error> {
+pub fn run(a: ProfileArgs) -> Result<Exit, Error> {
     let p = input::load(&a.inputs, a.by_version, &mut io::stderr())?;
     let doc = p.to_json();
     match &a.output {
@@ -19,5 +19,5 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Error> {
             .write_all(doc.as_bytes())
             .map_err(|e| Error::io("stdout", e))?,
     }
-    Ok(ExitCode::OK)
+    Ok(Exit::OK)
 }

@@ -4,14 +4,14 @@ use std::io::{self, BufWriter, Write};
 use std::sync::{Arc, Mutex};
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::redact::parallel::redact_inputs;
 use boo_normalize::sniff;
 use boo_normalize::transcript::open;
 
 use crate::cli::RedactCmdArgs;
 
-pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
+pub fn run(a: RedactCmdArgs) -> Result<Exit, Error> {
     let engine = a.rules.options().build()?;
     // A transcript stays a transcript (its lines as written, the session's files merged).
     let mut inputs =
@@ -43,7 +43,7 @@ pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
     // The copy is written either way (redaction works on any JSON); input that is not
     // stream-json is still a usage error, as for every command that reads stream-json (empty
     // input only gets the note).
-    let mut code = ExitCode::OK;
+    let mut code = Exit::OK;
     for (name, head) in heads {
         let head = head.lock().map(|h| h.clone()).unwrap_or_default();
         // A session transcript is redacted as written: no hint for it.
@@ -52,7 +52,7 @@ pub fn run(a: RedactCmdArgs) -> Result<ExitCode, Error> {
         {
             let _ = writeln!(io::stderr(), "boo-normalize: {name}: {why}");
             if kind != sniff::Kind::Empty {
-                code = ExitCode::ERROR;
+                code = Exit::ERROR;
             }
         }
     }

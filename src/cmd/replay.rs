@@ -7,18 +7,18 @@ use std::time::Duration;
 
 use boo_normalize::clock::{ManualClock, Stamp as ClockStamp};
 use boo_normalize::error::{Error, sanitize};
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::conclude::Ending;
 use boo_normalize::replay::play::{Claude, Envelope, Raw};
-use boo_normalize::replay::{Follow, Options, Replay, Speed, exit};
+use boo_normalize::replay::{Follow, Replay, ReplayOptions, Speed, exit};
 
 use crate::cli::ReplayArgs;
 
 /// How often a waiting replay pokes its sinks (SSE keep-alive comments).
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
-pub fn run(a: ReplayArgs) -> Result<ExitCode, Error> {
+pub fn run(a: ReplayArgs) -> Result<Exit, Error> {
     if a.stream.redact.enabled() && (a.as_claude || a.raw) {
         // These re-emit the recorded bytes; redact a stream with `boo-normalize redact` instead.
         return Err(Error::msg(
@@ -34,7 +34,7 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode, Error> {
     } else {
         Speed::Factor(1.0)
     });
-    let opts = Options {
+    let opts = ReplayOptions {
         speed,
         follow: a.follow.then(|| Follow {
             idle: a.follow_idle,
@@ -49,12 +49,12 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode, Error> {
         let mut player = Raw::new(io::stdout().lock());
         replay.play(&mut player)?;
         player.flush().map_err(|e| Error::io("stdout", e))?;
-        return Ok(ExitCode::OK);
+        return Ok(Exit::OK);
     }
     envelope(a, replay, speed)
 }
 
-fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<ExitCode, Error> {
+fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<Exit, Error> {
     let mut setup = a.stream.plan()?.open()?;
     // --from-seq: the pipeline hands no sink the earlier events. --last-event-id: every sink
     // starts after it (stateful ones, the AI SDK profile, still see the earlier events). Both
@@ -107,7 +107,7 @@ fn envelope(a: ReplayArgs, replay: Replay, speed: Speed) -> Result<ExitCode, Err
             "boo-normalize: --follow: the writer of {} is gone (no run.end)",
             sanitize(&a.files[0].display().to_string())
         );
-        return Ok(ExitCode::NO_RESULT);
+        return Ok(Exit::NO_RESULT);
     }
     setup.conclude(
         &mut p,
@@ -143,13 +143,13 @@ fn capture_of(a: &mut ReplayArgs) -> Result<PathBuf, Error> {
     }
 }
 
-fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
+fn as_claude(mut a: ReplayArgs) -> Result<Exit, Error> {
     let capture = capture_of(&mut a)?;
     let claude_opts = a.claude_args.iter().take_while(|x| *x != "--");
     let version = claude_opts
         .into_iter()
         .any(|x| x == "--version" || x == "-v");
-    let opts = Options {
+    let opts = ReplayOptions {
         speed: a.speed.unwrap_or(Speed::Factor(1.0)),
         follow: None,
         audit_run: a.run.clone(),
@@ -158,7 +158,7 @@ fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
     };
     let files = std::slice::from_ref(&capture);
     if version {
-        let fast = Options {
+        let fast = ReplayOptions {
             speed: Speed::Max,
             ..opts
         };
@@ -166,7 +166,7 @@ fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
             .cli_version()?
             .unwrap_or_else(|| "0.0.0".into());
         println!("{v} (Claude Code)");
-        return Ok(ExitCode::OK);
+        return Ok(Exit::OK);
     }
     let replay = Replay::open(files, opts)?;
     // Like claude, read stdin (a prompt), but ignore it; never let a writer block on it.
@@ -178,12 +178,12 @@ fn as_claude(mut a: ReplayArgs) -> Result<ExitCode, Error> {
     player.flush().map_err(|e| Error::io("stdout", e))?;
     drop(player);
     let Some(end) = outcome.end else {
-        return Ok(ExitCode::OK);
+        return Ok(Exit::OK);
     };
     if let Some(n) = end.signal.as_deref().and_then(exit::signal_number) {
         return Ok(exit::die_by(n));
     }
     Ok(end
         .exit_code
-        .map_or(ExitCode::OK, |c| ExitCode::child((c & 0xff) as u8)))
+        .map_or(Exit::OK, |c| Exit::child((c & 0xff) as u8)))
 }

@@ -4,12 +4,12 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use boo_normalize::error::{Error, sanitize};
-use boo_normalize::exit::ExitCode;
-use boo_normalize::report::{Options, render};
+use boo_normalize::exit::Exit;
+use boo_normalize::report::{ReportOptions, render};
 
 use crate::cli::ReportArgs;
 
-pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
+pub fn run(a: ReportArgs) -> Result<Exit, Error> {
     let files = if a.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -27,7 +27,7 @@ pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as i64),
     };
-    let opts = Options {
+    let opts = ReportOptions {
         redact: a.redact.options().map(|r| r.build()).transpose()?,
         audit_run: a.run,
         generated_us: now_us,
@@ -44,8 +44,8 @@ pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
     if output.as_os_str() == "-" {
         let mut out = io::stdout().lock();
         return match out.write_all(page.as_bytes()).and_then(|()| out.flush()) {
-            Ok(()) => Ok(ExitCode::OK),
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::OK),
+            Ok(()) => Ok(Exit::OK),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Exit::OK),
             Err(e) => Err(Error::io("stdout", e)),
         };
     }
@@ -59,5 +59,5 @@ pub fn run(a: ReportArgs) -> Result<ExitCode, Error> {
             page.len()
         );
     }
-    Ok(ExitCode::OK)
+    Ok(Exit::OK)
 }

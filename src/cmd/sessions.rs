@@ -3,14 +3,14 @@
 use std::io::{self, Write};
 
 use boo_normalize::error::Error;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::transcript::listing::{self, Filter};
 use boo_normalize::transcript::prices::Prices;
 use boo_normalize::transcript::session;
 
 use crate::cli::{SessionsArgs, SessionsFormat};
 
-pub fn run(a: SessionsArgs) -> Result<ExitCode, Error> {
+pub fn run(a: SessionsArgs) -> Result<Exit, Error> {
     let prices = match &a.prices {
         Some(p) => Prices::with_file(p)?,
         None => Prices::embedded(),
@@ -63,6 +63,6 @@ pub fn run(a: SessionsArgs) -> Result<ExitCode, Error> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::io("stdout", e)),
-        _ => Ok(ExitCode::OK),
+        _ => Ok(Exit::OK),
     }
 }

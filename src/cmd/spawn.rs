@@ -9,7 +9,7 @@ use std::time::Duration;
 use boo_normalize::capture::file::{self, Recording};
 use boo_normalize::error::Error;
 use boo_normalize::error::counted;
-use boo_normalize::exit::ExitCode;
+use boo_normalize::exit::Exit;
 use boo_normalize::normalize::EndInfo;
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::pipeline::conclude::{Ending, abandon, output_failed};
@@ -45,7 +45,7 @@ fn read_prompt(a: &SpawnArgs) -> Result<Option<Vec<u8>>, Error> {
         .map_err(|e| Error::io(f.display().to_string(), e))
 }
 
-pub fn run(a: SpawnArgs) -> Result<ExitCode, Error> {
+pub fn run(a: SpawnArgs) -> Result<Exit, Error> {
     if !boo_normalize::spawn::supported() {
         return Err(Error::msg("spawn", "only supported on Linux"));
     }
@@ -177,7 +177,7 @@ fn worker(
     policy: &EnvPolicy,
     std_out: &Outbox,
     std_err: &Outbox,
-) -> Result<ExitCode, Error> {
+) -> Result<Exit, Error> {
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
     let mut setup = a.stream.plan()?.open()?;
     // The pretty view shows the prompt first (the stream does not carry it).
@@ -195,11 +195,11 @@ fn worker(
     let program = match resolved {
         Ok(p) => p,
         Err(ResolveError::NotFound(m)) => {
-            let err = Error::msg("spawn", m).with_exit(ExitCode::NOT_FOUND);
+            let err = Error::msg("spawn", m).with_exit(Exit::NOT_FOUND);
             return Err(spawn_failed(&mut p, rec, err, &removed));
         }
         Err(ResolveError::NotExecutable(m)) => {
-            let err = Error::msg("spawn", m).with_exit(ExitCode::CANNOT_EXECUTE);
+            let err = Error::msg("spawn", m).with_exit(Exit::CANNOT_EXECUTE);
             return Err(spawn_failed(&mut p, rec, err, &removed));
         }
     };
@@ -208,9 +208,9 @@ fn worker(
             Ok(ran) => ran,
             Err(e) => {
                 let code = if e.kind() == io::ErrorKind::NotFound {
-                    ExitCode::NOT_FOUND
+                    Exit::NOT_FOUND
                 } else {
-                    ExitCode::CANNOT_EXECUTE
+                    Exit::CANNOT_EXECUTE
                 };
                 let err = Error::io(program.display().to_string(), e).with_exit(code);
                 return Err(spawn_failed(&mut p, rec, err, &removed));

@@ -34,7 +34,7 @@ use crate::read::Line;
 
 /// Normalizer options.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct NormalizeOptions {
     /// Keep base64 image/document data instead of replacing it with `{media_type, bytes, sha256}`.
     pub keep_blobs: bool,
     /// Parse with serde_json only (the reference path) instead of simd-json.
@@ -125,7 +125,7 @@ type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 /// Cross-line state.
 #[derive(Default)]
 struct State {
-    opts: Options,
+    opts: NormalizeOptions,
     session: Option<String>,
     cli_version: Option<String>,
     tools: Map<String, ToolInfo>,
@@ -164,7 +164,7 @@ pub struct Normalizer {
 
 impl Default for Normalizer {
     fn default() -> Self {
-        Self::new(Options::default())
+        Self::new(NormalizeOptions::default())
     }
 }
 
@@ -180,7 +180,7 @@ const TEXT_CAP: usize = 240;
 
 impl Normalizer {
     /// A normalizer with the given options.
-    pub fn new(opts: Options) -> Self {
+    pub fn new(opts: NormalizeOptions) -> Self {
         let engine = if opts.reference_parser {
             Engine::Serde
         } else {

@@ -12,7 +12,7 @@ use super::setup::Setup;
 use crate::capture::End;
 use crate::capture::file::{self, Recording};
 use crate::error::{Error, counted};
-use crate::exit::ExitCode;
+use crate::exit::Exit;
 use crate::normalize::{EndInfo, Normalizer, Stats};
 use crate::sink::named::io_error;
 
@@ -20,9 +20,9 @@ use crate::sink::named::io_error;
 pub struct Ending {
     /// `run.end`'s cause and extra members (a plain end of input: [`EndInfo::eof`]).
     pub end: EndInfo,
-    /// The command's own status (the child's failure, a stop, a signal); [`ExitCode::OK`] when
+    /// The command's own status (the child's failure, a stop, a signal); [`Exit::OK`] when
     /// it has none, and then the run's verdict decides.
-    pub code: ExitCode,
+    pub code: Exit,
     /// When the run ended: the capture's end record is dated then.
     pub at: Instant,
     /// The capture (`--record`), if one is written, and its end record so far (the child's exit
@@ -41,7 +41,7 @@ impl Ending {
     pub fn eof() -> Self {
         Ending {
             end: EndInfo::eof(),
-            code: ExitCode::OK,
+            code: Exit::OK,
             at: Instant::now(),
             capture: None,
             output_error: None,
@@ -67,7 +67,7 @@ impl Setup {
         p: &mut Pipeline<'_>,
         ending: Ending,
         notes: &mut dyn Write,
-    ) -> Result<ExitCode, Error> {
+    ) -> Result<Exit, Error> {
         let Ending {
             mut end,
             code,
@@ -115,7 +115,7 @@ impl Setup {
         recorded?;
         if closed {
             // `| head -1`: the reader has what it wanted.
-            return Ok(ExitCode::OK);
+            return Ok(Exit::OK);
         }
         Ok(status(code, p.normalizer(), self.strict, notes))
     }
@@ -155,9 +155,9 @@ pub fn finish_error(p: &mut Pipeline<'_>, e: io::Error) -> Error {
 /// child's failure, a stop, a signal say more); else 3 when the stream had no `result` (and
 /// `--allow-no-result` was not given), else 1 for `--strict` findings, else 0. Each verdict
 /// says why in one line on `notes`.
-pub fn status(code: ExitCode, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> ExitCode {
+pub fn status(code: Exit, n: &Normalizer, strict: bool, notes: &mut dyn Write) -> Exit {
     let strict = strict && strict_failed(n.stats(), notes);
-    if code != ExitCode::OK {
+    if code != Exit::OK {
         return code;
     }
     if n.no_result() {
@@ -165,13 +165,9 @@ pub fn status(code: ExitCode, n: &Normalizer, strict: bool, notes: &mut dyn Writ
             notes,
             "boo-normalize: no result: the stream ended without a `result` line (run.error written; --allow-no-result accepts this)"
         );
-        return ExitCode::NO_RESULT;
+        return Exit::NO_RESULT;
     }
-    if strict {
-        ExitCode::FINDINGS
-    } else {
-        ExitCode::OK
-    }
+    if strict { Exit::FINDINGS } else { Exit::OK }
 }
 
 /// `--strict`: true (after a summary on `notes`) when the run had unusable lines or unknown

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::Pipeline;
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::normalize::{Normalizer, Options};
+use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::redact::setup::RuleOptions;
 use crate::redact::{Engine, Redactor};
 use crate::sink::registry::Outputs;
@@ -53,7 +53,7 @@ impl Plan {
 #[derive(Clone, Default)]
 pub struct Setup {
     /// Normalizer options.
-    pub envelope: Options,
+    pub envelope: NormalizeOptions,
     /// Flush after every input line.
     pub line_buffered: bool,
     /// Cut lines longer than this (`line_too_long`).

@@ -50,10 +50,10 @@ pub fn signal_number(name: &str) -> Option<i32> {
 /// Die by signal `n` (its default action, even if it was ignored, like `SIGPIPE` is in Rust
 /// programs). Returns the shell's `128 + n` status for the rare signal whose default action
 /// does not end the process; exit with it.
-pub fn die_by(n: i32) -> crate::exit::ExitCode {
+pub fn die_by(n: i32) -> crate::exit::Exit {
     #[cfg(unix)]
     let _ = signal_hook::low_level::emulate_default_handler(n);
-    crate::exit::ExitCode::signal(n)
+    crate::exit::Exit::signal(n)
 }
 
 #[cfg(all(test, unix))]

@@ -106,7 +106,7 @@ impl Default for Follow {
 
 /// Replay settings.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct ReplayOptions {
     /// Pacing.
     pub speed: Speed,
     /// Follow a growing input (one input only).
@@ -119,9 +119,9 @@ pub struct Options {
     pub progress: bool,
 }
 
-impl Default for Options {
+impl Default for ReplayOptions {
     fn default() -> Self {
-        Options {
+        ReplayOptions {
             speed: Speed::Max,
             follow: None,
             audit_run: None,
@@ -195,7 +195,7 @@ struct Input {
 /// Opened inputs, ready to play.
 pub struct Replay {
     inputs: Vec<Input>,
-    opts: Options,
+    opts: ReplayOptions,
     run_id: String,
     header: Option<Header>,
 }
@@ -203,7 +203,7 @@ pub struct Replay {
 impl Replay {
     /// Open every input (`-`: stdin) and read its first line, so kinds, the run id and errors
     /// are known before anything is written.
-    pub fn open(files: &[PathBuf], opts: Options) -> Result<Replay, Error> {
+    pub fn open(files: &[PathBuf], opts: ReplayOptions) -> Result<Replay, Error> {
         if opts.follow.is_some() && files.len() != 1 {
             return Err(Error::msg("--follow", "follows exactly one file"));
         }
@@ -392,7 +392,7 @@ impl State {
     fn input(
         &mut self,
         inp: &mut Input,
-        opts: &Options,
+        opts: &ReplayOptions,
         player: &mut dyn Player,
     ) -> Result<(), Error> {
         let follow = opts.follow;

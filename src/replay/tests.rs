@@ -32,7 +32,7 @@ fn run_ids_come_from_the_input() {
         "c.jsonl",
         "{\"rec\":\"header\",\"format\":\"boo-capture\",\"version\":1,\"run_id\":\"cap-run\"}\n",
     );
-    let r = Replay::open(&[cap], Options::default()).unwrap();
+    let r = Replay::open(&[cap], ReplayOptions::default()).unwrap();
     assert_eq!(r.run_id(), "cap-run");
     assert_eq!(r.kind(), Some(Kind::Capture));
     let rec = |run: &str| {
@@ -41,16 +41,16 @@ fn run_ids_come_from_the_input() {
         )
     };
     let audit = write("a.jsonl", &(rec("first") + &rec("second")));
-    let r = Replay::open(std::slice::from_ref(&audit), Options::default()).unwrap();
+    let r = Replay::open(std::slice::from_ref(&audit), ReplayOptions::default()).unwrap();
     assert_eq!((r.run_id(), r.kind()), ("second", Some(Kind::Audit)));
-    let opts = Options {
+    let opts = ReplayOptions {
         audit_run: Some("first".into()),
-        ..Options::default()
+        ..ReplayOptions::default()
     };
     assert_eq!(Replay::open(&[audit], opts).unwrap().run_id(), "first");
     let stream = write("s.ndjson", "{\"type\":\"system\"}\n");
-    let a = Replay::open(std::slice::from_ref(&stream), Options::default()).unwrap();
-    let b = Replay::open(&[stream], Options::default()).unwrap();
+    let a = Replay::open(std::slice::from_ref(&stream), ReplayOptions::default()).unwrap();
+    let b = Replay::open(&[stream], ReplayOptions::default()).unwrap();
     assert_eq!(a.run_id(), b.run_id());
     assert_eq!(a.run_id(), derived_run_id(b"{\"type\":\"system\"}"));
 }

@@ -32,7 +32,7 @@ use crate::normalize::{EndInfo, Normalizer};
 use crate::pipeline::Pipeline;
 use crate::redact::Engine;
 use crate::replay::play::Envelope;
-use crate::replay::{Options as ReplayOptions, Player, Replay, Speed, Stamp};
+use crate::replay::{Player, Replay, ReplayOptions, Speed, Stamp};
 use crate::sink::{EventCtx, Sink};
 use model::Run;
 
@@ -40,7 +40,7 @@ pub use html::csp;
 
 /// What to build.
 #[derive(Clone, Default)]
-pub struct Options {
+pub struct ReportOptions {
     /// Redact every input line before anything is drawn.
     pub redact: Option<Arc<Engine>>,
     /// Audit logs: the run to draw (default: the last).
@@ -89,16 +89,16 @@ pub struct Source {
     pub argv: Option<Vec<String>>,
     /// The run id (the capture's, the audit run's, or derived from the input).
     pub run_id: String,
-    /// [`Options::generated_us`].
+    /// [`ReportOptions::generated_us`].
     pub generated_us: i64,
     /// Whether redaction was on.
     pub redacted: bool,
-    /// [`Options::tool_version`].
+    /// [`ReportOptions::tool_version`].
     pub tool_version: &'static str,
 }
 
 /// The report of `files` (`-`: stdin) as HTML.
-pub fn render(files: &[PathBuf], opts: &Options) -> Result<String, Error> {
+pub fn render(files: &[PathBuf], opts: &ReportOptions) -> Result<String, Error> {
     let ropts = ReplayOptions {
         speed: Speed::Max,
         follow: None,

@@ -108,14 +108,14 @@ pub struct Outputs {
     /// The SSE dialect.
     pub sse_profile: SseProfile,
     /// How `--format pretty` looks.
-    pub pretty: pretty::Options,
+    pub pretty: pretty::PrettyOptions,
 }
 
 impl Outputs {
     /// The settings every OTLP sink of this run shares. The trace is always whole: resuming
     /// does not apply to it.
-    fn otlp_options(&self, run_id: &str) -> Result<otlp::Options, Error> {
-        Ok(otlp::Options {
+    fn otlp_options(&self, run_id: &str) -> Result<otlp::OtlpOptions, Error> {
+        Ok(otlp::OtlpOptions {
             run_id: run_id.to_owned(),
             content: self.otlp_content,
             resource: otlp::config::resource(

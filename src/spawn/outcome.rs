@@ -28,7 +28,7 @@ use std::time::Duration;
 use crate::normalize::EndInfo;
 
 use super::procs::{Ended, signal_name};
-use crate::exit::ExitCode;
+use crate::exit::Exit;
 
 /// Why the run ended (`run.end.cause`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,19 +121,19 @@ impl Outcome {
 
     /// boo-normalize's exit status (see the module docs). `last_turn_ok` is whether the last
     /// `result` was a success (`None`: there was none).
-    pub fn exit_status(&self, last_turn_ok: Option<bool>) -> ExitCode {
+    pub fn exit_status(&self, last_turn_ok: Option<bool>) -> Exit {
         match self.cause {
             Cause::Exit | Cause::Signal => match self.ended {
-                Some(Ended::Code(c)) => ExitCode::child((c & 0xff) as u8),
-                Some(Ended::Signal(s)) => ExitCode::signal(s),
-                None => ExitCode::FINDINGS,
+                Some(Ended::Code(c)) => Exit::child((c & 0xff) as u8),
+                Some(Ended::Signal(s)) => Exit::signal(s),
+                None => Exit::FINDINGS,
             },
-            Cause::Timeout | Cause::IdleTimeout => ExitCode::TIMEOUT,
-            Cause::Interrupted(s) => ExitCode::signal(s),
-            Cause::Killed("policy") => ExitCode::POLICY,
-            Cause::Killed("tool_timeout") => ExitCode::TIMEOUT,
-            Cause::Killed(_) if last_turn_ok == Some(true) => ExitCode::OK,
-            Cause::Killed(_) => ExitCode::FINDINGS,
+            Cause::Timeout | Cause::IdleTimeout => Exit::TIMEOUT,
+            Cause::Interrupted(s) => Exit::signal(s),
+            Cause::Killed("policy") => Exit::POLICY,
+            Cause::Killed("tool_timeout") => Exit::TIMEOUT,
+            Cause::Killed(_) if last_turn_ok == Some(true) => Exit::OK,
+            Cause::Killed(_) => Exit::FINDINGS,
         }
     }
 }

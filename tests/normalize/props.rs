@@ -5,7 +5,7 @@ use crate::common;
 
 use std::io::Read;
 
-use boo_normalize::normalize::{EndInfo, Normalizer, Options};
+use boo_normalize::normalize::{EndInfo, NormalizeOptions, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use proptest::prelude::*;
@@ -28,7 +28,7 @@ impl Read for Chunked<'_> {
     }
 }
 
-fn normalize_with(input: &[u8], sizes: Vec<usize>, opts: Options) -> Vec<u8> {
+fn normalize_with(input: &[u8], sizes: Vec<usize>, opts: NormalizeOptions) -> Vec<u8> {
     let mut out = Vec::new();
     {
         let sink = Ndjson::new(&mut out);
@@ -48,7 +48,7 @@ fn normalize_with(input: &[u8], sizes: Vec<usize>, opts: Options) -> Vec<u8> {
 }
 
 fn normalize(input: &[u8]) -> Vec<u8> {
-    normalize_with(input, vec![1 << 20], Options::default())
+    normalize_with(input, vec![1 << 20], NormalizeOptions::default())
 }
 
 /// Small real captures (plain and partial-message ones), concatenated.
@@ -114,13 +114,13 @@ proptest! {
     fn chunking_never_changes_output(sizes in prop::collection::vec(1usize..5000, 1..8)) {
         let input = corpus();
         let want = normalize(&input);
-        let got = normalize_with(&input, sizes, Options::default());
+        let got = normalize_with(&input, sizes, NormalizeOptions::default());
         prop_assert_eq!(want, got);
     }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..4000), sizes in prop::collection::vec(1usize..300, 1..4)) {
-        let out = normalize_with(&bytes, sizes, Options::default());
+        let out = normalize_with(&bytes, sizes, NormalizeOptions::default());
         check_stream(&bytes, &out);
     }
 
@@ -146,10 +146,10 @@ proptest! {
         let out = normalize(&input);
         check_stream(&input, &out);
         // The reference parser agrees on every mutated stream.
-        let reference = normalize_with(&input, vec![1 << 20], Options { reference_parser: true, ..Options::default() });
+        let reference = normalize_with(&input, vec![1 << 20], NormalizeOptions { reference_parser: true, ..NormalizeOptions::default() });
         prop_assert_eq!(String::from_utf8(out.clone()).unwrap(), String::from_utf8(reference).unwrap());
         // So does the fast path with every long string literal hollowed.
-        let hollowed = normalize_with(&input, vec![1 << 20], Options { hollow: Some((0, 64)), ..Options::default() });
+        let hollowed = normalize_with(&input, vec![1 << 20], NormalizeOptions { hollow: Some((0, 64)), ..NormalizeOptions::default() });
         prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(hollowed).unwrap());
     }
 
@@ -167,8 +167,8 @@ proptest! {
         let unknown = serde_json::json!({"type": "brand_new", "payload": v});
         let input = format!("{line}\n{unknown}\n");
         let fast = normalize(input.as_bytes());
-        let slow = normalize_with(input.as_bytes(), vec![1 << 20], Options { reference_parser: true, ..Options::default() });
-        let hollowed = normalize_with(input.as_bytes(), vec![1 << 20], Options { hollow: Some((0, 16)), ..Options::default() });
+        let slow = normalize_with(input.as_bytes(), vec![1 << 20], NormalizeOptions { reference_parser: true, ..NormalizeOptions::default() });
+        let hollowed = normalize_with(input.as_bytes(), vec![1 << 20], NormalizeOptions { hollow: Some((0, 16)), ..NormalizeOptions::default() });
         prop_assert_eq!(String::from_utf8(fast.clone()).unwrap(), String::from_utf8(slow).unwrap());
         prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(hollowed).unwrap());
     }
@@ -211,8 +211,8 @@ proptest! {
         let input = format!("{broken}\n");
         let fast = normalize(input.as_bytes());
         check_stream(input.as_bytes(), &fast);
-        let slow = normalize_with(input.as_bytes(), vec![1 << 20], Options { reference_parser: true, ..Options::default() });
-        let hollowed = normalize_with(input.as_bytes(), vec![1 << 20], Options { hollow: Some((0, 16)), ..Options::default() });
+        let slow = normalize_with(input.as_bytes(), vec![1 << 20], NormalizeOptions { reference_parser: true, ..NormalizeOptions::default() });
+        let hollowed = normalize_with(input.as_bytes(), vec![1 << 20], NormalizeOptions { hollow: Some((0, 16)), ..NormalizeOptions::default() });
         prop_assert_eq!(String::from_utf8(fast.clone()).unwrap(), String::from_utf8(slow).unwrap());
         prop_assert_eq!(String::from_utf8(fast.clone()).unwrap(), String::from_utf8(hollowed).unwrap());
         let text = String::from_utf8(fast).unwrap();
@@ -309,18 +309,18 @@ fn hollowing_changes_no_output_on_any_capture() {
         let plain = normalize_with(
             &input,
             vec![1 << 20],
-            Options {
+            NormalizeOptions {
                 hollow: Some((usize::MAX, 0)),
-                ..Options::default()
+                ..NormalizeOptions::default()
             },
         );
         for sizes in [(0, 0), (0, 64), (0, 300), (4096, 1000)] {
             let hollowed = normalize_with(
                 &input,
                 vec![1 << 20],
-                Options {
+                NormalizeOptions {
                     hollow: Some(sizes),
-                    ..Options::default()
+                    ..NormalizeOptions::default()
                 },
             );
             assert!(
@@ -348,17 +348,17 @@ fn hollowing_leaves_kept_usage_whole() {
     let plain = normalize_with(
         input.as_bytes(),
         vec![1 << 20],
-        Options {
+        NormalizeOptions {
             hollow: Some((usize::MAX, 0)),
-            ..Options::default()
+            ..NormalizeOptions::default()
         },
     );
     let hollowed = normalize_with(
         input.as_bytes(),
         vec![1 << 20],
-        Options {
+        NormalizeOptions {
             hollow: Some((0, 16)),
-            ..Options::default()
+            ..NormalizeOptions::default()
         },
     );
     assert_eq!(
@@ -377,9 +377,9 @@ fn raw_copies_change_no_output_on_any_capture() {
         let written = normalize_with(
             &input,
             vec![1 << 20],
-            Options {
+            NormalizeOptions {
                 write_from_tape: true,
-                ..Options::default()
+                ..NormalizeOptions::default()
             },
         );
         assert!(
@@ -426,7 +426,7 @@ proptest! {
         }
         let want = without_bytes(&normalize(canonical.as_bytes()));
         prop_assert_eq!(&without_bytes(&normalize(loose.as_bytes())), &want);
-        let from_tape = normalize_with(loose.as_bytes(), vec![1 << 20], Options { write_from_tape: true, ..Options::default() });
+        let from_tape = normalize_with(loose.as_bytes(), vec![1 << 20], NormalizeOptions { write_from_tape: true, ..NormalizeOptions::default() });
         prop_assert_eq!(&without_bytes(&from_tape), &want);
     }
 }

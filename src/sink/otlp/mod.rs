@@ -44,7 +44,7 @@ const LINE_SPANS: usize = 64;
 
 /// What every OTLP sink of a run shares.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct OtlpOptions {
     /// The run id (trace and span ids derive from it; also a resource attribute).
     pub run_id: String,
     /// Add message content (`--otlp-content`).
@@ -61,7 +61,7 @@ enum Dest<W: Write> {
 /// The OTLP sink.
 pub struct Otlp<W: Write> {
     trace: Trace,
-    opts: Options,
+    opts: OtlpOptions,
     pending: Vec<Span>,
     dest: Dest<W>,
     /// The members of an event the pipeline did not index (a sink driven on its own).
@@ -73,14 +73,14 @@ pub struct Otlp<W: Write> {
 
 impl<W: Write> Otlp<W> {
     /// OTLP/JSON lines written to `w` (buffered here).
-    pub fn lines(w: W, opts: Options) -> Self {
+    pub fn lines(w: W, opts: OtlpOptions) -> Self {
         Self::with(
             Dest::Lines(io::BufWriter::with_capacity(64 * 1024, w)),
             opts,
         )
     }
 
-    fn with(dest: Dest<W>, opts: Options) -> Self {
+    fn with(dest: Dest<W>, opts: OtlpOptions) -> Self {
         Otlp {
             trace: Trace::new(&opts.run_id, opts.content),
             opts,
@@ -223,7 +223,7 @@ impl<W: Write> Otlp<W> {
 
 impl Otlp<io::Sink> {
     /// Spans sent to an OTLP/HTTP receiver by a background exporter thread.
-    pub fn endpoint(endpoint: Endpoint, opts: Options) -> Self {
+    pub fn endpoint(endpoint: Endpoint, opts: OtlpOptions) -> Self {
         Self::with(Dest::Export(Exporter::start(endpoint)), opts)
     }
 }

@@ -30,9 +30,9 @@ use crate::envelope::{EventMeta, Events};
 use crate::sink::{EventCtx, Sink};
 
 /// How the view looks (decided by the command line from the flags, the environment and the
-/// terminal: see [`Options::resolve`]).
+/// terminal: see [`PrettyOptions::resolve`]).
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct PrettyOptions {
     /// Write SGR colors.
     pub color: bool,
     /// The width in cells.
@@ -47,9 +47,9 @@ pub struct Options {
     pub prompt: Option<String>,
 }
 
-impl Default for Options {
+impl Default for PrettyOptions {
     fn default() -> Self {
-        Options {
+        PrettyOptions {
             color: false,
             width: 100,
             ascii: false,
@@ -75,7 +75,7 @@ pub struct Flags {
     pub result_lines: Option<usize>,
 }
 
-impl Options {
+impl PrettyOptions {
     /// The options `flags` give on a stdout that is a terminal (`tty`) of `terminal` columns
     /// (`None`: not a terminal, or unknown), with the environment read by `env`.
     pub fn resolve(
@@ -83,8 +83,8 @@ impl Options {
         tty: bool,
         terminal: Option<usize>,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Options {
-        Options {
+    ) -> PrettyOptions {
+        PrettyOptions {
             color: use_color(flags.color, tty, env),
             width: width(flags.width, terminal, env),
             ascii: flags.ascii || !utf8_locale(env),
@@ -277,7 +277,7 @@ fn b(v: Option<&RawValue>) -> Option<bool> {
 /// The pretty view.
 pub struct Pretty<W: Write> {
     t: Term<W>,
-    o: Options,
+    o: PrettyOptions,
     subs: tools::Subagents,
     calls: tools::Calls,
     tally: summary::Tally,
@@ -290,7 +290,7 @@ pub struct Pretty<W: Write> {
 
 impl<W: Write> Pretty<W> {
     /// A view over `w` (buffered here).
-    pub fn new(w: W, o: Options) -> Self {
+    pub fn new(w: W, o: PrettyOptions) -> Self {
         let g = if o.ascii {
             Glyphs::ASCII
         } else {
