@@ -60,12 +60,8 @@ pub enum StopSignalArg {
 pub struct SpawnArgs {
     /// The prompt: in argv, or on stdin when long (see --prompt-argv-max), starting with `-` or
     /// a single word.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        conflicts_with = "prompt_file",
-        allow_hyphen_values = true
-    )]
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
+    #[arg(allow_hyphen_values = true)]
     pub prompt: Option<String>,
     /// Read the prompt from FILE (`-`: standard input).
     #[arg(long, value_name = "FILE")]
