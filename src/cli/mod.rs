@@ -3,6 +3,7 @@
 
 mod drift;
 mod input;
+pub mod man;
 mod normalize;
 mod output;
 mod probe;
