@@ -26,7 +26,7 @@ pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
 pub use report::ReportArgs;
 pub use sessions::{SessionsArgs, SessionsFormat};
-pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
+pub use spawn::SpawnArgs;
 
 const AFTER_HELP: &str = "\
 Examples:
