@@ -46,6 +46,7 @@ pub mod feed;
 mod pace;
 pub mod play;
 pub mod progress;
+pub mod to_envelope;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
