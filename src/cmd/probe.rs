@@ -33,16 +33,15 @@ pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
     let (Some(bin), Some(out)) = (&a.claude_bin, &a.out) else {
         return Err(Error::msg("probe", "--claude-bin and --out are required"));
     };
+    let sources = probe::sweep::select(&a.scenario_file, &a.scenarios)?;
     let p = Probe {
         claude_bin: bin.clone(),
         out: out.clone(),
-        scenarios: a.scenarios.clone(),
-        scenario_files: a.scenario_file.clone(),
         modes: a.modes.clone(),
         keep_going: a.keep_going,
         timeout: a.timeout,
     };
-    probe::sweep(&p, &mut io::stderr())?;
+    probe::sweep(&p, &sources, &mut io::stderr())?;
     match &a.baseline {
         Some(base) => super::diff::run(DiffArgs {
             old: base.clone(),

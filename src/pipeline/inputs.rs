@@ -59,16 +59,7 @@ pub fn normalize<W: Write>(
     // stdin is known to be a transcript only now that it has been read.
     if ins.any_transcript() {
         p.normalizer_mut().set_allow_no_result(true);
-        let by_model = ins
-            .usage
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .by_model();
-        let estimate = prices.estimate(&by_model);
-        ending
-            .end
-            .extra
-            .extend(estimate.end_members(prices, prices.prices_any(&by_model)));
+        ending.end.extra.extend(cost_estimate(&ins, prices));
     }
     if let Some((r, _)) = &ending.capture {
         let (mono_us, unix_us) = r.time_of(ending.at);
@@ -126,4 +117,15 @@ fn read_all(
         }
     }
     Ok((wrong, None))
+}
+
+/// The `run.end` members of the transcripts' cost, estimated from the usage they counted.
+fn cost_estimate(ins: &Opened, prices: &Prices) -> Vec<(String, String)> {
+    let by_model = ins
+        .usage
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .by_model();
+    let estimate = prices.estimate(&by_model);
+    estimate.end_members(prices, prices.prices_any(&by_model))
 }

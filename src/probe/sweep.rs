@@ -26,10 +26,6 @@ pub struct Probe {
     pub claude_bin: PathBuf,
     /// Where the captures, `profile.json` and `summary.json` go.
     pub out: PathBuf,
-    /// Only these scenarios (built-in or from `scenario_files`); none: all of them.
-    pub scenarios: Vec<String>,
-    /// Scenario files of the user's; without `scenarios`, only theirs run.
-    pub scenario_files: Vec<PathBuf>,
     /// The output modes to run each scenario in.
     pub modes: Vec<String>,
     /// Go on after a failed run.
@@ -38,11 +34,10 @@ pub struct Probe {
     pub timeout: Duration,
 }
 
-/// Run the probe `p`: progress lines and the table go to `notes` (stderr). `Ok` when every
-/// run passed; otherwise the first failure (or, with `keep_going` and several, their count),
-/// with its exit status.
-pub fn sweep(p: &Probe, notes: &mut dyn Write) -> Result<(), Error> {
-    let sources = select(&p.scenario_files, &p.scenarios)?;
+/// Run the probe `p` of the scenarios `sources` ([`select`]): progress lines and the table go
+/// to `notes` (stderr). `Ok` when every run passed; otherwise the first failure (or, with
+/// `keep_going` and several, their count), with its exit status.
+pub fn sweep(p: &Probe, sources: &[Source], notes: &mut dyn Write) -> Result<(), Error> {
     let setup = start(p)?;
     let cli_version = run::version(&setup).map_err(|f| failure("claude --version", f))?;
     let _ = writeln!(
