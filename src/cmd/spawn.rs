@@ -69,7 +69,7 @@ pub fn run(a: SpawnArgs) -> Result<Exit, Error> {
 fn in_worker(a: &SpawnArgs, run: Run, std_out: &Outbox, std_err: &Outbox) -> Result<Exit, Error> {
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
     let setup = a.stream.plan()?.open()?;
-    worker::run(run, setup, std_out, std_err)
+    worker::run(run, setup, std_out, std_err, &mut io::stderr())
 }
 
 /// How long the end of a run waits for a stdout reader that takes nothing (a third of it more

@@ -68,7 +68,7 @@ pub fn sweep(p: &Probe, sources: &[Source], notes: &mut dyn Write) -> Result<(),
         })
         .collect();
     let first_failure = run_plan(&setup, &plan, p.keep_going, &mut summary, notes)?;
-    finish(&summary, &p.out)?;
+    finish(&summary, &p.out, notes)?;
     let _ = write!(notes, "{}", summary.table());
     match first_failure {
         Some(_) if p.keep_going && summary.failed > 1 => Err(Error::msg(
@@ -140,12 +140,12 @@ fn run_plan(
             Ok(r) => r,
             Err(RunFailure::Interrupted(sig)) => {
                 summary.not_run.extend(rest());
-                finish(summary, &setup.out)?;
+                finish(summary, &setup.out, notes)?;
                 return Err(stopped("probe".into(), sig));
             }
             Err(f) => {
                 let e = failure(&id, f);
-                finish(summary, &setup.out)?;
+                finish(summary, &setup.out, notes)?;
                 return Err(e);
             }
         };
@@ -193,8 +193,9 @@ fn stopped(ctx: String, sig: i32) -> Error {
     Error::msg(ctx, format!("stopped by {}", procs::signal_name(sig))).with_exit(Exit::signal(sig))
 }
 
-/// Write `summary.json` and, when there are captures, `profile.json`.
-fn finish(summary: &Summary, out: &Path) -> Result<(), Error> {
+/// Write `summary.json` and, when there are captures, `profile.json` (warnings of reading them
+/// to `notes`).
+fn finish(summary: &Summary, out: &Path, notes: &mut dyn Write) -> Result<(), Error> {
     let path = out.join(SUMMARY_FILE);
     fs::write(&path, summary.to_json()).map_err(|e| Error::io(path.display().to_string(), e))?;
     // A scenario whose CLI printed nothing, or nothing but non-JSON, fails (the summary says
@@ -209,7 +210,7 @@ fn finish(summary: &Summary, out: &Path) -> Result<(), Error> {
     if captures.is_empty() {
         return Ok(());
     }
-    let profile = input::load(&captures, false, &mut io::stderr())?;
+    let profile = input::load(&captures, false, notes)?;
     let path = out.join(PROFILE_FILE);
     fs::write(&path, profile.to_json()).map_err(|e| Error::io(path.display().to_string(), e))
 }

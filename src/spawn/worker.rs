@@ -44,9 +44,16 @@ pub struct Run {
     pub stderr_events: bool,
 }
 
-/// Run `run` through `setup`'s pipeline, the envelope to `std_out` and notes to `std_err`;
-/// the exit status, or the error that ended the run (its `run.end` already written).
-pub fn run(run: Run, mut setup: Setup, std_out: &Outbox, std_err: &Outbox) -> Result<Exit, Error> {
+/// Run `run` through `setup`'s pipeline, the envelope to `std_out` and the child's stderr and
+/// notes during the run to `std_err`, the verdict's notes to `notes`: the exit status, or the
+/// error that ended the run (its `run.end` already written).
+pub fn run(
+    run: Run,
+    mut setup: Setup,
+    std_out: &Outbox,
+    std_err: &Outbox,
+    notes: &mut dyn Write,
+) -> Result<Exit, Error> {
     // The pretty view shows the prompt first (the stream does not carry it).
     setup.outputs.pretty.prompt = run
         .prompt
@@ -86,7 +93,7 @@ pub fn run(run: Run, mut setup: Setup, std_out: &Outbox, std_err: &Outbox) -> Re
         };
     let ending =
         ending(&outcome, last_ok, &removed, std_err).recorded(rec, tap::end_record(&outcome));
-    setup.conclude(&mut p, ending, &mut io::stderr())
+    setup.conclude(&mut p, ending, notes)
 }
 
 /// How a supervised run ended, for [`Setup::conclude`]: `run.end` with the child's end and the
