@@ -1,5 +1,6 @@
 //! The command line (clap derive), one file per subcommand's arguments; this file holds the
-//! top level, the small subcommands and [`parse`]. Validation only: no files are opened here.
+//! top level, the small subcommands and [`parse`]; [`man`] renders the man pages and completion
+//! scripts from them. Validation and the library's options only: no files are opened here.
 
 mod drift;
 mod input;

@@ -254,3 +254,39 @@ pub fn select(files: &[PathBuf], names: &[String]) -> Result<Vec<Source>, Error>
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(s: &[Source]) -> Vec<&str> {
+        s.iter().map(|s| s.scenario.name.as_str()).collect()
+    }
+
+    #[test]
+    fn files_replace_the_builtins_unless_names_pick_from_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mine.json");
+        let plain = include_str!("scenarios/plain.json");
+        // A scenario of the user's named like a built-in one wins over it.
+        let mine = plain.replace("A plain text answer, no tools.", "mine");
+        let other = plain.replace("\"plain\"", "\"other\"");
+        fs::write(&file, format!("[{mine}, {other}]")).unwrap();
+        let files = [file];
+
+        let builtin = select(&[], &[]).unwrap();
+        assert_eq!(names(&builtin), names(&scenario::builtin()));
+        assert_eq!(names(&select(&files, &[]).unwrap()), ["plain", "other"]);
+
+        let picked = select(&files, &["bash".into(), "plain".into()]).unwrap();
+        assert_eq!(names(&picked), ["bash", "plain"]);
+        assert_eq!(picked[1].scenario.description, "mine");
+
+        let e = select(&files, &["nope".into()]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("probe: --scenario: no scenario \"nope\" (there are: plain, other, bash"),
+            "{e}"
+        );
+        assert!(select(&[dir.path().join("missing.json")], &[]).is_err());
+    }
+}
