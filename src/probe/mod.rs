@@ -8,7 +8,7 @@
 //! - [`api`]: the loopback HTTP server;
 //! - [`run`]: one scenario in one mode against the real CLI;
 //! - [`summary`]: the per-run reports, `summary.json` and the table;
-//! - [`sweep`]: a whole probe, every scenario in every mode, and its verdict;
+//! - [`mod@sweep`]: a whole probe, every scenario in every mode, and its verdict;
 //! - [`serve`]: `--serve-only`, one script on loopback for a test.
 
 pub mod api;
