@@ -3,7 +3,7 @@
 #![no_main]
 
 use boo_normalize::audit::verify::verify;
-use boo_normalize::normalize::{EndInfo, Normalizer, NormalizeOptions};
+use boo_normalize::normalize::{EndInfo, NormalizeOptions, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::audit::Audit;
 use libfuzzer_sys::fuzz_target;

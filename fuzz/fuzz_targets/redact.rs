@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use boo_normalize::json::depth;
 use boo_normalize::read::Line;
 use boo_normalize::redact::{Config, DEFAULT_ENTROPY_BITS, Engine, Key, Redactor};
 use boo_normalize::transform::Transformed;
@@ -26,7 +27,7 @@ fn engine() -> Arc<Engine> {
 fn run(r: &mut Redactor, lines: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let mut out = Transformed::default();
     let mut all = Vec::new();
-    let is_json = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).is_ok();
+    let is_json = |b: &[u8]| depth::from_slice::<serde_json::Value>(b).is_ok();
     let mut json_input = Vec::new();
     let mut check = |out: &Transformed, input: &[u8], number: u64, json_input: &[bool]| {
         for i in 0..out.len() {

@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 
 use arbitrary::Arbitrary;
-use boo_normalize::normalize::{EndInfo, Normalizer, NormalizeOptions};
+use boo_normalize::json::depth;
+use boo_normalize::normalize::{EndInfo, NormalizeOptions, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
 use libfuzzer_sys::fuzz_target;
@@ -202,7 +203,7 @@ fuzz_target!(|steps: Vec<Step>| {
     let mut usage: HashMap<String, u32> = HashMap::new();
     let mut last = None;
     for (i, l) in std::str::from_utf8(&out).unwrap().lines().enumerate() {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let v: serde_json::Value = depth::from_slice(l.as_bytes()).unwrap();
         assert_eq!(v["seq"], i as u64);
         if v["type"] == "tool.call" {
             *calls
