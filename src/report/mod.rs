@@ -7,7 +7,6 @@ mod blob;
 mod build;
 pub mod diff;
 pub mod escape;
-pub mod fmt;
 mod html;
 pub mod markdown;
 pub mod model;

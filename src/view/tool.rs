@@ -115,8 +115,10 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                 h.detail.push("background".into());
             }
             if let Some(t) = args.num("timeout") {
-                h.detail
-                    .push(format!("timeout {}", super::text::duration_ms(t as u64)));
+                h.detail.push(format!(
+                    "timeout {}",
+                    super::num::Style::Terse.duration_ms(t as u64)
+                ));
             }
         }
         "BashOutput" => arg(s("bash_id"), &mut h),
@@ -149,8 +151,7 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                     serde_json::from_str::<Vec<&serde_json::value::RawValue>>(r.get()).ok()
                 })
                 .map_or(0, |v| v.len());
-            h.detail
-                .push(super::text::plural(n as u64, "edit", "edits"));
+            h.detail.push(super::num::plural(n as u64, "edit", "edits"));
         }
         "NotebookEdit" => {
             arg(path(args).map(Cow::into_owned), &mut h);

@@ -2,8 +2,8 @@
 //! the order the files were first touched, each with its diff, counts and a link to its call.
 
 use super::super::diff;
-use super::super::fmt;
 use super::thread::W;
+use crate::view::num;
 
 /// One call's edits of a file: the call's index and its diffs.
 type Edit = (usize, Vec<diff::Diff>);
@@ -54,7 +54,7 @@ impl W<'_> {
                 self.text(&c.name);
                 self.raw(&format!(" #{}</a>", c.seq));
                 if let Some(t) = c.at_us {
-                    self.raw(&format!(" <span class=\"dim\">{}</span>", fmt::utc(t)));
+                    self.raw(&format!(" <span class=\"dim\">{}</span>", num::utc(t)));
                 }
                 if c.failed() {
                     self.raw(" <span class=\"errn\">failed: not applied</span>");

@@ -11,9 +11,9 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::Source;
-use super::fmt;
 use super::model::{Item, Run};
 use super::tool;
+use crate::view::num::{self, Style::Roomy};
 use thread::W;
 
 /// The stylesheet, inlined.
@@ -179,13 +179,13 @@ fn footer(w: &mut W<'_>, src: &Source) {
     w.raw(" input · run ");
     w.text(&src.run_id);
     w.raw(" · generated ");
-    w.text(&fmt::utc(src.generated_us));
+    w.text(&num::utc(src.generated_us));
     w.raw("</p><ul class=\"inputs\">");
     for i in &src.inputs {
         w.raw("<li><code>");
         w.text(&i.name);
         w.raw("</code> ");
-        w.text(&fmt::bytes(i.bytes));
+        w.text(&Roomy.bytes(i.bytes));
         w.raw(" · sha256 <code>");
         w.text(&i.sha256);
         w.raw("</code></li>");

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::super::fmt;
 use super::super::model::{Level, Run};
 use super::super::tool::clip_to;
 use super::super::{Chain, Source};
 use super::thread::{W, tokens};
+use crate::view::num::{self, Style::Roomy};
 
 /// The outcome badge text and whether it is good.
 pub fn outcome(run: &Run) -> (String, bool) {
@@ -64,8 +64,8 @@ impl W<'_> {
             }
         }
         if let Some((a, b)) = run.span_us {
-            self.row("started", &fmt::utc(a));
-            self.row("wall time", &fmt::ms(((b - a) / 1000) as u64));
+            self.row("started", &num::utc(a));
+            self.row("wall time", &Roomy.duration_ms(((b - a) / 1000) as u64));
         }
         let mains: Vec<_> = run
             .turn_ends
@@ -77,7 +77,11 @@ impl W<'_> {
         if dur > 0 {
             self.row(
                 "run time (CLI)",
-                &format!("{} (API {})", fmt::ms(dur), fmt::ms(api)),
+                &format!(
+                    "{} (API {})",
+                    Roomy.duration_ms(dur),
+                    Roomy.duration_ms(api)
+                ),
             );
         }
         let api_turns: u64 = mains.iter().filter_map(|t| t.num_turns).sum();
@@ -101,7 +105,7 @@ impl W<'_> {
             "cost",
             &format!(
                 "{}{}",
-                fmt::cost(end.cost_usd),
+                end.cost_usd.map_or("n/a".into(), |c| Roomy.usd(c)),
                 if end.cost_usd.is_some() {
                     " (as the CLI reported it)"
                 } else {
@@ -159,7 +163,7 @@ impl W<'_> {
         }
         self.raw("</caption><tr><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>total</th></tr><tr>");
         for n in [t.input, t.output, t.cache_read, t.cache_write, t.total()] {
-            self.raw(&format!("<td title=\"{n}\">{}</td>", fmt::count(n)));
+            self.raw(&format!("<td title=\"{n}\">{}</td>", Roomy.tokens(n)));
         }
         self.raw("</tr></table>");
     }
@@ -204,7 +208,7 @@ impl W<'_> {
             self.text(&clip_to(name, 60));
             let t = |us: i64| {
                 if timed > 0 {
-                    fmt::ms((us / 1000) as u64)
+                    Roomy.duration_ms((us / 1000) as u64)
                 } else {
                     "–".into()
                 }
@@ -254,9 +258,9 @@ impl W<'_> {
                 },
                 t.messages,
                 tokens(&t.tokens),
-                fmt::count(t.tokens.total()),
+                Roomy.tokens(t.tokens.total()),
                 c.duration_us()
-                    .map_or("–".into(), |d| fmt::ms((d / 1000) as u64))
+                    .map_or("–".into(), |d| Roomy.duration_ms((d / 1000) as u64))
             ));
             let status = task.and_then(|t| t.status.clone()).unwrap_or_else(|| {
                 if c.failed() {

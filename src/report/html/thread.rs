@@ -9,11 +9,11 @@ use serde_json::Value;
 use super::super::blob::Blobs;
 use super::super::diff::{self, Diff};
 use super::super::escape::{attr, html, text};
-use super::super::fmt;
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Subtotals, Tokens};
 use super::super::tool;
 use super::super::trunc::{BODY, preview};
+use crate::view::num::{self, Style::Roomy};
 
 /// Subagents nested deeper than this are drawn after the turns (bounded recursion whatever
 /// the input's `parent_tool_use_id` chains).
@@ -246,10 +246,10 @@ impl<'r> W<'r> {
         ));
         self.text(&t.outcome);
         if let Some(d) = t.duration_ms {
-            self.raw(&format!(" · {}", fmt::ms(d)));
+            self.raw(&format!(" · {}", Roomy.duration_ms(d)));
         }
         if let Some(d) = t.duration_api_ms {
-            self.raw(&format!(" (API {})", fmt::ms(d)));
+            self.raw(&format!(" (API {})", Roomy.duration_ms(d)));
         }
         if let Some(n) = t.num_turns {
             self.raw(&format!(" · {n} API turns"));
@@ -257,7 +257,7 @@ impl<'r> W<'r> {
         self.raw(&format!(
             " · {} · {}",
             tokens(&t.tokens),
-            fmt::cost(t.cost_usd)
+            t.cost_usd.map_or("n/a".into(), |c| Roomy.usd(c))
         ));
         if t.denials > 0 {
             self.raw(&format!(" · {} permission denials", t.denials));
@@ -338,8 +338,8 @@ impl<'r> W<'r> {
                 self.raw(&format!(
                     "<div class=\"rl\">{} · {} · {}</div>",
                     if r.is_error { "error" } else { "result" },
-                    fmt::plural(lines as u64, "line"),
-                    fmt::bytes(r.body.len() as u64)
+                    num::plural(lines as u64, "line", "lines"),
+                    Roomy.bytes(r.body.len() as u64)
                 ));
                 self.body(&r.body, "");
                 self.raw("</div>");
@@ -441,7 +441,7 @@ impl<'r> W<'r> {
             tokens(&t.tokens)
         ));
         if let Some(d) = c.duration_us() {
-            meta.push_str(&format!(" · {}", fmt::ms((d / 1000) as u64)));
+            meta.push_str(&format!(" · {}", Roomy.duration_ms((d / 1000) as u64)));
         }
         self.raw(&format!("<span class=\"cm\">{meta}</span>"));
         if let Some(s) = task.and_then(|t| t.status.as_deref()) {
@@ -474,14 +474,14 @@ impl<'r> W<'r> {
             self.raw(&format!(
                 "<div class=\"more\">… {} more lines ({}) …</div>{open_pre}",
                 p.lines,
-                fmt::bytes(p.bytes as u64)
+                Roomy.bytes(p.bytes as u64)
             ));
             self.text(p.tail);
             self.raw("</pre>");
             let id = self.blobs.add(s);
             self.raw(&format!(
                 "<button type=\"button\" class=\"full\" data-blob=\"{id}\" hidden>show full body ({})</button>",
-                fmt::bytes(s.len() as u64)
+                Roomy.bytes(s.len() as u64)
             ));
         }
         self.raw("</div>");
@@ -547,7 +547,7 @@ fn tool_line(l: &str) -> String {
 fn call_meta(c: &Call, edits: Option<&[Diff]>) -> String {
     let mut m = Vec::new();
     if let Some(d) = c.duration_us() {
-        m.push(fmt::ms((d / 1000) as u64));
+        m.push(Roomy.duration_ms((d / 1000) as u64));
     }
     if let Some(ds) = edits {
         let a: usize = ds.iter().map(|d| d.added).sum();
@@ -566,10 +566,10 @@ fn call_meta(c: &Call, edits: Option<&[Diff]>) -> String {
 pub fn tokens(t: &Tokens) -> String {
     format!(
         "in {} · out {} · cache r {} / w {}",
-        fmt::count(t.input),
-        fmt::count(t.output),
-        fmt::count(t.cache_read),
-        fmt::count(t.cache_write)
+        Roomy.tokens(t.input),
+        Roomy.tokens(t.output),
+        Roomy.tokens(t.cache_read),
+        Roomy.tokens(t.cache_write)
     )
 }
 
