@@ -5,7 +5,6 @@
 
 mod blob;
 mod build;
-pub mod diff;
 pub mod escape;
 mod html;
 pub mod markdown;

@@ -7,19 +7,17 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::super::blob::Blobs;
-use super::super::diff::{self, Diff};
 use super::super::escape::{attr, html, text};
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Subtotals, Tokens};
 use super::super::tool;
 use super::super::trunc::{BODY, preview};
+use crate::view::diff::Diff;
 use crate::view::num::{self, Style::Roomy};
 
 /// Subagents nested deeper than this are drawn after the turns (bounded recursion whatever
 /// the input's `parent_tool_use_id` chains).
 const MAX_DEPTH: usize = 16;
-/// Diffs longer than this many lines are cut (head and tail kept).
-const DIFF_LINES: usize = 120;
 
 /// Writes HTML for one run.
 pub struct W<'r> {
@@ -285,7 +283,7 @@ impl<'r> W<'r> {
     fn call(&mut self, i: usize) {
         let run = self.run;
         let c = &run.calls[i];
-        let edits = diff::edits(&c.name, &c.input);
+        let edits = super::changes::edits(c);
         let sub =
             c.id.as_deref()
                 .and_then(|id| run.thread(id).map(|t| (id, t)));
@@ -376,8 +374,8 @@ impl<'r> W<'r> {
             }
             (_, Some(diffs)) => {
                 // The diffs themselves are in the Changes section (once per report).
-                let a: usize = diffs.iter().map(|d| d.added).sum();
-                let r: usize = diffs.iter().map(|d| d.removed).sum();
+                let a: u64 = diffs.iter().map(|d| d.added).sum();
+                let r: u64 = diffs.iter().map(|d| d.removed).sum();
                 self.raw(&format!(
                     "<div class=\"dim\">{} edit{} · <span class=\"a\">+{a}</span> <span class=\"d\">−{r}</span> · <a href=\"#chg-{}\">diff in Changes</a></div>",
                     diffs.len(),
@@ -486,61 +484,6 @@ impl<'r> W<'r> {
         }
         self.raw("</div>");
     }
-
-    /// A diff, cut to its first and last lines when long.
-    pub fn diff(&mut self, d: &Diff) {
-        self.raw("<div class=\"body\"><pre class=\"diff\">");
-        let n = d.lines.len();
-        let cut = n > DIFF_LINES;
-        let (head, tail) = if cut {
-            (DIFF_LINES * 3 / 4, DIFF_LINES / 4)
-        } else {
-            (n, 0)
-        };
-        for (i, (tag, l)) in d.lines.iter().enumerate() {
-            if i == head && cut {
-                self.raw(&format!(
-                    "</pre><div class=\"more\">… {} more lines …</div><pre class=\"diff\">",
-                    n - head - tail
-                ));
-            }
-            if i >= head && i < n - tail {
-                continue;
-            }
-            let cls = match tag {
-                '+' => "a",
-                '-' => "d",
-                '@' => "h",
-                _ => "c",
-            };
-            self.raw(&format!("<span class=\"{cls}\">"));
-            if *tag == '@' {
-                self.raw("⋯");
-            } else {
-                self.out.push(*tag);
-                self.text(&tool_line(l));
-            }
-            self.raw("</span>\n");
-        }
-        self.raw("</pre>");
-        if cut {
-            let id = self.blobs.add(&d.text());
-            self.raw(&format!("<button type=\"button\" class=\"full\" data-blob=\"{id}\" hidden>show full diff</button>"));
-        }
-        self.raw("</div>");
-    }
-}
-
-/// A diff line, cut at 2000 characters.
-fn tool_line(l: &str) -> String {
-    if l.len() <= 2000 {
-        return l.to_owned();
-    }
-    let mut end = 2000;
-    while !l.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} … ({} more bytes)", &l[..end], l.len() - end)
 }
 
 /// The summary's right side of a call: time, edit counts, status.
@@ -550,8 +493,8 @@ fn call_meta(c: &Call, edits: Option<&[Diff]>) -> String {
         m.push(Roomy.duration_ms((d / 1000) as u64));
     }
     if let Some(ds) = edits {
-        let a: usize = ds.iter().map(|d| d.added).sum();
-        let r: usize = ds.iter().map(|d| d.removed).sum();
+        let a: u64 = ds.iter().map(|d| d.added).sum();
+        let r: u64 = ds.iter().map(|d| d.removed).sum();
         m.push(format!("+{a} −{r}"));
     }
     match &c.result {
