@@ -9,7 +9,6 @@ pub mod escape;
 mod html;
 pub mod markdown;
 pub mod model;
-pub mod tool;
 pub mod trunc;
 
 use std::cell::RefCell;

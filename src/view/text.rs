@@ -140,6 +140,16 @@ pub fn truncate(s: &str, cells: usize, ellipsis: &str) -> String {
     out
 }
 
+/// Untrusted `s` on one line (each line break a space) and cut to at most `cells` cells, ending
+/// in `…` when cut; the renderer still makes it safe.
+pub fn clip_line(s: &str, cells: usize) -> String {
+    let one: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    truncate(&one, cells, "…")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +201,8 @@ mod tests {
         assert_eq!(truncate("hello world", 8, "…"), "hello w…");
         assert_eq!(truncate("日本語です", 7, "…"), "日本語…");
         assert_eq!(truncate("short", 8, "…"), "short");
+        assert_eq!(clip_line("a\r\nb\nc", 9), "a  b c");
+        assert_eq!(clip_line("日本語です\n", 7), "日本語…");
         // A presentation selector makes a narrow character two cells wide, as `width` counts.
         let info = "\u{2139}\u{fe0f}x";
         assert_eq!(width(info), 3);

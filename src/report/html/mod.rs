@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 
 use super::Source;
 use super::model::{Item, Run};
-use super::tool;
 use crate::view::num::{self, Style::Roomy};
+use crate::view::text::clip_line;
 use thread::W;
 
 /// The stylesheet, inlined.
@@ -158,7 +158,7 @@ fn toolbar(w: &mut W<'_>) {
             w.raw("<option value=\"");
             w.attr(t);
             w.raw("\">");
-            w.text(&tool::clip_to(t, 40));
+            w.text(&clip_line(t, 40));
             w.raw(&format!(" ({n})</option>"));
         }
         w.raw("</select> ");

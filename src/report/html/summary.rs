@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::super::model::{Level, Run};
-use super::super::tool::clip_to;
 use super::super::{Chain, Source};
 use super::thread::{W, tokens};
 use crate::view::num::{self, Style::Roomy};
+use crate::view::text::clip_line;
 
 /// The outcome badge text and whether it is good.
 pub fn outcome(run: &Run) -> (String, bool) {
@@ -30,7 +30,7 @@ impl W<'_> {
         let (out, ok) = outcome(run);
         self.raw("<header id=\"top\"><h1>Claude Code run <span class=\"badge ");
         self.raw(if ok { "ok\">" } else { "bad\">" });
-        self.text(&clip_to(&out, 40));
+        self.text(&clip_line(&out, 40));
         self.raw("</span></h1>\n");
         if src.redacted {
             self.raw(&format!(
@@ -152,7 +152,7 @@ impl W<'_> {
         self.raw("<div><dt>");
         self.text(k);
         self.raw("</dt><dd>");
-        self.text(&clip_to(v, 240));
+        self.text(&clip_line(v, 240));
         self.raw("</dd></div>");
     }
 
@@ -205,7 +205,7 @@ impl W<'_> {
         self.raw("<section id=\"tools\"><h2>Tools</h2><table class=\"tools\"><tr><th>tool</th><th>calls</th><th>errors</th><th>time</th><th>longest</th></tr>");
         for (name, (n, err, total, max, timed)) in rows {
             self.raw("<tr><td><code>");
-            self.text(&clip_to(name, 60));
+            self.text(&clip_line(name, 60));
             let t = |us: i64| {
                 if timed > 0 {
                     Roomy.duration_ms((us / 1000) as u64)
@@ -245,9 +245,9 @@ impl W<'_> {
                 "<tr><td><a href=\"#seq-{}\">#{}</a></td><td>",
                 c.seq, c.seq
             ));
-            self.text(&clip_to(kind, 40));
+            self.text(&clip_line(kind, 40));
             self.raw("</td><td>");
-            self.text(&clip_to(desc, 80));
+            self.text(&clip_line(desc, 80));
             self.raw(&format!(
                 "</td><td>{}{}</td><td>{}</td><td title=\"{}\">{}</td><td>{}</td><td>",
                 t.calls,
@@ -271,7 +271,7 @@ impl W<'_> {
                     "no result".into()
                 }
             });
-            self.text(&clip_to(&status, 40));
+            self.text(&clip_line(&status, 40));
             self.raw("</td></tr>");
         }
         self.raw("</table></section>\n");

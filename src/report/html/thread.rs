@@ -10,10 +10,12 @@ use super::super::blob::Blobs;
 use super::super::escape::{attr, html, text};
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Subtotals, Tokens};
-use super::super::tool;
 use super::super::trunc::{BODY, preview};
+use crate::view::args::Args;
 use crate::view::diff::Diff;
 use crate::view::num::{self, Style::Roomy};
+use crate::view::text::clip_line;
+use crate::view::tool;
 
 /// Subagents nested deeper than this are drawn after the turns (bounded recursion whatever
 /// the input's `parent_tool_use_id` chains).
@@ -187,7 +189,7 @@ impl<'r> W<'r> {
                     ] {
                         if let Some(v) = v {
                             self.raw(&format!(" · {k} <code>"));
-                            self.text(&tool::clip_to(v, 120));
+                            self.text(&clip_line(v, 120));
                             self.raw("</code>");
                         }
                     }
@@ -202,7 +204,7 @@ impl<'r> W<'r> {
         match t {
             _ if redacted => self.raw("<i>(redacted)</i></summary>"),
             Some(t) if !t.trim().is_empty() => {
-                self.text(&tool::clip(t.trim().lines().next().unwrap_or("")));
+                self.text(&clip_line(t.trim().lines().next().unwrap_or(""), 160));
                 self.raw("</summary><div class=\"md\">");
                 markdown::render(&mut self.out, t);
                 self.raw("</div>");
@@ -301,9 +303,10 @@ impl<'r> W<'r> {
         self.attr(&c.name);
         self.raw(if self.open { "\" open>" } else { "\">" });
         self.raw("<summary><span class=\"tn\">");
-        self.text(&tool::clip_to(&c.name, 60));
+        let (name, line) = headline(c, 160);
+        self.text(&name);
         self.raw("</span> <span class=\"hl\">");
-        self.text(&tool::headline(&c.name, &c.input));
+        self.text(&line);
         self.raw("</span><span class=\"cm\">");
         self.raw(&call_meta(c, edits.as_ref().map(|e| &e.1[..])));
         self.raw("</span></summary><div class=\"cb\">");
@@ -402,7 +405,7 @@ impl<'r> W<'r> {
                 markdown::render(&mut self.out, get("prompt").unwrap_or(""));
                 self.raw("</div>");
             }
-            _ if c.input.is_null() || tool::said_by_headline(&c.name, &c.input) => {}
+            _ if c.input.is_null() || said(c) => {}
             _ if c.input.as_object().is_some_and(|o| o.is_empty()) => {}
             _ => {
                 let json = serde_json::to_string_pretty(&c.input).unwrap_or_default();
@@ -425,7 +428,7 @@ impl<'r> W<'r> {
         self.raw("<summary><span class=\"lbl\">subagent</span> ");
         if let (Some(k), _) = run.subagent_label(c) {
             self.raw("<b>");
-            self.text(&tool::clip_to(k, 60));
+            self.text(&clip_line(k, 60));
             self.raw("</b> ");
         }
         let mut meta = format!("{} call{}", t.calls, if t.calls == 1 { "" } else { "s" });
@@ -444,7 +447,7 @@ impl<'r> W<'r> {
         self.raw(&format!("<span class=\"cm\">{meta}</span>"));
         if let Some(s) = task.and_then(|t| t.status.as_deref()) {
             self.raw(" · ");
-            self.text(&tool::clip_to(s, 60));
+            self.text(&clip_line(s, 60));
         }
         self.raw("</summary><div class=\"subb\">");
         self.items(items);
@@ -484,6 +487,29 @@ impl<'r> W<'r> {
         }
         self.raw("</div>");
     }
+}
+
+/// A call's input as [`Args`] need it (JSON text).
+fn input_json(c: &Call) -> String {
+    serde_json::to_string(&c.input).unwrap_or_default()
+}
+
+/// A call's headline as the report shows it: the tool as named (60 cells at most), and the
+/// argument that matters with its details on one line of at most `cells` cells.
+pub(super) fn headline(c: &Call, cells: usize) -> (String, String) {
+    let json = input_json(c);
+    let h = tool::headline(&c.name, &Args::parse(&json));
+    let line = std::iter::once(h.arg)
+        .chain(h.detail)
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    (clip_line(&h.tool, 60), clip_line(&line, cells))
+}
+
+/// Whether the headline says all of the call's input (an object).
+fn said(c: &Call) -> bool {
+    c.input.is_object() && tool::said(&c.name, &Args::parse(&input_json(c)))
 }
 
 /// The summary's right side of a call: time, edit counts, status.

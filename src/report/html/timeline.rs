@@ -3,7 +3,6 @@
 //! event.
 
 use super::super::model::{Item, Run};
-use super::super::tool;
 use super::thread::{W, esc};
 use crate::view::num::Style::Roomy;
 
@@ -43,10 +42,9 @@ impl W<'_> {
                 (_, _, true) => "b-in",
                 _ => "b-tool",
             };
+            let (name, line) = super::thread::headline(c, 60);
             let title = format!(
-                "{} {} · {}",
-                c.name,
-                tool::clip_to(&tool::headline(&c.name, &c.input), 60),
+                "{name} {line} · {}",
                 Roomy.duration_ms(((e - s) / 1000) as u64)
             );
             let bar = Bar {
