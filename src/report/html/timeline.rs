@@ -44,7 +44,8 @@ impl W<'_> {
             };
             let (name, line) = super::thread::headline(c, 60);
             let title = format!(
-                "{name} {line} · {}",
+                "{name}{}{line} · {}",
+                if line.is_empty() { "" } else { ": " },
                 Roomy.duration_ms(((e - s) / 1000) as u64)
             );
             let bar = Bar {
