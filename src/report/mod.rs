@@ -9,7 +9,6 @@ pub mod escape;
 mod html;
 pub mod markdown;
 pub mod model;
-pub mod trunc;
 
 use std::cell::RefCell;
 use std::fs::File;

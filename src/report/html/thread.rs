@@ -2,6 +2,7 @@
 //! a tool call is a `<details>` with its input, its subagent's thread (nested, with its own
 //! totals) and its paired result, previewed head and tail with the full body kept compressed.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
@@ -10,13 +11,20 @@ use super::super::blob::Blobs;
 use super::super::escape::{attr, html, text};
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Subtotals, Tokens};
-use super::super::trunc::{BODY, preview};
 use crate::view::args::Args;
+use crate::view::clip::{Limits, Source, clip};
 use crate::view::diff::Diff;
 use crate::view::num::{self, Style::Roomy};
 use crate::view::text::clip_line;
 use crate::view::tool;
 
+/// Tool output and long inputs: the first 8 and last 4 lines, at most 1.2 KB in all.
+const BODY: Limits = Limits {
+    head: 8,
+    tail: 4,
+    max_line: usize::MAX,
+    budget: 1200,
+};
 /// Subagents nested deeper than this are drawn after the turns (bounded recursion whatever
 /// the input's `parent_tool_use_id` chains).
 const MAX_DEPTH: usize = 16;
@@ -461,7 +469,8 @@ impl<'r> W<'r> {
 
     /// A long text: head and tail shown, the middle counted, the whole kept compressed.
     pub fn body(&mut self, s: &str, class: &str) {
-        let p = preview(s, BODY);
+        let c = clip(&[Source::Text(Cow::Borrowed(s))], BODY);
+        let cut = c.omitted_bytes > 0;
         let open_pre = if class.is_empty() {
             "<pre>".to_owned()
         } else {
@@ -469,15 +478,20 @@ impl<'r> W<'r> {
         };
         self.raw("<div class=\"body\">");
         self.raw(&open_pre);
-        self.text(p.head);
+        let head = if cut {
+            Cow::Owned(c.head_text())
+        } else {
+            Cow::Borrowed(s)
+        };
+        self.text(&head);
         self.raw("</pre>");
-        if p.cut() {
+        if cut {
             self.raw(&format!(
                 "<div class=\"more\">… {} more lines ({}) …</div>{open_pre}",
-                p.lines,
-                Roomy.bytes(p.bytes as u64)
+                c.omitted_lines,
+                Roomy.bytes(c.omitted_bytes)
             ));
-            self.text(p.tail);
+            self.text(&c.tail_text());
             self.raw("</pre>");
             let id = self.blobs.add(s);
             self.raw(&format!(

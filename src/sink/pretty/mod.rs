@@ -343,9 +343,7 @@ impl<W: Write> Pretty<W> {
         let lines = self.o.result_lines.max(2);
         let clip = crate::view::clip::clip(
             &[crate::view::clip::Source::Text(Cow::Borrowed(text))],
-            lines,
-            0,
-            4 * self.t.width,
+            crate::view::clip::Limits::lines(lines, 0, 4 * self.t.width),
         );
         let marker = format!("{} {label}", self.t.g.prompt);
         for (i, line) in clip.head.iter().chain(clip.tail.iter()).enumerate() {

@@ -15,7 +15,7 @@ use super::term::{Gutter, Term};
 use super::{Ev, Pretty, b, members, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
 use crate::view::args::{self, Args};
-use crate::view::clip::{self, Source};
+use crate::view::clip::{self, Limits, Source};
 use crate::view::num::{Style::Terse, plural};
 use crate::view::text;
 use crate::view::tool::{self, Kind};
@@ -395,7 +395,7 @@ impl<W: Write> Pretty<W> {
             Kind::Edit | Kind::MultiEdit | Kind::Write | Kind::Notebook | Kind::Todo => (1, 0),
             _ => (r - r / 3, r / 3),
         };
-        let c = clip::clip(&src, head, tail, 4 * self.t.width);
+        let c = clip::clip(&src, Limits::lines(head, tail, 4 * self.t.width));
         if kind == Kind::Todo && !error {
             return Ok(());
         }
@@ -472,7 +472,7 @@ impl<W: Write> Pretty<W> {
         self.sub_done(g, id, ms, u(d.total_tokens).or(said.1), tools, glyph, named)?;
         let src = sources(e.content);
         let r = self.o.result_lines;
-        let c = clip::clip(&src, r - r / 3, r / 3, 4 * self.t.width);
+        let c = clip::clip(&src, Limits::lines(r - r / 3, r / 3, 4 * self.t.width));
         self.body(g, &c, Role::Text)
     }
 
