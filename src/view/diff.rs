@@ -105,13 +105,19 @@ pub fn replacements(name: &str, args: &Args<'_>) -> Vec<(String, String)> {
     vec![pair(s("old_string"), s("new_string"))]
 }
 
-/// The file a call changes and what it replaces there: an `Edit`'s or `MultiEdit`'s (old, new)
-/// pairs, a `Write`'s content or a `NotebookEdit`'s new source as new text (old empty); `None`
-/// for other tools, a call without a path, or one with nothing to replace.
-pub fn file_change<'a>(
-    name: &str,
-    args: &Args<'a>,
-) -> Option<(Cow<'a, str>, Vec<(String, String)>)> {
+/// The file a call changes and what it replaces there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange<'a> {
+    /// The file.
+    pub path: Cow<'a, str>,
+    /// (old, new) text pairs; a whole new text has an empty old one.
+    pub replacements: Vec<(String, String)>,
+}
+
+/// What a call changes: an `Edit`'s or `MultiEdit`'s replacements, a `Write`'s content or a
+/// `NotebookEdit`'s new source as new text; `None` for other tools, a call without a path, or one
+/// with nothing to replace.
+pub fn file_change<'a>(name: &str, args: &Args<'a>) -> Option<FileChange<'a>> {
     let path = tool::path(args)?;
     let new = |k: &str| args.str(k).map(|s| vec![(String::new(), s.into_owned())]);
     let pairs = match tool::kind(name) {
@@ -120,7 +126,10 @@ pub fn file_change<'a>(
         Kind::Notebook => new("new_source"),
         _ => None,
     }?;
-    Some((path, pairs))
+    Some(FileChange {
+        path,
+        replacements: pairs,
+    })
 }
 
 #[cfg(test)]
@@ -166,9 +175,12 @@ mod tests {
         );
         assert!(replacements("Edit", &Args::parse("{}")).is_empty());
         let w = Args::parse(r#"{"file_path":"w","content":"1\n2"}"#);
-        let (p, r) = file_change("Write", &w).unwrap();
-        assert_eq!((p.as_ref(), r), ("w", vec![(String::new(), "1\n2".into())]));
-        assert_eq!(file_change("Edit", &a).unwrap().1.len(), 1);
+        let c = file_change("Write", &w).unwrap();
+        assert_eq!(
+            (c.path.as_ref(), c.replacements),
+            ("w", vec![(String::new(), "1\n2".into())])
+        );
+        assert_eq!(file_change("Edit", &a).unwrap().replacements.len(), 1);
         assert!(file_change("Edit", &Args::parse(r#"{"file_path":"f"}"#)).is_none());
         assert!(file_change("Bash", &Args::parse(r#"{"command":"x"}"#)).is_none());
     }

@@ -100,7 +100,8 @@ mod tests {
 
     #[test]
     fn both_styles() {
-        let cases: &[(fn(Style, u64) -> String, u64, &str, &str)] = &[
+        type Case = (fn(Style, u64) -> String, u64, &'static str, &'static str);
+        let cases: &[Case] = &[
             (Style::tokens, 950, "950", "950"),
             (Style::tokens, 1_234, "1.2k", "1.2k"),
             (Style::tokens, 2_000, "2.0k", "2k"),

@@ -18,9 +18,10 @@ type Edit = (usize, Vec<Diff>);
 /// The file call `c` changes and a diff per replacement (see [`diff::file_change`]).
 pub(super) fn edits(c: &Call) -> Option<(String, Vec<Diff>)> {
     let json = serde_json::to_string(&c.input).ok()?;
-    let (path, pairs) = diff::file_change(&c.name, &Args::parse(&json))?;
-    let diffs = pairs.iter().map(|(o, n)| diff::diff(o, n, CONTEXT));
-    Some((path.into_owned(), diffs.collect()))
+    let change = diff::file_change(&c.name, &Args::parse(&json))?;
+    let diffs = change.replacements.iter();
+    let diffs = diffs.map(|(o, n)| diff::diff(o, n, CONTEXT)).collect();
+    Some((change.path.into_owned(), diffs))
 }
 
 impl W<'_> {
