@@ -5,7 +5,7 @@ use super::State;
 use super::write::promote;
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Out, Val, get, get_str};
+use crate::json::{Out, Val, get_str};
 
 /// A typed event: its envelope `type`, and `(field, source path)` pairs promoted to the top of the
 /// event (dotted paths reach into objects). Every other member of the line goes under `extra`.
@@ -114,15 +114,6 @@ const COMMON: &[&str] = &[
     "uuid",
     "parent_tool_use_id",
 ];
-
-/// `v` at a dotted path.
-pub fn at_path<'t, 'i>(v: Val<'t, 'i>, path: &str) -> Option<Val<'t, 'i>> {
-    let mut cur = v;
-    for part in path.split('.') {
-        cur = get(cur, part)?;
-    }
-    Some(cur)
-}
 
 /// Write `"extra":{…}` with every member of `v` not in `skip` nor in [`COMMON`].
 pub fn write_extra(o: &mut Out, v: Val<'_, '_>, skip: &[&str]) {

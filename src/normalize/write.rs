@@ -1,8 +1,16 @@
 //! Small writers the event builders share: members promoted from a source object, and JSON
 //! containers whose items are written one by one.
 
-use super::system::at_path;
-use crate::json::{Out, Val};
+use crate::json::{Out, Val, get};
+
+/// `v` at a dotted path.
+fn at_path<'t, 'i>(v: Val<'t, 'i>, path: &str) -> Option<Val<'t, 'i>> {
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = get(cur, part)?;
+    }
+    Some(cur)
+}
 
 /// Write `"field":value` for each `(field, path)`, the value at `path` in `v` (dotted paths reach
 /// into objects; `null` when it is missing).

@@ -1,28 +1,15 @@
 //! The "Changes" section: every Edit, MultiEdit, Write and NotebookEdit, grouped per file in
 //! the order the files were first touched, each with its diff, counts and a link to its call.
 
-use super::super::model::Call;
 use super::thread::W;
-use crate::view::args::Args;
-use crate::view::diff::{self, Diff, Line};
+use crate::view::diff::{Diff, Line};
 use crate::view::num;
 
-/// Lines of context around each change.
-const CONTEXT: usize = 3;
 /// Diffs longer than this many lines are cut (head and tail kept).
 const DIFF_LINES: usize = 120;
 
 /// One call's edits of a file: the call's index and its diffs.
 type Edit = (usize, Vec<Diff>);
-
-/// The file call `c` changes and a diff per replacement (see [`diff::file_change`]).
-pub(super) fn edits(c: &Call) -> Option<(String, Vec<Diff>)> {
-    let json = serde_json::to_string(&c.input).ok()?;
-    let change = diff::file_change(&c.name, &Args::parse(&json))?;
-    let diffs = change.replacements.iter();
-    let diffs = diffs.map(|(o, n)| diff::diff(o, n, CONTEXT)).collect();
-    Some((change.path.into_owned(), diffs))
-}
 
 impl W<'_> {
     /// The section (nothing when the run edited no file).
@@ -30,7 +17,7 @@ impl W<'_> {
         let run = self.run;
         let mut files: Vec<(String, Vec<Edit>)> = Vec::new();
         for (i, c) in run.calls.iter().enumerate() {
-            let Some((path, diffs)) = edits(c) else {
+            let Some((path, diffs)) = c.edits() else {
                 continue;
             };
             match files.iter_mut().find(|(p, _)| *p == path) {

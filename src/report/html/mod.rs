@@ -86,7 +86,7 @@ fn toc(w: &mut W<'_>) {
         .calls
         .iter()
         .any(|c| c.id.as_deref().is_some_and(|id| run.thread(id).is_some()));
-    let edits = run.calls.iter().any(|c| changes::edits(c).is_some());
+    let edits = run.calls.iter().any(|c| c.edits().is_some());
     w.raw("<nav class=\"toc\"><a href=\"#top\">Summary</a>");
     for (on, id, label) in [
         (!run.calls.is_empty(), "tools", "Tools"),

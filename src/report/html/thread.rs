@@ -293,7 +293,7 @@ impl<'r> W<'r> {
     fn call(&mut self, i: usize) {
         let run = self.run;
         let c = &run.calls[i];
-        let edits = super::changes::edits(c);
+        let edits = c.edits();
         let sub =
             c.id.as_deref()
                 .and_then(|id| run.thread(id).map(|t| (id, t)));
