@@ -1,5 +1,6 @@
 //! Long bodies cut to their head and tail lines, with what was left out counted ("… N more
-//! lines (M bytes) …"). Works on plain text and on the still-escaped inside of a JSON string
+//! lines (M bytes) …"); with a byte budget (the report's previews) a long line is cut inside and
+//! its rest counted too. Works on plain text and on the still-escaped inside of a JSON string
 //! (a tool result as the envelope carries it), so a result of many megabytes is measured
 //! without being decoded or copied: only the lines kept are decoded.
 
