@@ -30,7 +30,33 @@ pub struct Line<'a> {
     pub cr: bool,
 }
 
-impl Line<'_> {
+impl<'a> Line<'a> {
+    /// The line of `bytes` (without its `\n`) as it is framed for the normalizer: one trailing
+    /// `\r` dropped (and remembered) unless the line was cut; `full_len` is its length before any
+    /// cut, so `raw_len` is that plus the `\n`. The one framing of [`LineReader`] and of a
+    /// replayed line (`replay::play::frame`).
+    #[inline]
+    pub fn framed(
+        bytes: &'a [u8],
+        number: u64,
+        full_len: u64,
+        terminated: bool,
+        oversized: Option<u64>,
+    ) -> Line<'a> {
+        let (bytes, cr) = match bytes {
+            [rest @ .., b'\r'] if oversized.is_none() => (rest, true),
+            _ => (bytes, false),
+        };
+        Line {
+            bytes,
+            number,
+            raw_len: full_len + u64::from(terminated),
+            terminated,
+            oversized,
+            cr,
+        }
+    }
+
     /// The line's terminator as it was in the input: `\r\n`, `\n`, or for a last line without
     /// newline `\r` or nothing.
     pub fn eol(&self) -> &'static [u8] {
@@ -216,24 +242,14 @@ impl<R: Read> LineReader<R> {
     fn make_line(&mut self, start: usize, end: usize, dropped: u64, terminated: bool) -> Line<'_> {
         self.number += 1;
         let full_len = (end - start) as u64 + dropped;
-        let raw_len = full_len + u64::from(terminated);
-        let mut bytes = &self.buf[start..end];
-        let oversized = if dropped > 0 { Some(full_len) } else { None };
-        let mut cr = false;
-        if oversized.is_none()
-            && let [rest @ .., b'\r'] = bytes
-        {
-            bytes = rest;
-            cr = true;
-        }
-        Line {
-            bytes,
-            number: self.number,
-            raw_len,
+        let oversized = (dropped > 0).then_some(full_len);
+        Line::framed(
+            &self.buf[start..end],
+            self.number,
+            full_len,
             terminated,
             oversized,
-            cr,
-        }
+        )
     }
 }
 

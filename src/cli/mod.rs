@@ -1,8 +1,10 @@
 //! The command line (clap derive), one file per subcommand's arguments; this file holds the
-//! top level, the small subcommands and [`parse`]. Validation only: no files are opened here.
+//! top level, the small subcommands and [`parse`]; [`man`] renders the man pages and completion
+//! scripts from them. Validation and the library's options only: no files are opened here.
 
 mod drift;
 mod input;
+pub mod man;
 mod normalize;
 mod output;
 mod probe;
@@ -25,7 +27,7 @@ pub use redact::RedactCmdArgs;
 pub use replay::ReplayArgs;
 pub use report::ReportArgs;
 pub use sessions::{SessionsArgs, SessionsFormat};
-pub use spawn::{IdleAction, SpawnArgs, StopSignalArg};
+pub use spawn::SpawnArgs;
 
 const AFTER_HELP: &str = "\
 Examples:

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use clap::Args;
 
+use boo_normalize::error::Error;
 use boo_normalize::replay::Speed;
+use boo_normalize::replay::to_envelope::ToEnvelope;
 
 use super::normalize::StreamArgs;
 use super::units::duration;
@@ -89,6 +91,69 @@ pub struct ReplayArgs {
     /// line; redaction not with --raw or --as-claude, which re-emit the recorded bytes).
     #[command(flatten)]
     pub stream: StreamArgs,
+}
+
+impl ReplayArgs {
+    /// The pacing: `--speed`, else as fast as possible when following, else real time.
+    pub fn pacing(&self) -> Speed {
+        self.speed.unwrap_or(if self.follow {
+            Speed::Max
+        } else {
+            Speed::Factor(1.0)
+        })
+    }
+
+    /// How the replay plays into the pipeline (not `--raw` or `--as-claude`).
+    pub fn to_envelope(&self) -> ToEnvelope {
+        ToEnvelope {
+            from_seq: self.from_seq,
+            fresh_ids: self.fresh_ids,
+            run_id_given: self.stream.output.run_id.is_some(),
+            follow: self.follow,
+            speed: self.pacing(),
+            stderr_events: self.stderr_events,
+            name: self
+                .files
+                .first()
+                .map(|f| f.display().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Where `--as-claude` takes its capture from: `--as-claude=FILE`, a FILE before
+    /// `--as-claude`, `$BOO_REPLAY_CAPTURE`, or the first argument after `--as-claude` (then
+    /// not claude's).
+    pub fn as_claude_capture(&mut self) -> Result<PathBuf, Error> {
+        if let Some(f) = self.as_claude_file.take() {
+            return Ok(f);
+        }
+        if let [f] = self.files.as_slice() {
+            return Ok(f.clone());
+        }
+        if !self.files.is_empty() {
+            return Err(Error::msg("--as-claude", "replays exactly one capture"));
+        }
+        if let Some(f) = std::env::var_os("BOO_REPLAY_CAPTURE").filter(|f| !f.is_empty()) {
+            return Ok(f.into());
+        }
+        match self.claude_args.first() {
+            Some(f) if !f.to_string_lossy().starts_with('-') => {
+                Ok(self.claude_args.remove(0).into())
+            }
+            _ => Err(Error::msg(
+                "--as-claude",
+                "no capture: pass --as-claude=FILE or set BOO_REPLAY_CAPTURE",
+            )),
+        }
+    }
+
+    /// Whether claude's command line (before its `--`) asks for `--version`.
+    pub fn asks_version(&self) -> bool {
+        let claude_opts = self.claude_args.iter().take_while(|x| *x != "--");
+        claude_opts
+            .into_iter()
+            .any(|x| x == "--version" || x == "-v")
+    }
 }
 
 /// An `--as-claude` command line, split: what clap parses (`head`, ending in `--as-claude`),

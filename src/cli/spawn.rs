@@ -7,7 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 
+use boo_normalize::spawn::command::ArgvOptions;
+use boo_normalize::spawn::env::EnvPolicy;
 use boo_normalize::spawn::guard::GuardConfig;
+use boo_normalize::spawn::worker::Run;
+use boo_normalize::spawn::{Limits, StopSignal};
 
 use super::normalize::StreamArgs;
 use super::units::{duration, size, size_usize};
@@ -60,12 +64,8 @@ pub enum StopSignalArg {
 pub struct SpawnArgs {
     /// The prompt: in argv, or on stdin when long (see --prompt-argv-max), starting with `-` or
     /// a single word.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        conflicts_with = "prompt_file",
-        allow_hyphen_values = true
-    )]
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
+    #[arg(allow_hyphen_values = true)]
     pub prompt: Option<String>,
     /// Read the prompt from FILE (`-`: standard input).
     #[arg(long, value_name = "FILE")]
@@ -144,6 +144,54 @@ pub struct SpawnArgs {
     /// Arguments for claude, after `--`.
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     pub claude_args: Vec<OsString>,
+}
+
+impl SpawnArgs {
+    /// The child's environment as the command line set it (validated by the caller).
+    pub fn env_policy(&self) -> EnvPolicy {
+        EnvPolicy {
+            inherit: self.inherit_env,
+            keep_credentials: self.keep_env_key,
+            extra: self.env.clone(),
+        }
+    }
+
+    /// The run as the library takes it, with the prompt read and the guards and environment
+    /// validated.
+    pub fn run(&self, prompt: Option<Vec<u8>>, guards: GuardConfig, policy: EnvPolicy) -> Run {
+        Run {
+            claude_bin: self.claude_bin.clone(),
+            claude_args: self.claude_args.clone(),
+            prompt,
+            argv: ArgvOptions {
+                partial: !self.no_partial,
+                argv_max: self.prompt_argv_max,
+                allow_tools: self.guards.allow_tools.clone(),
+            },
+            policy,
+            guards,
+            limits: self.limits(),
+            record: self.record.clone(),
+            stderr_events: self.stderr_events,
+        }
+    }
+
+    /// The child's limits as the command line set them.
+    fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.timeout,
+            idle_timeout: self.idle_timeout,
+            idle_warn_only: self.idle_action == IdleAction::Warn,
+            tool_timeout: self.tool_timeout,
+            grace: self.grace,
+            stop_signal: match self.stop_signal {
+                StopSignalArg::Int => StopSignal::Int,
+                StopSignalArg::Term => StopSignal::Term,
+            },
+            keep_background: self.keep_background,
+            keep_alive: self.keep_alive,
+        }
+    }
 }
 
 /// The guards: policy checks over the run's events, reported as `policy.violation` (and a stop

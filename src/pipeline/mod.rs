@@ -11,6 +11,7 @@
 //! can stop its source.
 
 pub mod conclude;
+pub mod inputs;
 pub mod setup;
 
 use std::io::{self, Read};

@@ -7,14 +7,18 @@
 //! - [`sse`]: the API's message, event stream and error shapes;
 //! - [`api`]: the loopback HTTP server;
 //! - [`run`]: one scenario in one mode against the real CLI;
-//! - [`summary`]: the per-run reports, `summary.json` and the table.
+//! - [`summary`]: the per-run reports, `summary.json` and the table;
+//! - [`mod@sweep`]: a whole probe, every scenario in every mode, and its verdict;
+//! - [`serve`]: `--serve-only`, one script on loopback for a test.
 
 pub mod api;
 pub mod run;
 pub mod scenario;
 pub mod script;
+pub mod serve;
 pub mod sse;
 pub mod summary;
+pub mod sweep;
 
 use std::fs;
 use std::path::Path;
@@ -24,6 +28,7 @@ use crate::error::Error;
 pub use run::{RunFailure, Setup};
 pub use scenario::{MODES, Source};
 pub use summary::{RunReport, Summary};
+pub use sweep::{Probe, sweep};
 
 /// Files a probe writes besides the captures.
 pub const SUMMARY_FILE: &str = "summary.json";

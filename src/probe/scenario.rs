@@ -232,6 +232,21 @@ pub fn builtin() -> Vec<Source> {
         .collect()
 }
 
+/// The built-in scenarios as `probe --list` prints them: name, modes, description, a line each.
+pub fn table() -> String {
+    let mut t = String::new();
+    for s in builtin() {
+        let modes = s
+            .scenario
+            .modes
+            .as_ref()
+            .map_or("stream,partial".to_owned(), |m| m.join(","));
+        let (name, about) = (&s.scenario.name, &s.scenario.description);
+        t.push_str(&format!("{name:<18} {modes:<15} {about}\n"));
+    }
+    t
+}
+
 /// The scenarios of a `--scenario-file`: one scenario object, a list of them, or
 /// `{"scenarios": [...]}`.
 pub fn parse_file(text: &str) -> Result<Vec<Source>, String> {

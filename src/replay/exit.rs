@@ -56,6 +56,20 @@ pub fn die_by(n: i32) -> crate::exit::Exit {
     crate::exit::Exit::signal(n)
 }
 
+/// The exit status of a recorded run that ended as `end` says (`None`: no end record, 0): die
+/// by its signal, else its exit code (0 when it has none).
+pub fn recorded(end: Option<&crate::capture::End>) -> crate::exit::Exit {
+    let Some(end) = end else {
+        return crate::exit::Exit::OK;
+    };
+    if let Some(n) = end.signal.as_deref().and_then(signal_number) {
+        return die_by(n);
+    }
+    end.exit_code.map_or(crate::exit::Exit::OK, |c| {
+        crate::exit::Exit::child((c & 0xff) as u8)
+    })
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

@@ -46,6 +46,7 @@ pub mod feed;
 mod pace;
 pub mod play;
 pub mod progress;
+pub mod to_envelope;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
@@ -59,6 +60,7 @@ use crate::audit::read::runs as audit_runs;
 use crate::capture::decode::{Decoder, Item, Kind, OutLine, Time};
 use crate::capture::{End, Header};
 use crate::error::Error;
+use crate::normalize::EndInfo;
 use feed::{Got, LineFeed};
 use pace::Pacer;
 
@@ -179,6 +181,21 @@ pub struct Outcome {
     /// Why a capture or audit run ended without its end record: `recording_cut` (the file
     /// ends there) or `writer_vanished` (followed, and its writer is gone).
     pub cut: Option<&'static str>,
+}
+
+impl Outcome {
+    /// The `run.end` the replayed run gets: the recorded one, else one whose cause says why
+    /// the recording was cut, else a plain end of input.
+    pub fn run_end(&self) -> EndInfo {
+        match (&self.end, self.cut) {
+            (Some(e), _) => e.run_end.clone(),
+            (None, Some(cut)) => EndInfo {
+                cause: cut.into(),
+                extra: Vec::new(),
+            },
+            (None, None) => EndInfo::eof(),
+        }
+    }
 }
 
 struct Input {

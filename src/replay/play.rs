@@ -14,29 +14,11 @@ use crate::read::Line;
 /// the live one: one trailing `\r` dropped, `--max-line-bytes` applied, `raw_len` as read.
 pub fn frame<'l>(o: &'l OutLine, number: u64, max_line: Option<usize>) -> Line<'l> {
     let full = o.cut_from.unwrap_or(o.bytes.len() as u64);
-    let mut bytes = &o.bytes[..];
-    let mut oversized = o.cut_from;
-    if let Some(max) = max_line
-        && bytes.len() > max
-    {
-        bytes = &bytes[..max];
-        oversized = Some(full);
-    }
-    let mut cr = false;
-    if oversized.is_none()
-        && let [rest @ .., b'\r'] = bytes
-    {
-        bytes = rest;
-        cr = true;
-    }
-    Line {
-        bytes,
-        number,
-        raw_len: full + u64::from(o.terminated),
-        terminated: o.terminated,
-        oversized,
-        cr,
-    }
+    let (bytes, oversized) = match max_line {
+        Some(max) if o.bytes.len() > max => (&o.bytes[..max], Some(full)),
+        _ => (&o.bytes[..], o.cut_from),
+    };
+    Line::framed(bytes, number, full, o.terminated, oversized)
 }
 
 /// Feeds the envelope pipeline (any sinks), like `normalize` does.

@@ -54,3 +54,41 @@ fn run_ids_come_from_the_input() {
     assert_eq!(a.run_id(), b.run_id());
     assert_eq!(a.run_id(), derived_run_id(b"{\"type\":\"system\"}"));
 }
+
+#[test]
+fn run_end_is_the_recorded_one_else_why_the_recording_was_cut() {
+    let recorded = End {
+        run_end: EndInfo {
+            cause: "killed".into(),
+            extra: vec![("reason".into(), "\"tool_timeout\"".into())],
+        },
+        ..End::default()
+    };
+    let o = Outcome {
+        end: Some(recorded),
+        cut: Some("recording_cut"),
+        ..Outcome::default()
+    };
+    assert_eq!(o.run_end().cause, "killed");
+    assert_eq!(o.run_end().extra.len(), 1);
+    let cut = Outcome {
+        cut: Some("writer_vanished"),
+        ..Outcome::default()
+    };
+    assert_eq!(cut.run_end().cause, "writer_vanished");
+    assert!(cut.run_end().extra.is_empty());
+    assert_eq!(Outcome::default().run_end().cause, EndInfo::eof().cause);
+}
+
+#[test]
+fn the_recorded_exit_status_is_the_childs_low_byte() {
+    use crate::exit::Exit;
+    assert_eq!(exit::recorded(None), Exit::OK);
+    let end = |code| End {
+        exit_code: code,
+        ..End::default()
+    };
+    assert_eq!(exit::recorded(Some(&end(None))), Exit::OK);
+    assert_eq!(exit::recorded(Some(&end(Some(3)))), Exit::child(3));
+    assert_eq!(exit::recorded(Some(&end(Some(256 + 7)))), Exit::child(7));
+}

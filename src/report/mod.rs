@@ -24,7 +24,7 @@ use crate::capture::decode::{Kind, OutLine};
 use crate::clock::{ManualClock, Stamp as ClockStamp};
 use crate::envelope::{EventMeta, Events};
 use crate::error::Error;
-use crate::normalize::{EndInfo, Normalizer};
+use crate::normalize::Normalizer;
 use crate::pipeline::Pipeline;
 use crate::redact::Engine;
 use crate::replay::play::Envelope;
@@ -149,15 +149,8 @@ pub fn render(files: &[PathBuf], opts: &ReportOptions) -> Result<String, Error> 
         let outcome = replay.play(&mut player)?;
         env.stamp_end(outcome.end_stamp);
         drop(env);
-        let end = match (outcome.end, outcome.cut) {
-            (Some(e), _) => e.run_end,
-            (None, Some(cut)) => EndInfo {
-                cause: cut.into(),
-                extra: Vec::new(),
-            },
-            (None, None) => EndInfo::eof(),
-        };
-        p.finish(&end).map_err(|e| Error::io("report", e))?;
+        p.finish(&outcome.run_end())
+            .map_err(|e| Error::io("report", e))?;
     }
     for f in files {
         src.inputs.push(digest(f, &stdin_hash.borrow())?);

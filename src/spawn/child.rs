@@ -119,6 +119,8 @@ pub enum Msg {
     StdoutEnd(Option<io::Error>),
     /// One stderr line (without its newline) and whether it was cut.
     Stderr(Vec<u8>, bool),
+    /// Stderr reached end of file (or failed): every line before it was sent.
+    StderrEnd,
     /// A signal to boo-normalize (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGCHLD`).
     Signal(i32),
 }
@@ -306,6 +308,13 @@ fn read_stdout(
 }
 
 fn read_stderr(src: impl io::Read, tx: Sender<Msg>, count: &StderrCount) {
+    send_stderr(src, &tx, count);
+    // The supervisor waits for this (bounded by the grace period) before the run ends, so a
+    // child that writes to stderr and exits at once still has every line passed on.
+    let _ = tx.send(Msg::StderrEnd);
+}
+
+fn send_stderr(src: impl io::Read, tx: &Sender<Msg>, count: &StderrCount) {
     let mut r = LineReader::new(src).with_max_line(Some(STDERR_LINE_MAX));
     while let Ok(Some(l)) = r.next_line() {
         // Keep reading (a child blocked on stderr would stall), but bound what waits.

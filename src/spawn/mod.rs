@@ -12,7 +12,8 @@
 //! - [`drive`] and [`guard`]: the output side: the [`Pipeline`](crate::pipeline::Pipeline),
 //!   `policy.violation` and `child.stderr` events;
 //! - [`outbox`]: stdout and stderr written by threads of their own, so a stuck reader cannot stall the supervisor;
-//! - [`outcome`]: `run.end` members and the exit status mapping.
+//! - [`outcome`]: `run.end` members and the exit status mapping;
+//! - [`worker`]: the whole run in the worker process, from the child's spec to `run.end`.
 //!
 //! Linux only: descendants are found through `/proc` and the child subreaper is a Linux
 //! `prctl`. The module builds on other Unix systems, but [`supported`] is false there and the
@@ -29,6 +30,7 @@ pub mod outcome;
 pub mod procs;
 pub mod supervise;
 pub mod tap;
+pub mod worker;
 
 pub use child::Spec;
 pub use outcome::{Cause, Outcome};

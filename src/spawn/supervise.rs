@@ -149,6 +149,8 @@ struct Sup<'d> {
     last_line: Instant,
     last_keep_alive: Instant,
     stdout_open: bool,
+    /// The stderr thread has not yet sent [`Msg::StderrEnd`].
+    stderr_open: bool,
     stdout_closed_at: Option<Instant>,
     ended: Option<Ended>,
     ended_at: Option<Instant>,
@@ -189,6 +191,7 @@ pub fn supervise(
         last_line: now,
         last_keep_alive: now,
         stdout_open: true,
+        stderr_open: true,
         stdout_closed_at: None,
         ended: None,
         ended_at: None,
@@ -239,7 +242,8 @@ impl Sup<'_> {
             if self.ended.is_some() || self.gave_up {
                 // After the child: cleanup unblocks a pipe that a descendant still holds.
                 let ended_at = *self.ended_at.get_or_insert(now);
-                if !self.stdout_open || self.hurry || now >= ended_at + self.limits.grace {
+                let pipes_open = self.stdout_open || self.stderr_open;
+                if !pipes_open || self.hurry || now >= ended_at + self.limits.grace {
                     return;
                 }
                 if !self.limits.keep_background && self.cleaned.is_none() {
@@ -456,6 +460,7 @@ impl Sup<'_> {
                     self.stdout_closed_at = Some(Instant::now());
                 }
             }
+            Msg::StderrEnd => self.stderr_open = false,
             Msg::Stderr(line, truncated) => {
                 self.run.stderr_taken(&line);
                 self.dirty = true;

@@ -296,6 +296,42 @@ fn stderr_passthrough_and_events() {
     assert_eq!(s[0]["text"], "warn \u{1b}[31mred\u{1b}[0m");
 }
 
+/// A child that writes to stderr and exits at once (a bad option, a crash at start-up) still
+/// has every stderr line passed on: the run waits for stderr's end, not only stdout's.
+#[test]
+fn stderr_of_a_child_that_exits_at_once_is_never_lost() {
+    let d = Dirs::new();
+    // No stdout at all, as `claude --bogus` would: a small binary that prints its usage error
+    // and exits before a shell could (`sleep` refusing an option).
+    let body = "exec sleep --no-such-option";
+    let direct = Command::new("sleep")
+        .arg("--no-such-option")
+        .output()
+        .unwrap();
+    let expected: Vec<String> = String::from_utf8_lossy(&direct.stderr)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(!expected.is_empty());
+    for round in 0..40 {
+        let (out, ev, _) = run(&d, body, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        for line in &expected {
+            assert!(
+                err.contains(&format!("claude: {line}")),
+                "round {round}: {line} missing in {err}"
+            );
+        }
+        assert_eq!(run_end(&ev)["cause"], "exit");
+        let (_, ev, _) = run(&d, body, &["--stderr-events"]);
+        let texts: Vec<_> = of_type(&ev, "child.stderr")
+            .iter()
+            .map(|e| e["text"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(texts, expected, "round {round}");
+    }
+}
+
 #[test]
 fn missing_binary_and_bad_usage() {
     let d = Dirs::new();
