@@ -10,6 +10,7 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::State;
+use super::write::joined;
 use crate::json::{Miss, Out, Spans, Val, get_str, str_of};
 
 /// Shorter strings are left alone (they cost nothing and may not be blobs).
@@ -42,28 +43,18 @@ fn write_elided_in(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>, spans: 
         Err(Miss::Form) => &Spans::default(),
     };
     if let Some(obj) = v.as_object() {
-        out.raw(b"{");
-        for (i, (k, x)) in obj.iter().enumerate() {
-            if i > 0 {
-                out.raw(b",");
-            }
+        joined(out, (b"{", b"}"), obj.iter(), |out, (k, x)| {
             out.str(k);
             out.raw(b":");
-            if (k == "data" || k == "base64") && try_elide(v, x, out, scratch) {
-                continue;
+            let blob = (k == "data" || k == "base64") && try_elide(v, x, out, scratch);
+            if !blob {
+                write_elided_in(x, out, scratch, spans);
             }
-            write_elided_in(x, out, scratch, spans);
-        }
-        out.raw(b"}");
+        });
     } else if let Some(arr) = v.as_array() {
-        out.raw(b"[");
-        for (i, x) in arr.iter().enumerate() {
-            if i > 0 {
-                out.raw(b",");
-            }
-            write_elided_in(x, out, scratch, spans);
-        }
-        out.raw(b"]");
+        joined(out, (b"[", b"]"), arr.iter(), |out, x| {
+            write_elided_in(x, out, scratch, spans)
+        });
     } else {
         out.value(v);
     }

@@ -6,6 +6,7 @@ use super::calls::{
     RESULT_MAPPED, TEXT_MAPPED, THINKING_MAPPED, Want, violations, write_block_extra,
     write_violation,
 };
+use super::write::promote;
 use crate::envelope::{Ctx, Events, kind};
 use crate::json::{Val, get, get_some, get_str, str_of};
 use simd_json::prelude::*;
@@ -140,12 +141,8 @@ impl State {
     /// details), with or without a text block.
     fn api_error(&mut self, v: Val<'_, '_>, msg: Val<'_, '_>, ctx: &Ctx<'_>, ev: &mut Events) {
         let o = ev.begin(kind::API_ERROR, ctx);
-        o.key("message_id");
-        o.opt_value(get(msg, "id"));
-        o.key("model");
-        o.opt_value(get(msg, "model"));
-        o.key("error");
-        o.opt_value(get(v, "error"));
+        promote(o, msg, &[("message_id", "id"), ("model", "model")]);
+        promote(o, v, &[("error", "error")]);
         o.key("details");
         o.members_where(v, |k, _| is_error_detail(k));
         o.key("text");

@@ -15,6 +15,7 @@ mod result;
 mod system;
 mod totals;
 mod usage;
+mod write;
 
 pub use end::{EndInfo, Stats};
 

@@ -2,9 +2,10 @@
 //! the `unknown` fallback for everything else.
 
 use super::State;
+use super::write::promote;
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Out, Val, get, get_str};
+use crate::json::{Out, Val, get_str};
 
 /// A typed event: its envelope `type`, and `(field, source path)` pairs promoted to the top of the
 /// event (dotted paths reach into objects). Every other member of the line goes under `extra`.
@@ -96,6 +97,15 @@ pub static MAPPINGS: &[Mapping] = &[
     map!("atis-latch"/"" => "atis.latch" {"atis": "atis"}),
 ];
 
+/// `session.init`'s members promoted as they are (before `cli_version`, which must be a string).
+const INIT_FIELDS: &[(&str, &str)] = &[
+    ("model", "model"),
+    ("cwd", "cwd"),
+    ("tools", "tools"),
+    ("mcp_servers", "mcp_servers"),
+    ("permission_mode", "permissionMode"),
+];
+
 /// Members that are already in the common keys and never repeated under `extra`.
 const COMMON: &[&str] = &[
     "type",
@@ -104,15 +114,6 @@ const COMMON: &[&str] = &[
     "uuid",
     "parent_tool_use_id",
 ];
-
-/// `v` at a dotted path.
-pub fn at_path<'t, 'i>(v: Val<'t, 'i>, path: &str) -> Option<Val<'t, 'i>> {
-    let mut cur = v;
-    for part in path.split('.') {
-        cur = get(cur, part)?;
-    }
-    Some(cur)
-}
 
 /// Write `"extra":{…}` with every member of `v` not in `skip` nor in [`COMMON`].
 pub fn write_extra(o: &mut Out, v: Val<'_, '_>, skip: &[&str]) {
@@ -162,14 +163,14 @@ impl State {
             return self.unknown(v, ctx, ev, k, &name);
         };
         let o = ev.begin(m.event, ctx);
-        let mut skip: Vec<&str> = Vec::with_capacity(m.fields.len());
-        for (field, path) in m.fields {
-            o.key(field);
-            o.opt_value(at_path(v, path));
-            if !path.contains('.') {
-                skip.push(path);
-            }
-        }
+        promote(o, v, m.fields);
+        // Members promoted from the top level are not repeated under `extra`.
+        let skip: Vec<&str> = m
+            .fields
+            .iter()
+            .map(|(_, p)| *p)
+            .filter(|p| !p.contains('.'))
+            .collect();
         write_extra(o, v, &skip);
         ev.end();
     }
@@ -192,33 +193,15 @@ impl State {
             self.cli_version = Some(ver.to_owned());
         }
         let o = ev.begin(kind::SESSION_INIT, ctx);
-        o.key("model");
-        o.opt_value(get(v, "model"));
-        o.key("cwd");
-        o.opt_value(get(v, "cwd"));
-        o.key("tools");
-        o.opt_value(get(v, "tools"));
-        o.key("mcp_servers");
-        o.opt_value(get(v, "mcp_servers"));
-        o.key("permission_mode");
-        o.opt_value(get(v, "permissionMode"));
+        promote(o, v, INIT_FIELDS);
         o.key("cli_version");
         o.opt_str(get_str(v, "claude_code_version"));
-        o.key("api_key_source");
-        o.opt_value(get(v, "apiKeySource"));
-        write_extra(
-            o,
-            v,
-            &[
-                "model",
-                "cwd",
-                "tools",
-                "mcp_servers",
-                "permissionMode",
-                "claude_code_version",
-                "apiKeySource",
-            ],
-        );
+        promote(o, v, &[("api_key_source", "apiKeySource")]);
+        let promoted = INIT_FIELDS.iter().map(|(_, p)| *p);
+        let skip: Vec<&str> = promoted
+            .chain(["claude_code_version", "apiKeySource"])
+            .collect();
+        write_extra(o, v, &skip);
         ev.end();
     }
 }

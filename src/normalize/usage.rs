@@ -2,6 +2,7 @@
 //! once per API message when it is over (final or marked provisional), and counted in the run's
 //! totals; the main thread's last `stop_reason` for `turn.end`.
 
+use super::write::joined;
 use super::{PendingUsage, State, Tokens};
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
@@ -171,16 +172,11 @@ impl State {
 
 /// Write `fields` as a JSON object.
 fn write_fields(o: &mut Out, fields: &[(String, Vec<u8>)]) {
-    o.raw(b"{");
-    for (i, (k, raw)) in fields.iter().enumerate() {
-        if i > 0 {
-            o.raw(b",");
-        }
+    joined(o, (b"{", b"}"), fields, |o, (k, raw)| {
         o.str(k);
         o.raw(b":");
         o.raw(raw);
-    }
-    o.raw(b"}");
+    });
 }
 
 /// Members of a message (or of a `message_delta`'s `delta` and event) that the per-message record

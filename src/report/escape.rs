@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 /// Append `s` as HTML text (element content; not for attribute values, see [`attr`]).
-/// Control characters other than tab, newline and carriage return, and the bidirectional
-/// overrides that can make text read differently from what it is, are shown as visible
-/// `␛`-style pictures or `[U+202E]` rather than written raw.
+/// Control characters other than tab, newline and carriage return, the bidirectional controls
+/// that can make text read differently from what it is, and the line and paragraph separators
+/// are shown as visible `␛`-style pictures or `[U+202E]` rather than written raw.
 pub fn text(out: &mut String, s: &str) {
     escape(out, s, false);
 }
@@ -48,11 +48,11 @@ pub fn html(s: &str) -> String {
     out
 }
 
-/// A character that must not reach the page raw: C0/C1 controls except `\t`, `\n`, `\r`,
-/// DEL, and the Unicode bidirectional controls.
+/// A character that must not reach the page raw: what no view shows raw
+/// ([`crate::view::text::is_unsafe`]: controls, bidirectional controls, line and paragraph
+/// separators) but `\r`, which HTML reads as a line break.
 fn is_hidden(c: char) -> bool {
-    matches!(c, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
-        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+    c != '\r' && crate::view::text::is_unsafe(c)
 }
 
 fn picture(out: &mut String, c: char) {

@@ -5,14 +5,10 @@
 
 mod blob;
 mod build;
-pub mod diff;
 pub mod escape;
-pub mod fmt;
 mod html;
 pub mod markdown;
 pub mod model;
-pub mod tool;
-pub mod trunc;
 
 use std::cell::RefCell;
 use std::fs::File;

@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::view::args::Args;
+use crate::view::diff::{self, Diff};
+
 /// How loud a notice is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -193,7 +196,19 @@ pub struct Call {
     pub orphan: bool,
 }
 
+/// Lines of context around each change in a call's diffs.
+const CONTEXT: usize = 3;
+
 impl Call {
+    /// The file this call changes and a diff per replacement (see [`diff::file_change`]).
+    pub fn edits(&self) -> Option<(String, Vec<Diff>)> {
+        let json = serde_json::to_string(&self.input).ok()?;
+        let change = diff::file_change(&self.name, &Args::parse(&json))?;
+        let diffs = change.replacements.iter();
+        let diffs = diffs.map(|(o, n)| diff::diff(o, n, CONTEXT)).collect();
+        Some((change.path.into_owned(), diffs))
+    }
+
     /// How long the call took, when both ends have times.
     pub fn duration_us(&self) -> Option<i64> {
         let r = self.result.as_ref()?;

@@ -73,7 +73,7 @@ impl<'a> Args<'a> {
     /// Lines and bytes of `key`'s string value.
     pub fn size(&self, key: &str) -> Option<(u64, u64)> {
         let raw = self.escaped(key)?;
-        let c = clip::clip(&[Source::Json(raw)], 0, 0, 0);
+        let c = clip::clip(&[Source::Json(raw)], clip::Limits::lines(0, 0, 0));
         Some((c.lines, c.bytes))
     }
 }

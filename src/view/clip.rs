@@ -1,5 +1,6 @@
 //! Long bodies cut to their head and tail lines, with what was left out counted ("… N more
-//! lines (M bytes) …"). Works on plain text and on the still-escaped inside of a JSON string
+//! lines (M bytes) …"); with a byte budget (the report's previews) a long line is cut inside and
+//! its rest counted too. Works on plain text and on the still-escaped inside of a JSON string
 //! (a tool result as the envelope carries it), so a result of many megabytes is measured
 //! without being decoded or copied: only the lines kept are decoded.
 
@@ -23,6 +24,41 @@ struct Span {
     end: usize,
 }
 
+/// A line of the body: where it is, its index, decoded length and decoded start in the body.
+#[derive(Debug, Clone, Copy)]
+struct Ln {
+    span: Span,
+    idx: u64,
+    len: u64,
+    pos: u64,
+}
+
+/// How much of a body to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Lines kept at the start.
+    pub head: usize,
+    /// Lines kept at the end.
+    pub tail: usize,
+    /// Bytes kept of each line at most (cut at a character boundary; the rest is not counted).
+    pub max_line: usize,
+    /// Bytes kept in all at most, two thirds for the head and the rest for the tail, cut inside
+    /// a line where one is longer (the rest is counted as left out); `usize::MAX` for none.
+    pub budget: usize,
+}
+
+impl Limits {
+    /// `head` and `tail` lines, each cut to `max_line` bytes, with no limit in all.
+    pub fn lines(head: usize, tail: usize, max_line: usize) -> Limits {
+        Limits {
+            head,
+            tail,
+            max_line,
+            budget: usize::MAX,
+        }
+    }
+}
+
 /// The kept lines of a body and the size of what was left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Clip {
@@ -30,7 +66,8 @@ pub struct Clip {
     pub head: Vec<String>,
     /// The last lines (empty when nothing was left out).
     pub tail: Vec<String>,
-    /// Lines between head and tail that were left out.
+    /// Lines between head and tail that were left out (the rest of a line cut by the budget
+    /// counts as one).
     pub omitted_lines: u64,
     /// Their decoded size in bytes (UTF-8, newlines included).
     pub omitted_bytes: u64,
@@ -38,67 +75,192 @@ pub struct Clip {
     pub lines: u64,
     /// Decoded bytes of the whole body.
     pub bytes: u64,
+    /// The last head line is cut by the budget: no newline follows it in the body.
+    pub head_open: bool,
+    /// The first tail line is the end of a line cut by the budget.
+    pub tail_open: bool,
+    /// The body ends with a newline.
+    pub final_newline: bool,
 }
 
-/// Cut the lines of `sources` (each source ends a line) to `head` first and `tail` last lines;
-/// when at most `head + tail + 1` lines are there, all are kept (in `head`). Each kept line is
-/// cut to `max_line` bytes.
-pub fn clip(sources: &[Source<'_>], head: usize, tail: usize, max_line: usize) -> Clip {
-    let mut first: Vec<(Span, u64)> = Vec::new();
-    let mut last: VecDeque<(Span, u64)> = VecDeque::new();
-    let (mut lines, mut bytes) = (0u64, 0u64);
+impl Clip {
+    /// The kept start as text: the head lines, and the newline after the last when the body has
+    /// one there.
+    pub fn head_text(&self) -> String {
+        let mut s = self.head.join("\n");
+        if !self.head_open && !self.head.is_empty() {
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The kept end as text: the tail lines, and the body's final newline.
+    pub fn tail_text(&self) -> String {
+        let mut s = self.tail.join("\n");
+        if self.final_newline && !self.tail.is_empty() {
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Cut the lines of `sources` (each source ends a line) to the first `head` and last `tail`
+/// lines of `limits`, and those to its `budget`; when at most `head + tail + 1` lines are there
+/// and they fit the budget, all are kept (in `head`). Each kept line is cut to `max_line` bytes.
+pub fn clip(sources: &[Source<'_>], limits: Limits) -> Clip {
+    let Limits { head, tail, .. } = limits;
+    let mut first: Vec<Ln> = Vec::new();
+    let mut last: VecDeque<Ln> = VecDeque::new();
+    let (mut lines, mut line_bytes) = (0u64, 0u64);
+    let mut final_newline = false;
     let mut on_line = |span: Span, len: u64| {
+        let ln = Ln {
+            span,
+            idx: lines,
+            len,
+            pos: line_bytes + lines,
+        };
         lines += 1;
-        bytes += len;
+        line_bytes += len;
         if first.len() < head {
-            first.push((span, len));
-        } else {
-            last.push_back((span, len));
-            if last.len() > tail + 1 {
-                last.pop_front();
-            }
+            first.push(ln);
+        }
+        last.push_back(ln);
+        if last.len() > tail + 1 {
+            last.pop_front();
         }
     };
     for (src, s) in sources.iter().enumerate() {
-        match s {
-            Source::Text(t) => {
-                text_lines(t, |start, end, len| on_line(Span { src, start, end }, len))
-            }
-            Source::Json(raw) => json_lines(raw, |start, end, len| {
-                on_line(Span { src, start, end }, len)
-            }),
-        }
+        let on = |start, end, len| on_line(Span { src, start, end }, len);
+        final_newline = match s {
+            Source::Text(t) => text_lines(t, on),
+            Source::Json(raw) => json_lines(raw, on),
+        };
     }
     // Newlines between lines count as bytes too.
-    let line_bytes = bytes;
-    let bytes = bytes + lines.saturating_sub(1);
-    let decode = |sp: &Span| line_of(&sources[sp.src], sp.start, sp.end, max_line);
+    let bytes = line_bytes + lines.saturating_sub(1);
+    let total = bytes + u64::from(final_newline && lines > 0);
+    let decode = |ln: &Ln, max: usize| {
+        let sp = &ln.span;
+        line_of(&sources[sp.src], sp.start, sp.end, max)
+    };
     let mut clip = Clip {
-        head: first.iter().map(|(sp, _)| decode(sp)).collect(),
         lines,
         bytes,
+        final_newline,
         ..Clip::default()
     };
     let hidden = lines.saturating_sub((head + tail) as u64);
-    if hidden <= 1 {
-        clip.head.extend(last.iter().map(|(sp, _)| decode(sp)));
-        return clip;
+    if hidden > 1 || total > limits.budget as u64 {
+        let mut cut = clip.clone();
+        let ends = Ends {
+            lines,
+            total,
+            final_newline,
+        };
+        cut_to(&mut cut, &first, &last, limits, ends, &decode);
+        if cut.omitted_bytes > 0 {
+            return cut;
+        }
     }
-    let shown: Vec<_> = last.iter().skip(last.len().saturating_sub(tail)).collect();
-    let shown_bytes: u64 = first
+    let rest = last.iter().filter(|ln| ln.idx >= first.len() as u64);
+    clip.head = first
         .iter()
-        .chain(shown.iter().copied())
-        .map(|(_, len)| len)
-        .sum();
-    clip.tail = shown.iter().map(|(sp, _)| decode(sp)).collect();
-    clip.omitted_lines = hidden;
-    // What is left out: the lines' bytes and their newlines.
-    clip.omitted_bytes = line_bytes.saturating_sub(shown_bytes) + hidden;
+        .chain(rest)
+        .map(|ln| decode(ln, limits.max_line))
+        .collect();
     clip
 }
 
-/// The lines of decoded text: (start, end, byte length) of each, without its `\n`.
-fn text_lines(t: &str, mut f: impl FnMut(usize, usize, u64)) {
+/// The body's size, as [`cut_to`] needs it.
+#[derive(Clone, Copy)]
+struct Ends {
+    lines: u64,
+    total: u64,
+    final_newline: bool,
+}
+
+/// Fill `clip`'s head, tail and what was left out between them, from the `first` lines and the
+/// `last` ones (`decode` gives a line cut to a number of bytes).
+fn cut_to(
+    clip: &mut Clip,
+    first: &[Ln],
+    last: &VecDeque<Ln>,
+    limits: Limits,
+    e: Ends,
+    decode: &dyn Fn(&Ln, usize) -> String,
+) {
+    let head_max = (limits.budget.saturating_mul(2) / 3) as u64;
+    let tail_max = limits.budget as u64 - head_max;
+    // Where a line ends in the body, its newline included (the last may have none).
+    let end_of = |ln: &Ln| ln.pos + ln.len + u64::from(ln.idx + 1 < e.lines || e.final_newline);
+    // The head: whole lines while they fit the head's budget, then the start of the next.
+    let (mut head_idx, mut head_at) = (first.len() as u64, first.last().map_or(0, end_of));
+    for ln in first {
+        if end_of(ln) <= head_max {
+            clip.head.push(decode(ln, limits.max_line));
+            continue;
+        }
+        let room = (head_max - ln.pos) as usize;
+        (head_idx, head_at) = (ln.idx, ln.pos);
+        if room > 0 {
+            let part = decode(ln, room.min(limits.max_line));
+            head_at += part.len().min(room) as u64;
+            clip.head_open = true;
+            clip.head.push(part);
+        }
+        break;
+    }
+    // The tail: of the last `tail` lines, what fits the tail's budget and follows the head.
+    let from = e.total.saturating_sub(tail_max).max(head_at);
+    let (mut tail_idx, mut tail_at) = (e.lines, e.total);
+    let mut started = false;
+    for ln in last.iter().skip(last.len().saturating_sub(limits.tail)) {
+        if ln.pos >= from {
+            if !started {
+                (tail_idx, tail_at, started) = (ln.idx, ln.pos, true);
+            }
+            clip.tail.push(decode(ln, limits.max_line));
+        } else if from <= ln.pos + ln.len {
+            let whole = decode(ln, usize::MAX);
+            let off = ceil(&whole, (from - ln.pos) as usize);
+            (tail_idx, tail_at, started) = (ln.idx, ln.pos + off as u64, true);
+            clip.tail_open = true;
+            let rest = &whole[off..];
+            clip.tail
+                .push(rest[..floor(rest, limits.max_line)].to_owned());
+        }
+    }
+    if tail_at <= head_at {
+        // Nothing between head and tail after all: the caller keeps the whole body.
+        return;
+    }
+    // The rest of a line cut in the tail counts as a line.
+    clip.omitted_lines = tail_idx - head_idx + u64::from(clip.tail_open);
+    clip.omitted_bytes = tail_at - head_at;
+}
+
+/// The largest character boundary of `s` at or before `i`.
+fn floor(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest character boundary of `s` at or after `i`.
+fn ceil(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The lines of decoded text: (start, end, byte length) of each, without its `\n`; whether the
+/// text ends with a newline.
+fn text_lines(t: &str, mut f: impl FnMut(usize, usize, u64)) -> bool {
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', t.as_bytes()) {
         f(start, nl, (nl - start) as u64);
@@ -107,10 +269,12 @@ fn text_lines(t: &str, mut f: impl FnMut(usize, usize, u64)) {
     if start < t.len() {
         f(start, t.len(), (t.len() - start) as u64);
     }
+    start == t.len() && start > 0
 }
 
-/// The lines of an escaped JSON string's inside: (raw start, raw end, decoded byte length).
-fn json_lines(raw: &str, mut f: impl FnMut(usize, usize, u64)) {
+/// The lines of an escaped JSON string's inside: (raw start, raw end, decoded byte length);
+/// whether it ends with a newline.
+fn json_lines(raw: &str, mut f: impl FnMut(usize, usize, u64)) -> bool {
     let b = raw.as_bytes();
     let (mut start, mut pos, mut len) = (0usize, 0usize, 0u64);
     while let Some(off) = memchr::memchr(b'\\', &b[pos..]) {
@@ -147,6 +311,7 @@ fn json_lines(raw: &str, mut f: impl FnMut(usize, usize, u64)) {
     if start < b.len() {
         f(start, b.len(), len);
     }
+    start == b.len() && start > 0
 }
 
 /// One kept line, decoded and cut to `max` bytes.
@@ -154,11 +319,7 @@ fn line_of(src: &Source<'_>, start: usize, end: usize, max: usize) -> String {
     match src {
         Source::Text(t) => {
             let s = &t[start..end];
-            let mut cut = s.len().min(max);
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s[..cut].to_owned()
+            s[..floor(s, max)].to_owned()
         }
         Source::Json(raw) => decode(&raw[start..end], max),
     }
@@ -217,11 +378,7 @@ pub fn decode(raw: &str, max: usize) -> String {
 
 fn push_cut(out: &mut String, s: &str, max: usize) {
     let room = max.saturating_sub(out.len());
-    let mut cut = s.len().min(room);
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    out.push_str(&s[..cut]);
+    out.push_str(&s[..floor(s, room)]);
 }
 
 #[cfg(test)]
@@ -234,17 +391,17 @@ mod tests {
 
     #[test]
     fn short_bodies_are_whole() {
-        let c = clip(&text("a\nb\nc"), 1, 1, 100);
+        let c = clip(&text("a\nb\nc"), Limits::lines(1, 1, 100));
         assert_eq!(c.head, vec!["a", "b", "c"]);
         assert!(c.tail.is_empty());
         assert_eq!((c.lines, c.bytes, c.omitted_lines), (3, 5, 0));
-        assert_eq!(clip(&text(""), 2, 2, 9).lines, 0);
+        assert_eq!(clip(&text(""), Limits::lines(2, 2, 9)).lines, 0);
     }
 
     #[test]
     fn long_bodies_keep_head_and_tail_and_count_the_rest() {
         let body: String = (1..=10).map(|i| format!("line{i}\n")).collect();
-        let c = clip(&text(&body), 2, 2, 100);
+        let c = clip(&text(&body), Limits::lines(2, 2, 100));
         assert_eq!(c.head, vec!["line1", "line2"]);
         assert_eq!(c.tail, vec!["line9", "line10"]);
         assert_eq!(c.omitted_lines, 6);
@@ -259,14 +416,17 @@ mod tests {
         let value = "é\t\"q\"\n日本\n\u{1f600}x\nmid\nmid\nlast\\";
         let json = serde_json::to_string(value).unwrap();
         let raw = &json[1..json.len() - 1];
-        let c = clip(&[Source::Json(raw)], 1, 1, 100);
-        let t = clip(&text(value), 1, 1, 100);
+        let c = clip(&[Source::Json(raw)], Limits::lines(1, 1, 100));
+        let t = clip(&text(value), Limits::lines(1, 1, 100));
         assert_eq!(c, t);
         assert_eq!(c.head, vec!["é\t\"q\""]);
         assert_eq!(c.tail, vec!["last\\"]);
         assert_eq!(c.bytes, value.len() as u64);
         // Surrogate pairs written as escapes decode and count as one 4-byte character.
-        let c = clip(&[Source::Json("a\\ud83d\\ude00b")], 3, 3, 100);
+        let c = clip(
+            &[Source::Json("a\\ud83d\\ude00b")],
+            Limits::lines(3, 3, 100),
+        );
         assert_eq!((c.head[0].as_str(), c.bytes), ("a\u{1f600}b", 6));
         assert_eq!(decode("abc\\u00e9def", 4), "abc");
         assert_eq!(decode("日本", 4), "日");
@@ -275,8 +435,42 @@ mod tests {
     #[test]
     fn several_sources_end_lines_and_lines_are_cut() {
         let src = vec![Source::Json("one\\ntwo"), Source::Text("three".into())];
-        let c = clip(&src, 5, 0, 2);
+        let c = clip(&src, Limits::lines(5, 0, 2));
         assert_eq!(c.head, vec!["on", "tw", "th"]);
         assert_eq!(c.lines, 3);
+    }
+
+    #[test]
+    fn a_budget_cuts_inside_lines_and_counts_the_rest() {
+        let budget = |head, tail, budget| Limits {
+            head,
+            tail,
+            max_line: usize::MAX,
+            budget,
+        };
+        // One long line: its start and end kept, the middle counted as one line.
+        let long = format!("{}\n", "é".repeat(100));
+        let c = clip(&text(&long), budget(8, 4, 30));
+        assert_eq!(
+            (c.head_text(), c.tail_text()),
+            ("é".repeat(10), format!("{}\n", "é".repeat(4)))
+        );
+        assert!(c.head_open && c.tail_open && c.final_newline);
+        assert_eq!((c.omitted_lines, c.omitted_bytes), (1, 172));
+        // Whole lines where they fit, the head's last and the tail's first cut.
+        let body: String = (1..=20).map(|i| format!("line {i:02}\n")).collect();
+        let c = clip(&text(&body), budget(8, 4, 60));
+        assert_eq!(
+            c.head_text(),
+            "line 01\nline 02\nline 03\nline 04\nline 05\n"
+        );
+        assert_eq!(c.tail_text(), " 18\nline 19\nline 20\n");
+        assert_eq!((c.omitted_lines, c.omitted_bytes), (13, 100));
+        // A body within the budget and the line limits is whole.
+        let c = clip(&text("a\nb\n"), budget(8, 4, 1200));
+        assert_eq!(
+            (c.head, c.omitted_bytes),
+            (vec!["a".to_owned(), "b".to_owned()], 0)
+        );
     }
 }

@@ -2,9 +2,12 @@
 //! `Edit`'s `old_string` → `new_string`, each edit of a `MultiEdit`, with added and removed line
 //! counts. The lines are raw (untrusted) text; renderers make them safe.
 
+use std::borrow::Cow;
+
 use similar::{ChangeTag, TextDiff};
 
 use super::args::Args;
+use super::tool::{self, Kind};
 
 /// One line of a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +105,33 @@ pub fn replacements(name: &str, args: &Args<'_>) -> Vec<(String, String)> {
     vec![pair(s("old_string"), s("new_string"))]
 }
 
+/// The file a call changes and what it replaces there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange<'a> {
+    /// The file.
+    pub path: Cow<'a, str>,
+    /// (old, new) text pairs; a whole new text has an empty old one.
+    pub replacements: Vec<(String, String)>,
+}
+
+/// What a call changes: an `Edit`'s or `MultiEdit`'s replacements, a `Write`'s content or a
+/// `NotebookEdit`'s new source as new text; `None` for other tools, a call without a path, or one
+/// with nothing to replace.
+pub fn file_change<'a>(name: &str, args: &Args<'a>) -> Option<FileChange<'a>> {
+    let path = tool::path(args)?;
+    let new = |k: &str| args.str(k).map(|s| vec![(String::new(), s.into_owned())]);
+    let pairs = match tool::kind(name) {
+        Kind::Edit | Kind::MultiEdit => Some(replacements(name, args)).filter(|r| !r.is_empty()),
+        Kind::Write => new("content"),
+        Kind::Notebook => new("new_source"),
+        _ => None,
+    }?;
+    Some(FileChange {
+        path,
+        replacements: pairs,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +174,14 @@ mod tests {
             vec![("x".into(), "y".into()), (String::new(), "z".into())]
         );
         assert!(replacements("Edit", &Args::parse("{}")).is_empty());
+        let w = Args::parse(r#"{"file_path":"w","content":"1\n2"}"#);
+        let c = file_change("Write", &w).unwrap();
+        assert_eq!(
+            (c.path.as_ref(), c.replacements),
+            ("w", vec![(String::new(), "1\n2".into())])
+        );
+        assert_eq!(file_change("Edit", &a).unwrap().replacements.len(), 1);
+        assert!(file_change("Edit", &Args::parse(r#"{"file_path":"f"}"#)).is_none());
+        assert!(file_change("Bash", &Args::parse(r#"{"command":"x"}"#)).is_none());
     }
 }

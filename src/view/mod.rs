@@ -6,5 +6,6 @@
 pub mod args;
 pub mod clip;
 pub mod diff;
+pub mod num;
 pub mod text;
 pub mod tool;

@@ -140,54 +140,14 @@ pub fn truncate(s: &str, cells: usize, ellipsis: &str) -> String {
     out
 }
 
-/// A count with its unit, singular or plural: `1 line`, `3 lines`.
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// A byte count for people: `512 B`, `1.5 KB`, `12 MB` (powers of 1000).
-pub fn bytes(n: u64) -> String {
-    let units = [(1e9, "GB"), (1e6, "MB"), (1e3, "KB")];
-    for (size, unit) in units {
-        if n as f64 >= size {
-            let v = n as f64 / size;
-            return if v >= 10.0 {
-                format!("{v:.0} {unit}")
-            } else {
-                format!("{v:.1} {unit}")
-            };
-        }
-    }
-    format!("{n} B")
-}
-
-/// A token count for people: `950`, `1.2k`, `45k`, `1.3M`.
-pub fn tokens(n: u64) -> String {
-    match n {
-        0..=999 => n.to_string(),
-        1_000..=9_999 => format!("{:.1}k", n as f64 / 1e3),
-        10_000..=999_999 => format!("{}k", (n as f64 / 1e3).round() as u64),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
-/// A duration in milliseconds for people: `850ms`, `12.3s`, `4m05s`, `1h02m`.
-pub fn duration_ms(ms: u64) -> String {
-    match ms {
-        0..=999 => format!("{ms}ms"),
-        1_000..=59_999 => format!("{:.1}s", ms as f64 / 1e3),
-        60_000..=3_599_999 => format!("{}m{:02}s", ms / 60_000, ms / 1000 % 60),
-        _ => format!("{}h{:02}m", ms / 3_600_000, ms / 60_000 % 60),
-    }
-}
-
-/// A cost in US dollars as the CLI reported it (no rounding of what it said beyond 4 decimals).
-pub fn usd(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.0001 {
-        format!("${v:.6}")
-    } else {
-        format!("${v:.4}")
-    }
+/// Untrusted `s` on one line (each line break a space) and cut to at most `cells` cells, ending
+/// in `…` when cut; the renderer still makes it safe.
+pub fn clip_line(s: &str, cells: usize) -> String {
+    let one: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    truncate(&one, cells, "…")
 }
 
 #[cfg(test)]
@@ -241,29 +201,12 @@ mod tests {
         assert_eq!(truncate("hello world", 8, "…"), "hello w…");
         assert_eq!(truncate("日本語です", 7, "…"), "日本語…");
         assert_eq!(truncate("short", 8, "…"), "short");
+        assert_eq!(clip_line("a\r\nb\nc", 9), "a  b c");
+        assert_eq!(clip_line("日本語です\n", 7), "日本語…");
         // A presentation selector makes a narrow character two cells wide, as `width` counts.
         let info = "\u{2139}\u{fe0f}x";
         assert_eq!(width(info), 3);
         assert_eq!(fit(info, 2), "\u{2139}\u{fe0f}".len());
         assert_eq!(fit(info, 1), 0);
-    }
-
-    #[test]
-    fn numbers_for_people() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(1_536), "1.5 KB");
-        assert_eq!(bytes(12_000_000), "12 MB");
-        assert_eq!(tokens(950), "950");
-        assert_eq!(tokens(1_234), "1.2k");
-        assert_eq!(tokens(45_400), "45k");
-        assert_eq!(tokens(1_300_000), "1.3M");
-        assert_eq!(duration_ms(850), "850ms");
-        assert_eq!(duration_ms(12_345), "12.3s");
-        assert_eq!(duration_ms(245_000), "4m05s");
-        assert_eq!(duration_ms(3_720_000), "1h02m");
-        assert_eq!(usd(0.01234), "$0.0123");
-        assert_eq!(usd(0.0), "$0.0000");
-        assert_eq!(plural(1, "line", "lines"), "1 line");
-        assert_eq!(plural(2, "line", "lines"), "2 lines");
     }
 }

@@ -1,11 +1,12 @@
 //! What a tool call is about, in one line: per tool, the argument that matters (Bash command,
 //! Read/Write/Edit path and range, Grep/Glob pattern, WebFetch URL, Task/Agent type and
-//! description, an MCP tool's first argument) and short details; unknown tools as `key: value`.
-//! The strings are raw (untrusted): each renderer makes them safe its own way.
+//! description, an MCP tool's first string argument) and short details; unknown tools as `key: value`;
+//! and whether the headline says all the input holds. The strings are raw (untrusted): each
+//! renderer makes them safe its own way.
 
 use std::borrow::Cow;
 
-use super::args::{Args, display};
+use super::args::{Args, display, string};
 
 /// The one-line summary of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -109,14 +110,16 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
         h.detail.extend(more);
     };
     match name {
-        "Bash" => {
+        "Bash" | "PowerShell" => {
             arg(s("command"), &mut h);
             if args.bool("run_in_background") == Some(true) {
                 h.detail.push("background".into());
             }
             if let Some(t) = args.num("timeout") {
-                h.detail
-                    .push(format!("timeout {}", super::text::duration_ms(t as u64)));
+                h.detail.push(format!(
+                    "timeout {}",
+                    super::num::Style::Terse.duration_ms(t as u64)
+                ));
             }
         }
         "BashOutput" => arg(s("bash_id"), &mut h),
@@ -149,9 +152,9 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                     serde_json::from_str::<Vec<&serde_json::value::RawValue>>(r.get()).ok()
                 })
                 .map_or(0, |v| v.len());
-            h.detail
-                .push(super::text::plural(n as u64, "edit", "edits"));
+            h.detail.push(super::num::plural(n as u64, "edit", "edits"));
         }
+        "NotebookRead" => arg(path(args).map(Cow::into_owned), &mut h),
         "NotebookEdit" => {
             arg(path(args).map(Cow::into_owned), &mut h);
             h.detail.extend(s("edit_mode"));
@@ -201,13 +204,32 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                 .map(|q| q.question);
             arg(q, &mut h);
         }
-        _ if name.starts_with("mcp__") => {
-            let first = args.members.first();
-            arg(first.map(|(_, v)| display(v).into_owned()), &mut h);
-        }
+        // An MCP tool's first string argument (its other arguments are often flags or limits).
+        _ if name.starts_with("mcp__") => match args.members.iter().find_map(|(_, v)| string(v)) {
+            Some(first) => arg(Some(first.into_owned()), &mut h),
+            None => h.arg = generic(args),
+        },
         _ => h.arg = generic(args),
     }
     h
+}
+
+/// Whether the headline of a call of `name` says everything its input holds (a Read's path and
+/// range, a Glob's pattern: only keys the headline shows, no value on several lines), so a view
+/// need not show the input again. `args` must be the members of an object.
+pub fn said(name: &str, args: &Args<'_>) -> bool {
+    let keys: &[&str] = match name {
+        "Read" => &["file_path", "offset", "limit"],
+        "Grep" | "Glob" => &["pattern", "path"],
+        "LS" => &["path"],
+        "WebSearch" => &["query"],
+        "WebFetch" => &["url"],
+        "KillShell" | "KillBash" => &["shell_id"],
+        _ => return false,
+    };
+    args.members
+        .iter()
+        .all(|(k, v)| keys.contains(&k.as_ref()) && !string(v).is_some_and(|s| s.contains('\n')))
 }
 
 #[derive(serde::Deserialize)]
@@ -291,6 +313,9 @@ mod tests {
         );
         let mcp = h("mcp__gh__create_issue", r#"{"title":"Bug","body":"x"}"#);
         assert_eq!(mcp.arg, "Bug");
+        assert_eq!(h("mcp__gh__issue", r#"{"n":3,"repo":"a/b"}"#).arg, "a/b");
+        assert_eq!(h("mcp__pw__wait_for", r#"{"time":2}"#).arg, "time: 2");
+        assert_eq!(h("PowerShell", r#"{"command":"dir\nls"}"#).arg, "dir");
         let todo = h(
             "TodoWrite",
             r#"{"todos":[{"content":"a","status":"completed"},{"content":"b","status":"in_progress"}]}"#,
@@ -314,5 +339,13 @@ mod tests {
         let a = Args::parse(r#"{"notebook_path":"n.ipynb"}"#);
         assert_eq!(path(&a).as_deref(), Some("n.ipynb"));
         assert_eq!(first_line("\nab\ncd\n\n"), ("ab", 1));
+        let said_all = Args::parse(r#"{"file_path":"a","offset":3}"#);
+        assert!(said("Read", &said_all));
+        assert!(!said(
+            "Read",
+            &Args::parse(r#"{"file_path":"a","pages":"1"}"#)
+        ));
+        assert!(!said("Glob", &Args::parse(r#"{"pattern":"a\nb"}"#)));
+        assert!(!said("Bash", &Args::parse(r#"{"command":"ls"}"#)));
     }
 }

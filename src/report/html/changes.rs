@@ -1,12 +1,15 @@
 //! The "Changes" section: every Edit, MultiEdit, Write and NotebookEdit, grouped per file in
 //! the order the files were first touched, each with its diff, counts and a link to its call.
 
-use super::super::diff;
-use super::super::fmt;
 use super::thread::W;
+use crate::view::diff::{Diff, Line};
+use crate::view::num;
+
+/// Diffs longer than this many lines are cut (head and tail kept).
+const DIFF_LINES: usize = 120;
 
 /// One call's edits of a file: the call's index and its diffs.
-type Edit = (usize, Vec<diff::Diff>);
+type Edit = (usize, Vec<Diff>);
 
 impl W<'_> {
     /// The section (nothing when the run edited no file).
@@ -14,7 +17,7 @@ impl W<'_> {
         let run = self.run;
         let mut files: Vec<(String, Vec<Edit>)> = Vec::new();
         for (i, c) in run.calls.iter().enumerate() {
-            let Some((path, diffs)) = diff::edits(&c.name, &c.input) else {
+            let Some((path, diffs)) = c.edits() else {
                 continue;
             };
             match files.iter_mut().find(|(p, _)| *p == path) {
@@ -30,8 +33,8 @@ impl W<'_> {
             files.len()
         ));
         for (path, edits) in &files {
-            let added: usize = edits.iter().flat_map(|e| &e.1).map(|d| d.added).sum();
-            let removed: usize = edits.iter().flat_map(|e| &e.1).map(|d| d.removed).sum();
+            let added: u64 = edits.iter().flat_map(|e| &e.1).map(|d| d.added).sum();
+            let removed: u64 = edits.iter().flat_map(|e| &e.1).map(|d| d.removed).sum();
             let failed = edits.iter().filter(|e| run.calls[e.0].failed()).count();
             self.raw("<details class=\"file\"");
             self.raw(if self.open { " open>" } else { ">" });
@@ -54,7 +57,7 @@ impl W<'_> {
                 self.text(&c.name);
                 self.raw(&format!(" #{}</a>", c.seq));
                 if let Some(t) = c.at_us {
-                    self.raw(&format!(" <span class=\"dim\">{}</span>", fmt::utc(t)));
+                    self.raw(&format!(" <span class=\"dim\">{}</span>", num::utc(t)));
                 }
                 if c.failed() {
                     self.raw(" <span class=\"errn\">failed: not applied</span>");
@@ -75,4 +78,90 @@ impl W<'_> {
         }
         self.raw("</section>\n");
     }
+
+    /// A diff, cut to its first and last lines when long.
+    fn diff(&mut self, d: &Diff) {
+        self.raw("<div class=\"body\"><pre class=\"diff\">");
+        let lines = rows(d);
+        let n = lines.len();
+        let cut = n > DIFF_LINES;
+        let (head, tail) = if cut {
+            (DIFF_LINES * 3 / 4, DIFF_LINES / 4)
+        } else {
+            (n, 0)
+        };
+        for (i, &(tag, l)) in lines.iter().enumerate() {
+            if i == head && cut {
+                self.raw(&format!(
+                    "</pre><div class=\"more\">… {} more lines …</div><pre class=\"diff\">",
+                    n - head - tail
+                ));
+            }
+            if i >= head && i < n - tail {
+                continue;
+            }
+            let cls = match tag {
+                '+' => "a",
+                '-' => "d",
+                '@' => "h",
+                _ => "c",
+            };
+            self.raw(&format!("<span class=\"{cls}\">"));
+            if tag == '@' {
+                self.raw("⋯");
+            } else {
+                self.out.push(tag);
+                self.text(&tool_line(l));
+            }
+            self.raw("</span>\n");
+        }
+        self.raw("</pre>");
+        if cut {
+            let id = self.blobs.add(&unified(&lines));
+            self.raw(&format!("<button type=\"button\" class=\"full\" data-blob=\"{id}\" hidden>show full diff</button>"));
+        }
+        self.raw("</div>");
+    }
+}
+
+/// A diff's lines as drawn: tag `+`, `-`, ` ` (context) or `@` (between two hunks), and text.
+fn rows(d: &Diff) -> Vec<(char, &str)> {
+    let mut rows = Vec::with_capacity(d.lines.len());
+    for l in &d.lines {
+        rows.push(match l {
+            // The first hunk needs no separator.
+            Line::Hunk { .. } if rows.is_empty() => continue,
+            Line::Hunk { .. } => ('@', ""),
+            Line::Context(t) => (' ', t.as_str()),
+            Line::Removed(t) => ('-', t.as_str()),
+            Line::Added(t) => ('+', t.as_str()),
+        });
+    }
+    rows
+}
+
+/// The drawn lines as text (the full diff behind its button, and what search finds).
+fn unified(rows: &[(char, &str)]) -> String {
+    let mut s = String::new();
+    for &(tag, l) in rows {
+        s.push(tag);
+        if tag == '@' {
+            s.push_str("@ …");
+        }
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+/// A diff line, cut at 2000 characters.
+fn tool_line(l: &str) -> String {
+    if l.len() <= 2000 {
+        return l.to_owned();
+    }
+    let mut end = 2000;
+    while !l.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} … ({} more bytes)", &l[..end], l.len() - end)
 }

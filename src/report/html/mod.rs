@@ -11,9 +11,9 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::Source;
-use super::fmt;
 use super::model::{Item, Run};
-use super::tool;
+use crate::view::num::{self, Style::Roomy};
+use crate::view::text::clip_line;
 use thread::W;
 
 /// The stylesheet, inlined.
@@ -86,10 +86,7 @@ fn toc(w: &mut W<'_>) {
         .calls
         .iter()
         .any(|c| c.id.as_deref().is_some_and(|id| run.thread(id).is_some()));
-    let edits = run
-        .calls
-        .iter()
-        .any(|c| super::diff::edits(&c.name, &c.input).is_some());
+    let edits = run.calls.iter().any(|c| c.edits().is_some());
     w.raw("<nav class=\"toc\"><a href=\"#top\">Summary</a>");
     for (on, id, label) in [
         (!run.calls.is_empty(), "tools", "Tools"),
@@ -161,7 +158,7 @@ fn toolbar(w: &mut W<'_>) {
             w.raw("<option value=\"");
             w.attr(t);
             w.raw("\">");
-            w.text(&tool::clip_to(t, 40));
+            w.text(&clip_line(t, 40));
             w.raw(&format!(" ({n})</option>"));
         }
         w.raw("</select> ");
@@ -179,13 +176,13 @@ fn footer(w: &mut W<'_>, src: &Source) {
     w.raw(" input · run ");
     w.text(&src.run_id);
     w.raw(" · generated ");
-    w.text(&fmt::utc(src.generated_us));
+    w.text(&num::utc(src.generated_us));
     w.raw("</p><ul class=\"inputs\">");
     for i in &src.inputs {
         w.raw("<li><code>");
         w.text(&i.name);
         w.raw("</code> ");
-        w.text(&fmt::bytes(i.bytes));
+        w.text(&Roomy.bytes(i.bytes));
         w.raw(" · sha256 <code>");
         w.text(&i.sha256);
         w.raw("</code></li>");

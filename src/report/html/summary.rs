@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::super::fmt;
 use super::super::model::{Level, Run};
-use super::super::tool::clip_to;
 use super::super::{Chain, Source};
 use super::thread::{W, tokens};
+use crate::view::num::{self, Style::Roomy};
+use crate::view::text::clip_line;
 
 /// The outcome badge text and whether it is good.
 pub fn outcome(run: &Run) -> (String, bool) {
@@ -30,7 +30,7 @@ impl W<'_> {
         let (out, ok) = outcome(run);
         self.raw("<header id=\"top\"><h1>Claude Code run <span class=\"badge ");
         self.raw(if ok { "ok\">" } else { "bad\">" });
-        self.text(&clip_to(&out, 40));
+        self.text(&clip_line(&out, 40));
         self.raw("</span></h1>\n");
         if src.redacted {
             self.raw(&format!(
@@ -64,8 +64,8 @@ impl W<'_> {
             }
         }
         if let Some((a, b)) = run.span_us {
-            self.row("started", &fmt::utc(a));
-            self.row("wall time", &fmt::ms(((b - a) / 1000) as u64));
+            self.row("started", &num::utc(a));
+            self.row("wall time", &Roomy.duration_ms(((b - a) / 1000) as u64));
         }
         let mains: Vec<_> = run
             .turn_ends
@@ -77,7 +77,11 @@ impl W<'_> {
         if dur > 0 {
             self.row(
                 "run time (CLI)",
-                &format!("{} (API {})", fmt::ms(dur), fmt::ms(api)),
+                &format!(
+                    "{} (API {})",
+                    Roomy.duration_ms(dur),
+                    Roomy.duration_ms(api)
+                ),
             );
         }
         let api_turns: u64 = mains.iter().filter_map(|t| t.num_turns).sum();
@@ -101,7 +105,7 @@ impl W<'_> {
             "cost",
             &format!(
                 "{}{}",
-                fmt::cost(end.cost_usd),
+                end.cost_usd.map_or("n/a".into(), |c| Roomy.usd(c)),
                 if end.cost_usd.is_some() {
                     " (as the CLI reported it)"
                 } else {
@@ -148,7 +152,7 @@ impl W<'_> {
         self.raw("<div><dt>");
         self.text(k);
         self.raw("</dt><dd>");
-        self.text(&clip_to(v, 240));
+        self.text(&clip_line(v, 240));
         self.raw("</dd></div>");
     }
 
@@ -159,7 +163,7 @@ impl W<'_> {
         }
         self.raw("</caption><tr><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>total</th></tr><tr>");
         for n in [t.input, t.output, t.cache_read, t.cache_write, t.total()] {
-            self.raw(&format!("<td title=\"{n}\">{}</td>", fmt::count(n)));
+            self.raw(&format!("<td title=\"{n}\">{}</td>", Roomy.tokens(n)));
         }
         self.raw("</tr></table>");
     }
@@ -201,10 +205,10 @@ impl W<'_> {
         self.raw("<section id=\"tools\"><h2>Tools</h2><table class=\"tools\"><tr><th>tool</th><th>calls</th><th>errors</th><th>time</th><th>longest</th></tr>");
         for (name, (n, err, total, max, timed)) in rows {
             self.raw("<tr><td><code>");
-            self.text(&clip_to(name, 60));
+            self.text(&clip_line(name, 60));
             let t = |us: i64| {
                 if timed > 0 {
-                    fmt::ms((us / 1000) as u64)
+                    Roomy.duration_ms((us / 1000) as u64)
                 } else {
                     "–".into()
                 }
@@ -241,9 +245,9 @@ impl W<'_> {
                 "<tr><td><a href=\"#seq-{}\">#{}</a></td><td>",
                 c.seq, c.seq
             ));
-            self.text(&clip_to(kind, 40));
+            self.text(&clip_line(kind, 40));
             self.raw("</td><td>");
-            self.text(&clip_to(desc, 80));
+            self.text(&clip_line(desc, 80));
             self.raw(&format!(
                 "</td><td>{}{}</td><td>{}</td><td title=\"{}\">{}</td><td>{}</td><td>",
                 t.calls,
@@ -254,9 +258,9 @@ impl W<'_> {
                 },
                 t.messages,
                 tokens(&t.tokens),
-                fmt::count(t.tokens.total()),
+                Roomy.tokens(t.tokens.total()),
                 c.duration_us()
-                    .map_or("–".into(), |d| fmt::ms((d / 1000) as u64))
+                    .map_or("–".into(), |d| Roomy.duration_ms((d / 1000) as u64))
             ));
             let status = task.and_then(|t| t.status.clone()).unwrap_or_else(|| {
                 if c.failed() {
@@ -267,7 +271,7 @@ impl W<'_> {
                     "no result".into()
                 }
             });
-            self.text(&clip_to(&status, 40));
+            self.text(&clip_line(&status, 40));
             self.raw("</td></tr>");
         }
         self.raw("</table></section>\n");

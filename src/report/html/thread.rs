@@ -2,24 +2,32 @@
 //! a tool call is a `<details>` with its input, its subagent's thread (nested, with its own
 //! totals) and its paired result, previewed head and tail with the full body kept compressed.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::super::blob::Blobs;
-use super::super::diff::{self, Diff};
 use super::super::escape::{attr, html, text};
-use super::super::fmt;
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Subtotals, Tokens};
-use super::super::tool;
-use super::super::trunc::{BODY, preview};
+use crate::view::args::Args;
+use crate::view::clip::{Limits, Source, clip};
+use crate::view::diff::Diff;
+use crate::view::num::{self, Style::Roomy};
+use crate::view::text::clip_line;
+use crate::view::tool;
 
+/// Tool output and long inputs: the first 8 and last 4 lines, at most 1.2 KB in all.
+const BODY: Limits = Limits {
+    head: 8,
+    tail: 4,
+    max_line: usize::MAX,
+    budget: 1200,
+};
 /// Subagents nested deeper than this are drawn after the turns (bounded recursion whatever
 /// the input's `parent_tool_use_id` chains).
 const MAX_DEPTH: usize = 16;
-/// Diffs longer than this many lines are cut (head and tail kept).
-const DIFF_LINES: usize = 120;
 
 /// Writes HTML for one run.
 pub struct W<'r> {
@@ -189,7 +197,7 @@ impl<'r> W<'r> {
                     ] {
                         if let Some(v) = v {
                             self.raw(&format!(" · {k} <code>"));
-                            self.text(&tool::clip_to(v, 120));
+                            self.text(&clip_line(v, 120));
                             self.raw("</code>");
                         }
                     }
@@ -204,7 +212,7 @@ impl<'r> W<'r> {
         match t {
             _ if redacted => self.raw("<i>(redacted)</i></summary>"),
             Some(t) if !t.trim().is_empty() => {
-                self.text(&tool::clip(t.trim().lines().next().unwrap_or("")));
+                self.text(&clip_line(t.trim().lines().next().unwrap_or(""), 160));
                 self.raw("</summary><div class=\"md\">");
                 markdown::render(&mut self.out, t);
                 self.raw("</div>");
@@ -246,10 +254,10 @@ impl<'r> W<'r> {
         ));
         self.text(&t.outcome);
         if let Some(d) = t.duration_ms {
-            self.raw(&format!(" · {}", fmt::ms(d)));
+            self.raw(&format!(" · {}", Roomy.duration_ms(d)));
         }
         if let Some(d) = t.duration_api_ms {
-            self.raw(&format!(" (API {})", fmt::ms(d)));
+            self.raw(&format!(" (API {})", Roomy.duration_ms(d)));
         }
         if let Some(n) = t.num_turns {
             self.raw(&format!(" · {n} API turns"));
@@ -257,7 +265,7 @@ impl<'r> W<'r> {
         self.raw(&format!(
             " · {} · {}",
             tokens(&t.tokens),
-            fmt::cost(t.cost_usd)
+            t.cost_usd.map_or("n/a".into(), |c| Roomy.usd(c))
         ));
         if t.denials > 0 {
             self.raw(&format!(" · {} permission denials", t.denials));
@@ -285,7 +293,7 @@ impl<'r> W<'r> {
     fn call(&mut self, i: usize) {
         let run = self.run;
         let c = &run.calls[i];
-        let edits = diff::edits(&c.name, &c.input);
+        let edits = c.edits();
         let sub =
             c.id.as_deref()
                 .and_then(|id| run.thread(id).map(|t| (id, t)));
@@ -303,9 +311,10 @@ impl<'r> W<'r> {
         self.attr(&c.name);
         self.raw(if self.open { "\" open>" } else { "\">" });
         self.raw("<summary><span class=\"tn\">");
-        self.text(&tool::clip_to(&c.name, 60));
+        let (name, line) = headline(c, 160);
+        self.text(&name);
         self.raw("</span> <span class=\"hl\">");
-        self.text(&tool::headline(&c.name, &c.input));
+        self.text(&line);
         self.raw("</span><span class=\"cm\">");
         self.raw(&call_meta(c, edits.as_ref().map(|e| &e.1[..])));
         self.raw("</span></summary><div class=\"cb\">");
@@ -338,8 +347,8 @@ impl<'r> W<'r> {
                 self.raw(&format!(
                     "<div class=\"rl\">{} · {} · {}</div>",
                     if r.is_error { "error" } else { "result" },
-                    fmt::plural(lines as u64, "line"),
-                    fmt::bytes(r.body.len() as u64)
+                    num::plural(lines as u64, "line", "lines"),
+                    Roomy.bytes(r.body.len() as u64)
                 ));
                 self.body(&r.body, "");
                 self.raw("</div>");
@@ -376,8 +385,8 @@ impl<'r> W<'r> {
             }
             (_, Some(diffs)) => {
                 // The diffs themselves are in the Changes section (once per report).
-                let a: usize = diffs.iter().map(|d| d.added).sum();
-                let r: usize = diffs.iter().map(|d| d.removed).sum();
+                let a: u64 = diffs.iter().map(|d| d.added).sum();
+                let r: u64 = diffs.iter().map(|d| d.removed).sum();
                 self.raw(&format!(
                     "<div class=\"dim\">{} edit{} · <span class=\"a\">+{a}</span> <span class=\"d\">−{r}</span> · <a href=\"#chg-{}\">diff in Changes</a></div>",
                     diffs.len(),
@@ -404,7 +413,7 @@ impl<'r> W<'r> {
                 markdown::render(&mut self.out, get("prompt").unwrap_or(""));
                 self.raw("</div>");
             }
-            _ if c.input.is_null() || tool::said_by_headline(&c.name, &c.input) => {}
+            _ if c.input.is_null() || said(c) => {}
             _ if c.input.as_object().is_some_and(|o| o.is_empty()) => {}
             _ => {
                 let json = serde_json::to_string_pretty(&c.input).unwrap_or_default();
@@ -427,7 +436,7 @@ impl<'r> W<'r> {
         self.raw("<summary><span class=\"lbl\">subagent</span> ");
         if let (Some(k), _) = run.subagent_label(c) {
             self.raw("<b>");
-            self.text(&tool::clip_to(k, 60));
+            self.text(&clip_line(k, 60));
             self.raw("</b> ");
         }
         let mut meta = format!("{} call{}", t.calls, if t.calls == 1 { "" } else { "s" });
@@ -441,12 +450,12 @@ impl<'r> W<'r> {
             tokens(&t.tokens)
         ));
         if let Some(d) = c.duration_us() {
-            meta.push_str(&format!(" · {}", fmt::ms((d / 1000) as u64)));
+            meta.push_str(&format!(" · {}", Roomy.duration_ms((d / 1000) as u64)));
         }
         self.raw(&format!("<span class=\"cm\">{meta}</span>"));
         if let Some(s) = task.and_then(|t| t.status.as_deref()) {
             self.raw(" · ");
-            self.text(&tool::clip_to(s, 60));
+            self.text(&clip_line(s, 60));
         }
         self.raw("</summary><div class=\"subb\">");
         self.items(items);
@@ -460,7 +469,8 @@ impl<'r> W<'r> {
 
     /// A long text: head and tail shown, the middle counted, the whole kept compressed.
     pub fn body(&mut self, s: &str, class: &str) {
-        let p = preview(s, BODY);
+        let c = clip(&[Source::Text(Cow::Borrowed(s))], BODY);
+        let cut = c.omitted_bytes > 0;
         let open_pre = if class.is_empty() {
             "<pre>".to_owned()
         } else {
@@ -468,90 +478,63 @@ impl<'r> W<'r> {
         };
         self.raw("<div class=\"body\">");
         self.raw(&open_pre);
-        self.text(p.head);
+        let head = if cut {
+            Cow::Owned(c.head_text())
+        } else {
+            Cow::Borrowed(s)
+        };
+        self.text(&head);
         self.raw("</pre>");
-        if p.cut() {
+        if cut {
             self.raw(&format!(
                 "<div class=\"more\">… {} more lines ({}) …</div>{open_pre}",
-                p.lines,
-                fmt::bytes(p.bytes as u64)
+                c.omitted_lines,
+                Roomy.bytes(c.omitted_bytes)
             ));
-            self.text(p.tail);
+            self.text(&c.tail_text());
             self.raw("</pre>");
             let id = self.blobs.add(s);
             self.raw(&format!(
                 "<button type=\"button\" class=\"full\" data-blob=\"{id}\" hidden>show full body ({})</button>",
-                fmt::bytes(s.len() as u64)
+                Roomy.bytes(s.len() as u64)
             ));
-        }
-        self.raw("</div>");
-    }
-
-    /// A diff, cut to its first and last lines when long.
-    pub fn diff(&mut self, d: &Diff) {
-        self.raw("<div class=\"body\"><pre class=\"diff\">");
-        let n = d.lines.len();
-        let cut = n > DIFF_LINES;
-        let (head, tail) = if cut {
-            (DIFF_LINES * 3 / 4, DIFF_LINES / 4)
-        } else {
-            (n, 0)
-        };
-        for (i, (tag, l)) in d.lines.iter().enumerate() {
-            if i == head && cut {
-                self.raw(&format!(
-                    "</pre><div class=\"more\">… {} more lines …</div><pre class=\"diff\">",
-                    n - head - tail
-                ));
-            }
-            if i >= head && i < n - tail {
-                continue;
-            }
-            let cls = match tag {
-                '+' => "a",
-                '-' => "d",
-                '@' => "h",
-                _ => "c",
-            };
-            self.raw(&format!("<span class=\"{cls}\">"));
-            if *tag == '@' {
-                self.raw("⋯");
-            } else {
-                self.out.push(*tag);
-                self.text(&tool_line(l));
-            }
-            self.raw("</span>\n");
-        }
-        self.raw("</pre>");
-        if cut {
-            let id = self.blobs.add(&d.text());
-            self.raw(&format!("<button type=\"button\" class=\"full\" data-blob=\"{id}\" hidden>show full diff</button>"));
         }
         self.raw("</div>");
     }
 }
 
-/// A diff line, cut at 2000 characters.
-fn tool_line(l: &str) -> String {
-    if l.len() <= 2000 {
-        return l.to_owned();
-    }
-    let mut end = 2000;
-    while !l.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} … ({} more bytes)", &l[..end], l.len() - end)
+/// A call's input as [`Args`] need it (JSON text).
+fn input_json(c: &Call) -> String {
+    serde_json::to_string(&c.input).unwrap_or_default()
+}
+
+/// A call's headline as the report shows it: the tool as named (60 cells at most), and the
+/// argument that matters with its details on one line of at most `cells` cells.
+pub(super) fn headline(c: &Call, cells: usize) -> (String, String) {
+    let json = input_json(c);
+    let h = tool::headline(&c.name, &Args::parse(&json));
+    let line = std::iter::once(h.arg)
+        .chain(h.detail)
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    (clip_line(&h.tool, 60), clip_line(&line, cells))
+}
+
+/// Whether the headline says all of the call's input (an object).
+fn said(c: &Call) -> bool {
+    c.input.is_object() && tool::said(&c.name, &Args::parse(&input_json(c)))
 }
 
 /// The summary's right side of a call: time, edit counts, status.
 fn call_meta(c: &Call, edits: Option<&[Diff]>) -> String {
     let mut m = Vec::new();
     if let Some(d) = c.duration_us() {
-        m.push(fmt::ms((d / 1000) as u64));
+        m.push(Roomy.duration_ms((d / 1000) as u64));
     }
     if let Some(ds) = edits {
-        let a: usize = ds.iter().map(|d| d.added).sum();
-        let r: usize = ds.iter().map(|d| d.removed).sum();
+        let a: u64 = ds.iter().map(|d| d.added).sum();
+        let r: u64 = ds.iter().map(|d| d.removed).sum();
         m.push(format!("+{a} −{r}"));
     }
     match &c.result {
@@ -566,10 +549,10 @@ fn call_meta(c: &Call, edits: Option<&[Diff]>) -> String {
 pub fn tokens(t: &Tokens) -> String {
     format!(
         "in {} · out {} · cache r {} / w {}",
-        fmt::count(t.input),
-        fmt::count(t.output),
-        fmt::count(t.cache_read),
-        fmt::count(t.cache_write)
+        Roomy.tokens(t.input),
+        Roomy.tokens(t.output),
+        Roomy.tokens(t.cache_read),
+        Roomy.tokens(t.cache_write)
     )
 }
 

@@ -2,10 +2,9 @@
 //! (no library, no style attributes); parallel calls go on separate rows, each bar links to its
 //! event.
 
-use super::super::fmt;
 use super::super::model::{Item, Run};
-use super::super::tool;
 use super::thread::{W, esc};
+use crate::view::num::Style::Roomy;
 
 /// At most this many rows of tool bars (later ones share the last).
 const ROWS: usize = 24;
@@ -43,11 +42,11 @@ impl W<'_> {
                 (_, _, true) => "b-in",
                 _ => "b-tool",
             };
+            let (name, line) = super::thread::headline(c, 60);
             let title = format!(
-                "{} {} · {}",
-                c.name,
-                tool::clip_to(&tool::headline(&c.name, &c.input), 60),
-                fmt::ms(((e - s) / 1000) as u64)
+                "{name}{}{line} · {}",
+                if line.is_empty() { "" } else { ": " },
+                Roomy.duration_ms(((e - s) / 1000) as u64)
             );
             let bar = Bar {
                 start: s,
@@ -82,7 +81,7 @@ impl W<'_> {
                 h - 14.0,
                 xx + 2.0,
                 h - 3.0,
-                fmt::ms(((t - t0) / 1000) as u64)
+                Roomy.duration_ms(((t - t0) / 1000) as u64)
             ));
         }
         for b in &turns {
@@ -137,7 +136,10 @@ fn turn_bars(run: &Run, t0: i64, t1: i64) -> Vec<Bar> {
                 end,
                 seq: run.turn_ends[*i].seq,
                 class: "b-turn",
-                title: format!("turn {n} · {}", fmt::ms(((end - s) / 1000) as u64)),
+                title: format!(
+                    "turn {n} · {}",
+                    Roomy.duration_ms(((end - s) / 1000) as u64)
+                ),
             });
             last = end;
         }

@@ -95,152 +95,39 @@ impl PrettyOptions {
     }
 }
 
-/// The fields of an envelope event the view reads (borrowed from the event's bytes).
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Ev<'a> {
-    #[serde(borrow)]
-    parent_tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    text: Option<&'a RawValue>,
-    #[serde(borrow)]
-    thinking: Option<&'a RawValue>,
-    #[serde(borrow)]
-    redacted: Option<&'a RawValue>,
-    #[serde(borrow)]
-    tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow)]
-    input: Option<&'a RawValue>,
-    #[serde(borrow)]
-    input_error: Option<&'a RawValue>,
-    #[serde(borrow)]
-    is_error: Option<&'a RawValue>,
-    #[serde(borrow)]
-    content: Option<&'a RawValue>,
-    #[serde(borrow)]
-    structured: Option<&'a RawValue>,
-    #[serde(borrow)]
-    outcome: Option<&'a RawValue>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    errors: Option<&'a RawValue>,
-    #[serde(borrow)]
-    cost_usd: Option<&'a RawValue>,
-    #[serde(borrow)]
-    duration_ms: Option<&'a RawValue>,
-    #[serde(borrow)]
-    duration_api_ms: Option<&'a RawValue>,
-    #[serde(borrow)]
-    num_turns: Option<&'a RawValue>,
-    #[serde(borrow)]
-    usage: Option<&'a RawValue>,
-    #[serde(borrow)]
-    model: Option<&'a RawValue>,
-    #[serde(borrow)]
-    cwd: Option<&'a RawValue>,
-    #[serde(borrow)]
-    cli_version: Option<&'a RawValue>,
-    #[serde(borrow)]
-    permission_mode: Option<&'a RawValue>,
-    #[serde(borrow)]
-    tools: Option<&'a RawValue>,
-    #[serde(borrow)]
-    mcp_servers: Option<&'a RawValue>,
-    #[serde(borrow)]
-    session_id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    cause: Option<&'a RawValue>,
-    #[serde(borrow)]
-    terminal_seen: Option<&'a RawValue>,
-    #[serde(borrow)]
-    turns: Option<&'a RawValue>,
-    #[serde(borrow)]
-    exit_code: Option<&'a RawValue>,
-    #[serde(borrow)]
-    signal: Option<&'a RawValue>,
-    #[serde(borrow)]
-    reason: Option<&'a RawValue>,
-    #[serde(borrow)]
-    elapsed_ms: Option<&'a RawValue>,
-    #[serde(borrow)]
-    tool_calls: Option<&'a RawValue>,
-    #[serde(borrow)]
-    tool_results: Option<&'a RawValue>,
-    #[serde(borrow)]
-    kind: Option<&'a RawValue>,
-    #[serde(borrow)]
-    detail: Option<&'a RawValue>,
-    #[serde(borrow)]
-    bytes: Option<&'a RawValue>,
-    #[serde(borrow)]
-    rule: Option<&'a RawValue>,
-    #[serde(borrow)]
-    enforced: Option<&'a RawValue>,
-    #[serde(borrow)]
-    quiet_ms: Option<&'a RawValue>,
-    #[serde(borrow)]
-    status: Option<&'a RawValue>,
-    #[serde(borrow)]
-    attempt: Option<&'a RawValue>,
-    #[serde(borrow)]
-    max_retries: Option<&'a RawValue>,
-    #[serde(borrow)]
-    retry_delay_ms: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error_status: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-    #[serde(borrow)]
-    trigger: Option<&'a RawValue>,
-    #[serde(borrow)]
-    pre_tokens: Option<&'a RawValue>,
-    #[serde(borrow)]
-    description: Option<&'a RawValue>,
-    #[serde(borrow)]
-    subagent_type: Option<&'a RawValue>,
-    #[serde(borrow)]
-    summary: Option<&'a RawValue>,
-    #[serde(borrow)]
-    tool_name: Option<&'a RawValue>,
-    #[serde(borrow)]
-    message: Option<&'a RawValue>,
-    #[serde(borrow)]
-    decision_reason: Option<&'a RawValue>,
-    #[serde(borrow)]
-    resets_at: Option<&'a RawValue>,
-    #[serde(borrow)]
-    rate_limit_type: Option<&'a RawValue>,
-    #[serde(borrow)]
-    utilization: Option<&'a RawValue>,
-    #[serde(borrow)]
-    original_model: Option<&'a RawValue>,
-    #[serde(borrow)]
-    fallback_model: Option<&'a RawValue>,
-    #[serde(borrow)]
-    replay: Option<&'a RawValue>,
-    #[serde(borrow)]
-    is_synthetic: Option<&'a RawValue>,
-    #[serde(borrow)]
-    block: Option<&'a RawValue>,
-    #[serde(borrow)]
-    hook_name: Option<&'a RawValue>,
-    #[serde(borrow)]
-    hook_event: Option<&'a RawValue>,
-    #[serde(borrow)]
-    level: Option<&'a RawValue>,
-    #[serde(borrow)]
-    title: Option<&'a RawValue>,
-    #[serde(borrow)]
-    last_tool_name: Option<&'a RawValue>,
-    #[serde(borrow)]
-    limit: Option<&'a RawValue>,
-    #[serde(borrow)]
-    count: Option<&'a RawValue>,
+/// A struct of members read borrowed from a JSON object's bytes, every one optional: the
+/// names after `text:` as `Option<Cow<str>>` (strings), those after `raw:` as
+/// `Option<&RawValue>` (any JSON value, read later with [`s`], [`u`], [`b`] or [`members`]).
+macro_rules! borrowed {
+    ($(#[$m:meta])* struct $name:ident<$a:lifetime> {
+        $(strings: $($t:ident),+ ;)? values: $($r:ident),+ $(,)?
+    }) => {
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default)]
+        $(#[$m])*
+        struct $name<$a> {
+            $($(#[serde(borrow)] $t: Option<std::borrow::Cow<$a, str>>,)+)?
+            $(#[serde(borrow)] $r: Option<&$a serde_json::value::RawValue>,)+
+        }
+    };
+}
+pub(crate) use borrowed;
+
+borrowed! {
+    /// The fields of an envelope event the view reads (borrowed from the event's bytes).
+    struct Ev<'a> {
+        strings: parent_tool_use_id, message_id, tool_use_id;
+        values:
+            text, thinking, redacted, name, input, input_error, is_error, content, structured,
+            outcome, result, errors, cost_usd, duration_ms, duration_api_ms, num_turns, usage,
+            model, cwd, cli_version, permission_mode, tools, mcp_servers, session_id, cause,
+            terminal_seen, turns, exit_code, signal, reason, elapsed_ms, tool_calls, tool_results,
+            kind, detail, bytes, rule, enforced, quiet_ms, status, attempt, max_retries,
+            retry_delay_ms, error_status, error, trigger, pre_tokens, description, subagent_type,
+            summary, tool_name, message, decision_reason, resets_at, rate_limit_type, utilization,
+            original_model, fallback_model, replay, is_synthetic, block, hook_name, hook_event,
+            level, title, last_tool_name, limit, count
+    }
 }
 
 /// Untrusted `text` made safe for one row, line breaks shown with the glyph.
@@ -456,9 +343,7 @@ impl<W: Write> Pretty<W> {
         let lines = self.o.result_lines.max(2);
         let clip = crate::view::clip::clip(
             &[crate::view::clip::Source::Text(Cow::Borrowed(text))],
-            lines,
-            0,
-            4 * self.t.width,
+            crate::view::clip::Limits::lines(lines, 0, 4 * self.t.width),
         );
         let marker = format!("{} {label}", self.t.g.prompt);
         for (i, line) in clip.head.iter().chain(clip.tail.iter()).enumerate() {

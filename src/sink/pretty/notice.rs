@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use super::style::Role;
 use super::{Ev, Pretty, b, n, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
-use crate::view::text;
+use crate::view::num::{Style::Terse, plural};
 
 /// Events that show nothing: stream lifecycle, bookkeeping, keep-alives.
 const SILENT: &[&str] = &[
@@ -47,7 +47,7 @@ impl<W: Write> Pretty<W> {
                     u(e.max_retries).map_or("?".into(), |a| a.to_string())
                 );
                 if let Some(ms) = u(e.retry_delay_ms) {
-                    t.push_str(&format!(" in {}", text::duration_ms(ms)));
+                    t.push_str(&format!(" in {}", Terse.duration_ms(ms)));
                 }
                 if let Some(st) = e.error_status.filter(|r| r.get() != "null") {
                     t.push_str(&format!(": {}", st.get()));
@@ -100,7 +100,7 @@ impl<W: Write> Pretty<W> {
                 Role::Warn,
                 format!(
                     "stall: no output for {}",
-                    text::duration_ms(u(e.quiet_ms).unwrap_or(0))
+                    Terse.duration_ms(u(e.quiet_ms).unwrap_or(0))
                 ),
             ),
             "compact.boundary" => {
@@ -109,7 +109,7 @@ impl<W: Write> Pretty<W> {
                     str_of(e.trigger).unwrap_or_else(|| "?".into())
                 );
                 if let Some(p) = u(e.pre_tokens) {
-                    t.push_str(&format!(", {} tokens before", text::tokens(p)));
+                    t.push_str(&format!(", {} tokens before", Terse.tokens(p)));
                 }
                 (Role::Warn, t)
             }
@@ -146,7 +146,7 @@ impl<W: Write> Pretty<W> {
                 format!(
                     "unusable input line ({}, {}): {}",
                     str_of(e.kind).unwrap_or_default(),
-                    text::bytes(u(e.bytes).unwrap_or(0)),
+                    Terse.bytes(u(e.bytes).unwrap_or(0)),
                     str_of(e.text).unwrap_or_default()
                 ),
             ),
@@ -275,11 +275,11 @@ impl<W: Write> Pretty<W> {
         };
         let tools = count(e.tools);
         if tools > 0 {
-            parts.push(text::plural(tools, "tool", "tools"));
+            parts.push(plural(tools, "tool", "tools"));
         }
         let mcp = count(e.mcp_servers);
         if mcp > 0 {
-            parts.push(text::plural(mcp, "MCP server", "MCP servers"));
+            parts.push(plural(mcp, "MCP server", "MCP servers"));
         }
         let line = one_line(&parts.join(&format!(" {dot} ")), &self.t.g);
         let lead = format!("{} ", self.t.g.rule.repeat(2));

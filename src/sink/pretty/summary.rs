@@ -12,7 +12,7 @@ use super::style::Role;
 use super::term::Gutter;
 use super::{Ev, Pretty, b, members, n, one_line, s, u};
 use crate::view::args::Args;
-use crate::view::text;
+use crate::view::num::{Style::Terse, plural};
 use crate::view::tool::{self, Kind};
 
 /// Token counts of one usage record or a sum of them.
@@ -27,17 +27,11 @@ pub(super) struct Tokens {
 impl Tokens {
     /// The counts of a usage object (members that are missing or not numbers count 0).
     pub(super) fn of(raw: Option<&RawValue>) -> Tokens {
-        #[derive(serde::Deserialize, Default)]
-        #[serde(default)]
-        struct T<'a> {
-            #[serde(borrow)]
-            input_tokens: Option<&'a RawValue>,
-            #[serde(borrow)]
-            output_tokens: Option<&'a RawValue>,
-            #[serde(borrow)]
-            cache_read_input_tokens: Option<&'a RawValue>,
-            #[serde(borrow)]
-            cache_creation_input_tokens: Option<&'a RawValue>,
+        super::borrowed! {
+            struct T<'a> {
+                values: input_tokens, output_tokens, cache_read_input_tokens,
+                    cache_creation_input_tokens
+            }
         }
         let t: T<'_> = members(raw);
         Tokens {
@@ -62,12 +56,12 @@ impl Tokens {
     /// `in 1.2k`, `out 340`, `cache r 45k / w 2.0k`.
     pub(super) fn parts(&self) -> [String; 3] {
         [
-            format!("in {}", text::tokens(self.input)),
-            format!("out {}", text::tokens(self.output)),
+            format!("in {}", Terse.tokens(self.input)),
+            format!("out {}", Terse.tokens(self.output)),
             format!(
                 "cache r {} / w {}",
-                text::tokens(self.cache_read),
-                text::tokens(self.cache_write)
+                Terse.tokens(self.cache_read),
+                Terse.tokens(self.cache_write)
             ),
         ]
     }
@@ -191,20 +185,20 @@ impl<W: Write> Pretty<W> {
             one_line(&outcome, &self.t.g),
         ];
         if let Some(ms) = u(e.duration_ms) {
-            let api = u(e.duration_api_ms).map(|a| format!(" (API {})", text::duration_ms(a)));
+            let api = u(e.duration_api_ms).map(|a| format!(" (API {})", Terse.duration_ms(a)));
             parts.push(format!(
                 "{}{}",
-                text::duration_ms(ms),
+                Terse.duration_ms(ms),
                 api.unwrap_or_default()
             ));
         }
         if let Some(t) = u(e.num_turns) {
-            parts.push(text::plural(t, "API turn", "API turns"));
+            parts.push(plural(t, "API turn", "API turns"));
         }
         let tokens = Tokens::of(e.usage);
         parts.extend(tokens.parts());
         parts.push(match n(e.cost_usd) {
-            Some(c) => format!("total {}", text::usd(c)),
+            Some(c) => format!("total {}", Terse.usd(c)),
             None => "cost n/a".into(),
         });
         let lead = format!("{} ", self.t.g.rule.repeat(2));
@@ -249,14 +243,14 @@ impl<W: Write> Pretty<W> {
             head.push("no result".into());
         }
         if let Some(tn) = u(e.turns) {
-            head.push(text::plural(tn, "turn", "turns"));
+            head.push(plural(tn, "turn", "turns"));
         }
         let wall = u(e.elapsed_ms).or((self.tally.wall_ms > 0).then_some(self.tally.wall_ms));
         if let Some(w) = wall {
-            head.push(format!("wall {}", text::duration_ms(w)));
+            head.push(format!("wall {}", Terse.duration_ms(w)));
         }
         if self.tally.api_ms > 0 {
-            head.push(format!("API {}", text::duration_ms(self.tally.api_ms)));
+            head.push(format!("API {}", Terse.duration_ms(self.tally.api_ms)));
         }
         if let Some(code) = e.exit_code.filter(|c| c.get() != "null") {
             head.push(format!("exit {}", code.get()));
@@ -291,7 +285,7 @@ impl<W: Write> Pretty<W> {
         self.t
             .packed(&g, 3, Role::Text, "tokens    ", &tokens, &sep)?;
         let cost = match n(e.cost_usd) {
-            Some(c) => format!("cost      {} (as reported by the CLI)", text::usd(c)),
+            Some(c) => format!("cost      {} (as reported by the CLI)", Terse.usd(c)),
             None => "cost      n/a (the CLI reported none)".into(),
         };
         self.t.row(&g, 3, &[(Role::Text, &cost)])?;
@@ -300,8 +294,8 @@ impl<W: Write> Pretty<W> {
         let errors: u64 = self.tally.tools.values().map(|v| v.1).sum();
         let mut tools = vec![format!(
             "{}, {}{}",
-            text::plural(calls, "call", "calls"),
-            text::plural(errors, "error", "errors"),
+            plural(calls, "call", "calls"),
+            plural(errors, "error", "errors"),
             if self.tally.tools.is_empty() { "" } else { ":" }
         )];
         let last = self.tally.tools.len().saturating_sub(1);
@@ -342,7 +336,7 @@ impl<W: Write> Pretty<W> {
             if !self.tally.read.is_empty() {
                 files.push(format!(
                     "{} read",
-                    text::plural(self.tally.read.len() as u64, "file", "files")
+                    plural(self.tally.read.len() as u64, "file", "files")
                 ));
             }
             self.t

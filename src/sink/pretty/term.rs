@@ -6,6 +6,7 @@
 use std::io::{self, BufWriter, Write};
 
 use super::style::{Glyphs, Palette, Role};
+use crate::view::num::plural;
 use crate::view::text::{self, Piece};
 
 /// The attribution at the start of every row inside a subagent: a bar per level of nesting and
@@ -146,7 +147,7 @@ impl<W: Write> Term<W> {
         };
         self.flush_word(&mut s)?;
         if s.suppressing && s.row_open {
-            let note = format!(" (+{})", text::plural(s.hidden_lines, "line", "lines"));
+            let note = format!(" (+{})", plural(s.hidden_lines, "line", "lines"));
             if s.hidden_lines > 0 && s.col + text::width(&note) <= self.avail(&s) + 1 {
                 self.w.write_all(note.as_bytes())?;
             }

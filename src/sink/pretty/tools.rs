@@ -15,7 +15,8 @@ use super::term::{Gutter, Term};
 use super::{Ev, Pretty, b, members, one_line, s, u};
 use crate::envelope::{EventMeta, kind as ev};
 use crate::view::args::{self, Args};
-use crate::view::clip::{self, Source};
+use crate::view::clip::{self, Limits, Source};
+use crate::view::num::{Style::Terse, plural};
 use crate::view::text;
 use crate::view::tool::{self, Kind};
 
@@ -23,8 +24,8 @@ use crate::view::tool::{self, Kind};
 pub(super) fn more(g: &Glyphs, lines: u64, bytes: u64) -> String {
     format!(
         "{e} {} ({}) {e}",
-        text::plural(lines, "more line", "more lines"),
-        text::bytes(bytes),
+        plural(lines, "more line", "more lines"),
+        Terse.bytes(bytes),
         e = g.ellipsis
     )
 }
@@ -234,7 +235,7 @@ fn blob(src: &str) -> String {
     }
     if let Some(n) = s.bytes {
         out.push(' ');
-        out.push_str(&text::bytes(n));
+        out.push_str(&Terse.bytes(n));
     }
     out
 }
@@ -331,7 +332,7 @@ impl<W: Write> Pretty<W> {
         if left > 0 {
             let more = format!(
                 "{e} {} {e}",
-                text::plural(left, "more diff line", "more diff lines"),
+                plural(left, "more diff line", "more diff lines"),
                 e = self.t.g.ellipsis
             );
             self.t.row(g, 4, &[(Role::Dim, &more)])?;
@@ -394,7 +395,7 @@ impl<W: Write> Pretty<W> {
             Kind::Edit | Kind::MultiEdit | Kind::Write | Kind::Notebook | Kind::Todo => (1, 0),
             _ => (r - r / 3, r / 3),
         };
-        let c = clip::clip(&src, head, tail, 4 * self.t.width);
+        let c = clip::clip(&src, Limits::lines(head, tail, 4 * self.t.width));
         if kind == Kind::Todo && !error {
             return Ok(());
         }
@@ -410,11 +411,7 @@ impl<W: Write> Pretty<W> {
         }
         let size = match c.lines {
             0 => "(no output)".to_owned(),
-            n => format!(
-                "{} ({})",
-                text::plural(n, "line", "lines"),
-                text::bytes(c.bytes)
-            ),
+            n => format!("{} ({})", plural(n, "line", "lines"), Terse.bytes(c.bytes)),
         };
         lead.push((Role::Dim, &size));
         self.t.row(&g, 0, &lead)?;
@@ -445,17 +442,11 @@ impl<W: Write> Pretty<W> {
         glyph: &str,
         named: &str,
     ) -> io::Result<()> {
-        #[derive(serde::Deserialize, Default)]
-        #[serde(default, rename_all = "camelCase")]
-        struct Done<'a> {
-            #[serde(borrow)]
-            status: Option<&'a RawValue>,
-            #[serde(borrow)]
-            total_duration_ms: Option<&'a RawValue>,
-            #[serde(borrow)]
-            total_tokens: Option<&'a RawValue>,
-            #[serde(borrow)]
-            total_tool_use_count: Option<&'a RawValue>,
+        super::borrowed! {
+            #[serde(rename_all = "camelCase")]
+            struct Done<'a> {
+                values: status, total_duration_ms, total_tokens, total_tool_use_count
+            }
         }
         let d: Done<'_> = members(e.structured);
         if s(d.status).as_deref() == Some("async_launched") {
@@ -481,7 +472,7 @@ impl<W: Write> Pretty<W> {
         self.sub_done(g, id, ms, u(d.total_tokens).or(said.1), tools, glyph, named)?;
         let src = sources(e.content);
         let r = self.o.result_lines;
-        let c = clip::clip(&src, r - r / 3, r / 3, 4 * self.t.width);
+        let c = clip::clip(&src, Limits::lines(r - r / 3, r / 3, 4 * self.t.width));
         self.body(g, &c, Role::Text)
     }
 
@@ -510,13 +501,13 @@ impl<W: Write> Pretty<W> {
         } else {
             "done".to_owned()
         }];
-        parts.extend(ms.map(text::duration_ms));
+        parts.extend(ms.map(|m| Terse.duration_ms(m)));
         if tokens.any() {
             parts.extend(tokens.parts());
         } else if let Some(t) = total {
-            parts.push(format!("{} tokens", text::tokens(t)));
+            parts.push(format!("{} tokens", Terse.tokens(t)));
         }
-        parts.extend(tools.map(|t| text::plural(t, "tool use", "tool uses")));
+        parts.extend(tools.map(|t| plural(t, "tool use", "tool uses")));
         parts.push("cost n/a".into());
         let lead = format!("{glyph}{named}");
         let sep = format!(" {} ", self.t.g.dot);
@@ -533,15 +524,10 @@ impl<W: Write> Pretty<W> {
             Some(s) if s.ended => return Ok(true),
             Some(_) => {}
         }
-        #[derive(serde::Deserialize, Default)]
-        #[serde(default)]
-        struct U<'a> {
-            #[serde(borrow)]
-            total_tokens: Option<&'a RawValue>,
-            #[serde(borrow)]
-            tool_uses: Option<&'a RawValue>,
-            #[serde(borrow)]
-            duration_ms: Option<&'a RawValue>,
+        super::borrowed! {
+            struct U<'a> {
+                values: total_tokens, tool_uses, duration_ms
+            }
         }
         let usage: U<'_> = members(e.usage);
         let said = (
