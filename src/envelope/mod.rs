@@ -60,6 +60,7 @@ pub mod extras;
 pub mod fields;
 pub mod kind;
 
+use crate::json::fields::Index;
 use crate::json::{Out, Spans, Val, get_str};
 
 /// The envelope version written in every event's `v`.
@@ -113,9 +114,9 @@ pub struct EventMeta {
 
 /// A batch of serialized events. The normalizer appends; sinks read; the pipeline clears it after
 /// each input line. Each event is serialized once and shared by every sink.
-#[derive(Default)]
 pub struct Events {
-    /// Serialized events, back to back.
+    /// Serialized events, back to back; its marks say where their long values lie (see
+    /// [`Out::with_marks`]), for the sinks that read members ([`Events::index`]).
     pub out: Out,
     /// One entry per event, in order.
     pub metas: Vec<EventMeta>,
@@ -133,13 +134,25 @@ pub struct Events {
     open_violation: bool,
 }
 
+impl Default for Events {
+    fn default() -> Self {
+        Events::starting_at(0)
+    }
+}
+
 impl Events {
     /// A buffer whose first event gets sequence number `first_seq` (resumed runs).
     pub fn starting_at(first_seq: u64) -> Self {
         Events {
+            out: Out::with_marks(),
+            metas: Vec::new(),
             next_seq: first_seq,
             first_seq,
-            ..Default::default()
+            open: None,
+            line_members: (0, Vec::new()),
+            extra_line: None,
+            line_violation: None,
+            open_violation: false,
         }
     }
 
@@ -315,11 +328,18 @@ impl Events {
             m.start = shift(m.start);
             m.end = shift(m.end);
         }
+        self.out.shift_marks(first, shift);
     }
 
     /// The bytes of one event.
     pub fn bytes(&self, m: &EventMeta) -> &[u8] {
         &self.out.buf[m.start..m.end]
+    }
+
+    /// Index the top-level members of event `m` into `index`, stepping over the long values
+    /// the normalizer marked as it wrote them. False when the event is not a JSON object.
+    pub fn index(&self, m: &EventMeta, index: &mut Index) -> bool {
+        index.build_marked(self.bytes(m), m.start, self.out.marks())
     }
 
     /// Number of buffered events.
@@ -334,7 +354,7 @@ impl Events {
 
     /// Drop the buffered events (sequence numbering continues).
     pub fn clear(&mut self) {
-        self.out.buf.clear();
+        self.out.clear();
         self.metas.clear();
     }
 }

@@ -1,7 +1,8 @@
 //! Structured access to one serialized envelope event for the sinks that need more than its
 //! bytes (OTLP, the AI SDK profile): where each top-level member's value lies in the bytes the
 //! normalizer wrote, found by one pass over the event that steps over values instead of parsing
-//! them (a string is skipped with `memchr`, a container by its brackets), and the values read
+//! them (a long value the writer marked is jumped over at once, see [`crate::json::Out::marks`];
+//! another string is skipped with `memchr`, a container by its brackets), and the values read
 //! from those slices only when asked. Nothing is allocated per event (the index is reused) and
 //! nothing is decoded that no sink reads: a tool result's content stays a slice of the event.
 //!
@@ -13,6 +14,8 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
+
+use super::out::Mark;
 
 /// One member: the bytes of its key (inside the quotes, as written) and of its value.
 #[derive(Debug, Clone, Copy)]
@@ -33,8 +36,16 @@ pub struct Index {
 impl Index {
     /// Index `bytes`, one JSON object. Returns false (and holds no member) when it is not one.
     pub fn build(&mut self, bytes: &[u8]) -> bool {
+        self.build_marked(bytes, 0, &[])
+    }
+
+    /// [`Index::build`] for `bytes` that lie at offset `base` of a buffer whose long values
+    /// are `marks` (see [`crate::json::Out::marks`]): those are stepped over without reading
+    /// them.
+    pub fn build_marked(&mut self, bytes: &[u8], base: usize, marks: &[Mark]) -> bool {
         self.members.clear();
-        let ok = members(bytes, |key, val| {
+        let mut known = Known::new(marks, base);
+        let ok = members(bytes, &mut known, |key, val| {
             self.members.push(Member {
                 tag: tag(&bytes[key.0..key.1], false),
                 key: (key.0 as u32, key.1 as u32),
@@ -120,7 +131,7 @@ impl<'a> Fields<'a> {
 /// absent or when `obj` is not an object.
 pub fn member<'a>(obj: &'a [u8], key: &str) -> Option<&'a [u8]> {
     let mut found = None;
-    members(obj, |k, v| {
+    members(obj, &mut Known::default(), |k, v| {
         if key_is(&obj[k.0..k.1], key.as_bytes()) {
             found = Some(v);
         }
@@ -131,7 +142,7 @@ pub fn member<'a>(obj: &'a [u8], key: &str) -> Option<&'a [u8]> {
 /// Call `f(key, value)` for every member of the JSON object `obj`, in order: the key decoded,
 /// the value as raw JSON. Returns false (maybe after some calls) when `obj` is not an object.
 pub fn each_member<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> bool {
-    members(obj, |k, v| {
+    members(obj, &mut Known::default(), |k, v| {
         let key = &obj[k.0..k.1];
         let value = &obj[v.0..v.1];
         if memchr::memchr(b'\\', key).is_none() {
@@ -174,21 +185,74 @@ const ESCAPED: u64 = 1 << 63;
 
 /// The lookup tag of a key: its first 7 bytes and its length (up to 127), plus [`ESCAPED`] when
 /// it holds a backslash (`wanted`: a key looked up, which never does).
+#[inline]
 fn tag(k: &[u8], wanted: bool) -> u64 {
-    let mut b = [0u8; 8];
     let n = k.len().min(7);
-    b[..n].copy_from_slice(&k[..n]);
-    b[7] = k.len().min(127) as u8;
-    let t = u64::from_le_bytes(b);
+    let head = match k.first_chunk::<8>() {
+        Some(b) => u64::from_le_bytes(*b),
+        None => {
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(&k[..n]);
+            u64::from_le_bytes(b)
+        }
+    };
+    let t = (head & ((1u64 << (8 * n)) - 1)) | ((k.len().min(127) as u64) << 56);
     if !wanted && k.contains(&b'\\') {
         return t | ESCAPED;
     }
     t
 }
 
+/// The marked values of the bytes being indexed, met in order (see [`Index::build_marked`]).
+#[derive(Default)]
+struct Known<'m> {
+    /// The marks not passed yet, offsets in the buffer.
+    marks: &'m [Mark],
+    /// Where the indexed bytes start in that buffer.
+    base: usize,
+}
+
+impl<'m> Known<'m> {
+    fn new(marks: &'m [Mark], base: usize) -> Self {
+        let first = marks.partition_point(|m| m.0 < base);
+        Known {
+            marks: &marks[first..],
+            base,
+        }
+    }
+
+    /// The end of the value that starts at `i` of `b`, when a mark says where it is. Positions
+    /// are asked in increasing order; a mark whose first and last bytes are not those of a
+    /// whole string, object or array is not believed.
+    #[inline]
+    fn end(&mut self, b: &[u8], i: usize) -> Option<usize> {
+        let at = self.base + i;
+        while let Some((&(start, end), rest)) = self.marks.split_first() {
+            if start > at {
+                return None;
+            }
+            self.marks = rest;
+            if start == at {
+                let end = end - self.base;
+                let whole = matches!(
+                    (b.get(i), end.checked_sub(1).and_then(|e| b.get(e))),
+                    (Some(b'"'), Some(b'"')) | (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
+                );
+                debug_assert!(whole, "a mark that is no whole value at {at}");
+                return (whole && end > i).then_some(end);
+            }
+        }
+        None
+    }
+}
+
 /// Call `f(key, value)` with the byte ranges of every member of the object `b` (the key inside
 /// its quotes). `None` when `b` is not one JSON object (trailing bytes included).
-fn members(b: &[u8], mut f: impl FnMut((usize, usize), (usize, usize))) -> Option<()> {
+fn members(
+    b: &[u8],
+    known: &mut Known<'_>,
+    mut f: impl FnMut((usize, usize), (usize, usize)),
+) -> Option<()> {
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
@@ -208,7 +272,7 @@ fn members(b: &[u8], mut f: impl FnMut((usize, usize), (usize, usize))) -> Optio
             return None;
         }
         i = ws(b, i + 1);
-        let end = skip_value(b, i)?;
+        let end = skip_value(b, i, known)?;
         f(key, (i, end));
         i = ws(b, end);
         match b.get(i) {
@@ -231,13 +295,26 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 /// follows an even number of backslashes (escapes such as `\\n` are frequent in text, escaped
 /// quotes much rarer, so the search stops only at quotes).
 fn skip_string(b: &[u8], i: usize) -> Option<usize> {
-    // Most literals (keys, ids, names) are short: look at their first bytes one by one.
-    for (j, c) in b.iter().enumerate().skip(i + 1).take(24) {
-        match c {
-            b'"' => return Some(j + 1),
-            b'\\' => break,
-            _ => {}
+    // Most literals (keys, ids, names) are short: look at their first bytes 8 at a time (SWAR)
+    // for a quote or a backslash.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut j = i + 1;
+    while j < i + 33
+        && let Some(w) = b.get(j..).and_then(|r| r.first_chunk::<8>())
+    {
+        let x = u64::from_le_bytes(*w);
+        let (q, bs) = (x ^ (ONES * 0x22), x ^ (ONES * 0x5c));
+        // The lowest flagged byte is exact (a borrow only flags bytes above a true match).
+        let m = ((q.wrapping_sub(ONES) & !q) | (bs.wrapping_sub(ONES) & !bs)) & HIGH;
+        if m != 0 {
+            let k = j + (m.trailing_zeros() / 8) as usize;
+            if b[k] == b'"' {
+                return Some(k + 1);
+            }
+            break;
         }
+        j += 8;
     }
     let mut j = i + 1;
     loop {
@@ -255,8 +332,11 @@ fn skip_string(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The index just after the value that starts at `i` (its syntax is checked only as far as
-/// finding its end needs).
-fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+/// finding its end needs; `known` steps over marked values, inside containers too).
+fn skip_value(b: &[u8], i: usize, known: &mut Known<'_>) -> Option<usize> {
+    if let Some(end) = known.end(b, i) {
+        return Some(end);
+    }
     match *b.get(i)? {
         b'"' => skip_string(b, i),
         b'{' | b'[' => {
@@ -265,7 +345,10 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
             loop {
                 match *b.get(j)? {
                     b'"' => {
-                        j = skip_string(b, j)?;
+                        j = match known.end(b, j) {
+                            Some(end) => end,
+                            None => skip_string(b, j)?,
+                        };
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
