@@ -130,13 +130,24 @@ impl<'a> Fields<'a> {
 /// The member `key` (its last occurrence) of the JSON object `obj`, as raw JSON; `None` when
 /// absent or when `obj` is not an object.
 pub fn member<'a>(obj: &'a [u8], key: &str) -> Option<&'a [u8]> {
-    let mut found = None;
-    members(obj, &mut Known::default(), |k, v| {
-        if key_is(&obj[k.0..k.1], key.as_bytes()) {
-            found = Some(v);
+    let [found] = members_named(obj, [key]);
+    found
+}
+
+/// The members `keys` of the JSON object `obj` in one pass over it, as [`member`] finds each.
+pub fn members_named<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> [Option<&'a [u8]>; N] {
+    let mut found = [None; N];
+    let whole = members(obj, &mut Known::default(), |k, v| {
+        for (key, slot) in keys.iter().zip(&mut found) {
+            if key_is(&obj[k.0..k.1], key.as_bytes()) {
+                *slot = Some(&obj[v.0..v.1]);
+            }
         }
-    })?;
-    found.map(|(s, e)| &obj[s..e])
+    });
+    if whole.is_none() {
+        return [None; N];
+    }
+    found
 }
 
 /// Call `f(key, value)` for every member of the JSON object `obj`, in order: the key decoded,
