@@ -370,16 +370,29 @@ impl Out {
 
     /// Any tape value, written compactly in its original key order.
     pub fn value(&mut self, v: Val<'_, '_>) {
-        self.value_with(v, &mut |_, _, _| false);
+        self.walk(v, None, &mut |_, _, _| false);
     }
 
     /// Like [`Out::value`], but `hook(out, key, value)` may write an object member's value itself
-    /// (returning true) instead of the default rendering. Used to elide blobs.
+    /// (returning true) instead of the default rendering.
     pub fn value_with(
         &mut self,
         v: Val<'_, '_>,
         hook: &mut dyn FnMut(&mut Out, &str, Val<'_, '_>) -> bool,
     ) {
+        self.walk(v, None, &mut |o, key, x| key.is_some_and(|k| hook(o, k, x)));
+    }
+
+    /// Write `v` compactly in its original key order, but first offer each value to
+    /// `hook(out, key, value)` (`key`: the member's, `None` for `v` itself and array elements),
+    /// which may write it itself (returning true).
+    fn walk<H>(&mut self, v: Val<'_, '_>, key: Option<&str>, hook: &mut H)
+    where
+        H: FnMut(&mut Out, Option<&str>, Val<'_, '_>) -> bool,
+    {
+        if hook(self, key, v) {
+            return;
+        }
         if let Some(o) = v.as_object() {
             self.buf.push(b'{');
             for (i, (k, x)) in o.iter().enumerate() {
@@ -388,9 +401,7 @@ impl Out {
                 }
                 self.str(k);
                 self.buf.push(b':');
-                if !hook(self, k, x) {
-                    self.value_with(x, hook);
-                }
+                self.walk(x, Some(k), hook);
             }
             self.buf.push(b'}');
         } else if let Some(a) = v.as_array() {
@@ -399,7 +410,7 @@ impl Out {
                 if i > 0 {
                     self.buf.push(b',');
                 }
-                self.value_with(x, hook);
+                self.walk(x, None, hook);
             }
             self.buf.push(b']');
         } else if let Some(s) = str_of(v) {
@@ -431,38 +442,16 @@ impl Out {
     /// Like [`Out::value`], for a buffer kept beyond the current line: a string that is a
     /// hollowed literal of `holes`' source is written whole, from `line` (the input line).
     pub fn value_detached(&mut self, v: Val<'_, '_>, holes: &Out, line: &[u8]) {
-        if let Some(o) = v.as_object() {
-            self.buf.push(b'{');
-            for (i, (k, x)) in o.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                self.str(k);
-                self.buf.push(b':');
-                self.value_detached(x, holes, line);
-            }
-            self.buf.push(b'}');
-        } else if let Some(a) = v.as_array() {
-            self.buf.push(b'[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                self.value_detached(x, holes, line);
-            }
-            self.buf.push(b']');
-        } else if let Some(s) = str_of(v) {
-            match holes.hole_of(s).and_then(|h| line.get(h.raw.clone())) {
-                Some(raw) => {
-                    self.buf.push(b'"');
-                    self.buf.extend_from_slice(raw);
-                    self.buf.push(b'"');
-                }
-                None => self.str(s),
-            }
-        } else {
-            self.static_node(&static_of(v));
-        }
+        self.walk(v, None, &mut |o, _, x| {
+            let hole = str_of(x).and_then(|s| holes.hole_of(s));
+            let Some(raw) = hole.and_then(|h| line.get(h.raw.clone())) else {
+                return false;
+            };
+            o.buf.push(b'"');
+            o.buf.extend_from_slice(raw);
+            o.buf.push(b'"');
+            true
+        });
     }
 
     /// An optional value (`null` when absent).

@@ -20,111 +20,70 @@ pub fn request(o: &mut Out, rs: &ResourceSpans) {
     o.raw(b"]}");
 }
 
+/// `{"key":…,…}`: the members of the struct `$v`, each as its writer `$w` writes `&$v.$field`,
+/// in the order given (the order of the proto's fields, which serde keeps).
+macro_rules! object {
+    ($o:ident, $v:ident; $key:literal $w:ident $field:ident $(, $keys:literal $ws:ident $fields:ident)* $(,)?) => {{
+        $o.raw(concat!("{\"", $key, "\":").as_bytes());
+        $w($o, &$v.$field);
+        $(
+            $o.raw(concat!(",\"", $keys, "\":").as_bytes());
+            $ws($o, &$v.$fields);
+        )*
+        $o.raw(b"}");
+    }};
+}
+
 fn resource_spans(o: &mut Out, rs: &ResourceSpans) {
-    o.raw(b"{\"resource\":");
-    match &rs.resource {
-        Some(r) => resource(o, r),
-        None => o.raw(b"null"),
-    }
-    o.raw(b",\"scopeSpans\":");
-    list(o, &rs.scope_spans, scope_spans);
-    o.raw(b",\"schemaUrl\":");
-    o.str(&rs.schema_url);
-    o.raw(b"}");
+    object!(o, rs; "resource" resource resource, "scopeSpans" scope_spans scope_spans, "schemaUrl" text schema_url);
 }
 
-fn resource(o: &mut Out, r: &Resource) {
-    o.raw(b"{\"attributes\":");
-    list(o, &r.attributes, key_value);
-    o.raw(b",\"droppedAttributesCount\":");
-    o.u64(r.dropped_attributes_count.into());
-    o.raw(b",\"entityRefs\":");
-    list(o, &r.entity_refs, serde);
-    o.raw(b"}");
+fn resource(o: &mut Out, r: &Option<Resource>) {
+    let Some(r) = r else { return o.raw(b"null") };
+    object!(o, r; "attributes" attributes attributes, "droppedAttributesCount" count dropped_attributes_count, "entityRefs" serde entity_refs);
 }
 
-fn scope_spans(o: &mut Out, ss: &ScopeSpans) {
-    o.raw(b"{\"scope\":");
-    match &ss.scope {
-        Some(s) => scope(o, s),
-        None => o.raw(b"null"),
-    }
-    o.raw(b",\"spans\":");
-    list(o, &ss.spans, span);
-    o.raw(b",\"schemaUrl\":");
-    o.str(&ss.schema_url);
-    o.raw(b"}");
+fn scope_spans(o: &mut Out, ss: &[ScopeSpans]) {
+    list(
+        o,
+        ss,
+        |o, ss| object!(o, ss; "scope" scope scope, "spans" spans spans, "schemaUrl" text schema_url),
+    );
 }
 
-fn scope(o: &mut Out, s: &InstrumentationScope) {
-    o.raw(b"{\"name\":");
-    o.str(&s.name);
-    o.raw(b",\"version\":");
-    o.str(&s.version);
-    o.raw(b",\"attributes\":");
-    list(o, &s.attributes, key_value);
-    o.raw(b",\"droppedAttributesCount\":");
-    o.u64(s.dropped_attributes_count.into());
-    o.raw(b"}");
+fn scope(o: &mut Out, s: &Option<InstrumentationScope>) {
+    let Some(s) = s else { return o.raw(b"null") };
+    object!(o, s; "name" text name, "version" text version, "attributes" attributes attributes, "droppedAttributesCount" count dropped_attributes_count);
 }
 
-fn span(o: &mut Out, s: &Span) {
-    o.raw(b"{\"traceId\":");
-    hex(o, &s.trace_id);
-    o.raw(b",\"spanId\":");
-    hex(o, &s.span_id);
-    o.raw(b",\"traceState\":");
-    o.str(&s.trace_state);
-    o.raw(b",\"parentSpanId\":");
-    hex(o, &s.parent_span_id);
-    o.raw(b",\"flags\":");
-    o.u64(s.flags.into());
-    o.raw(b",\"name\":");
-    o.str(&s.name);
-    o.raw(b",\"kind\":");
-    int(o, s.kind.into());
-    o.raw(b",\"startTimeUnixNano\":");
-    quoted_u64(o, s.start_time_unix_nano);
-    o.raw(b",\"endTimeUnixNano\":");
-    quoted_u64(o, s.end_time_unix_nano);
-    o.raw(b",\"attributes\":");
-    list(o, &s.attributes, key_value);
-    o.raw(b",\"droppedAttributesCount\":");
-    o.u64(s.dropped_attributes_count.into());
-    o.raw(b",\"events\":");
-    list(o, &s.events, event);
-    o.raw(b",\"droppedEventsCount\":");
-    o.u64(s.dropped_events_count.into());
-    o.raw(b",\"links\":");
-    list(o, &s.links, serde);
-    o.raw(b",\"droppedLinksCount\":");
-    o.u64(s.dropped_links_count.into());
-    o.raw(b",\"status\":");
-    match &s.status {
-        Some(st) => status(o, st),
-        None => o.raw(b"null"),
-    }
-    o.raw(b"}");
+fn spans(o: &mut Out, spans: &[Span]) {
+    list(o, spans, |o, s| {
+        object!(o, s;
+            "traceId" hex trace_id, "spanId" hex span_id, "traceState" text trace_state,
+            "parentSpanId" hex parent_span_id, "flags" count flags, "name" text name, "kind" int kind,
+            "startTimeUnixNano" nanos start_time_unix_nano, "endTimeUnixNano" nanos end_time_unix_nano,
+            "attributes" attributes attributes, "droppedAttributesCount" count dropped_attributes_count,
+            "events" events events, "droppedEventsCount" count dropped_events_count,
+            "links" serde links, "droppedLinksCount" count dropped_links_count, "status" status status,
+        )
+    });
 }
 
-fn event(o: &mut Out, e: &Event) {
-    o.raw(b"{\"timeUnixNano\":");
-    quoted_u64(o, e.time_unix_nano);
-    o.raw(b",\"name\":");
-    o.str(&e.name);
-    o.raw(b",\"attributes\":");
-    list(o, &e.attributes, key_value);
-    o.raw(b",\"droppedAttributesCount\":");
-    o.u64(e.dropped_attributes_count.into());
-    o.raw(b"}");
+fn events(o: &mut Out, events: &[Event]) {
+    list(
+        o,
+        events,
+        |o, e| object!(o, e; "timeUnixNano" nanos time_unix_nano, "name" text name, "attributes" attributes attributes, "droppedAttributesCount" count dropped_attributes_count),
+    );
 }
 
-fn status(o: &mut Out, s: &Status) {
-    o.raw(b"{\"message\":");
-    o.str(&s.message);
-    o.raw(b",\"code\":");
-    int(o, s.code.into());
-    o.raw(b"}");
+fn status(o: &mut Out, s: &Option<Status>) {
+    let Some(s) = s else { return o.raw(b"null") };
+    object!(o, s; "message" text message, "code" int code);
+}
+
+fn attributes(o: &mut Out, attrs: &[KeyValue]) {
+    list(o, attrs, key_value);
 }
 
 fn key_value(o: &mut Out, kv: &KeyValue) {
@@ -153,7 +112,7 @@ fn any_value(o: &mut Out, v: &AnyValue) {
         }
         Some(V::IntValue(i)) => {
             o.raw(b"{\"intValue\":\"");
-            int(o, *i);
+            o.raw(itoa::Buffer::new().format(*i).as_bytes());
             o.raw(b"\"");
         }
         Some(V::DoubleValue(d)) if d.is_finite() => {
@@ -171,7 +130,7 @@ fn any_value(o: &mut Out, v: &AnyValue) {
 }
 
 /// `[f(item), …]`.
-fn list<T>(o: &mut Out, items: &[T], f: fn(&mut Out, &T)) {
+fn list<T>(o: &mut Out, items: &[T], f: impl Fn(&mut Out, &T)) {
     o.raw(b"[");
     for (i, x) in items.iter().enumerate() {
         if i > 0 {
@@ -183,7 +142,7 @@ fn list<T>(o: &mut Out, items: &[T], f: fn(&mut Out, &T)) {
 }
 
 /// What serde_json writes for `v` (the types this module does not write itself).
-fn serde<T: Serialize>(o: &mut Out, v: &T) {
+fn serde<T: Serialize + ?Sized>(o: &mut Out, v: &T) {
     // Writing to a Vec fails only for a map with non-string keys, which these types lack.
     let _ = serde_json::to_writer(&mut o.buf, v);
 }
@@ -199,13 +158,22 @@ fn hex(o: &mut Out, bytes: &[u8]) {
     o.buf.push(b'"');
 }
 
-fn int(o: &mut Out, i: i64) {
-    o.raw(itoa::Buffer::new().format(i).as_bytes());
+fn text(o: &mut Out, s: &str) {
+    o.str(s);
 }
 
-fn quoted_u64(o: &mut Out, n: u64) {
+fn count(o: &mut Out, n: &u32) {
+    o.u64((*n).into());
+}
+
+fn int(o: &mut Out, n: &i32) {
+    o.raw(itoa::Buffer::new().format(*n).as_bytes());
+}
+
+/// A time: serde writes 64-bit integers as strings.
+fn nanos(o: &mut Out, n: &u64) {
     o.raw(b"\"");
-    o.u64(n);
+    o.u64(*n);
     o.raw(b"\"");
 }
 
