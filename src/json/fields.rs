@@ -102,6 +102,19 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// Every member as (its key, raw value), in order: a [`Key`] compares with a name by its
+    /// tag first.
+    pub fn keyed(&self) -> impl Iterator<Item = (Key<'a>, &'a [u8])> + '_ {
+        let b = self.bytes;
+        self.members.iter().map(move |m| {
+            let key = Key {
+                tag: m.tag,
+                written: &b[m.key.0 as usize..m.key.1 as usize],
+            };
+            (key, &b[m.val.0 as usize..m.val.1 as usize])
+        })
+    }
+
     /// Member `key` when it is a string.
     pub fn str(&self, key: &str) -> Option<Cow<'a, str>> {
         self.raw(key).and_then(string)
@@ -125,6 +138,43 @@ impl<'a> Fields<'a> {
     pub fn has(&self, key: &str) -> bool {
         self.raw(key).is_some_and(|r| r != b"null")
     }
+}
+
+/// A member's key as written, with its lookup tag (see [`Fields::keyed`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Key<'a> {
+    tag: u64,
+    written: &'a [u8],
+}
+
+impl<'a> Key<'a> {
+    /// Whether this key is `name` (which needs no escape), `tag` being [`key_tag`]`(name)`:
+    /// only a key of the same tag is compared in full, and a key written with an escape never
+    /// is `name`.
+    #[inline]
+    pub fn is(&self, tag: u64, name: &str) -> bool {
+        self.tag == tag && self.written == name.as_bytes()
+    }
+
+    /// The key as written (escapes not decoded).
+    pub fn written(&self) -> &'a [u8] {
+        self.written
+    }
+}
+
+/// The lookup tag of the name `key` (which needs no escape), computable at compile time: what
+/// [`Key::is`] compares first.
+pub const fn key_tag(key: &str) -> u64 {
+    let k = key.as_bytes();
+    let n = if k.len() < 7 { k.len() } else { 7 };
+    let mut t = 0u64;
+    let mut i = 0;
+    while i < n {
+        t |= (k[i] as u64) << (8 * i);
+        i += 1;
+    }
+    let len = if k.len() < 127 { k.len() } else { 127 };
+    t | (len as u64) << 56
 }
 
 /// The member `key` (its last occurrence) of the JSON object `obj`, as raw JSON; `None` when
@@ -418,6 +468,29 @@ mod tests {
             let input = f.raw("input").unwrap();
             assert_eq!(member(input, "c"), Some(&b"null"[..]));
             assert_eq!(member(input, "b"), None, "only the object's own members");
+        });
+    }
+
+    #[test]
+    fn tags_made_at_compile_time_are_the_index_tags() {
+        for k in [
+            "",
+            "a",
+            "seq",
+            "session_id",
+            "1234567",
+            "12345678",
+            &"x".repeat(200),
+        ] {
+            assert_eq!(key_tag(k), tag(k.as_bytes(), true), "{k}");
+            assert_eq!(key_tag(k), tag(k.as_bytes(), false), "{k}");
+        }
+        fields_of(r#"{"text":1,"te\u0078t":2}"#, |f| {
+            let keys: Vec<bool> = f
+                .keyed()
+                .map(|(k, _)| k.is(key_tag("text"), "text"))
+                .collect();
+            assert_eq!(keys, [true, false]);
         });
     }
 

@@ -7,13 +7,13 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::json::fields::{self, Fields};
+use crate::json::fields::{self, Fields, key_tag};
 
 /// In [`Ev::from_fields`]: when `key` is member `$m`, read its value `v` with `$read` into
 /// `e.$m` (or refuse the event: see [`once`]) and go on with the next member.
 macro_rules! read {
     ($e:ident, $seen:ident, $key:ident, $v:ident, $m:ident, $read:ident) => {
-        if $key == stringify!($m).as_bytes() {
+        if $key.is(const { key_tag(stringify!($m)) }, stringify!($m)) {
             $e.$m = once(&mut $seen.$m, $read($v))?;
             continue;
         }
@@ -57,12 +57,12 @@ macro_rules! event_members {
             pub(super) fn from_fields(f: &Fields<'a>) -> Option<Self> {
                 let mut e = Ev::default();
                 let mut seen = Seen::default();
-                for (key, v) in f.iter() {
+                for (key, v) in f.keyed() {
                     $(read!(e, seen, key, v, $text, text);)*
                     $(read!(e, seen, key, v, $flag, flag);)*
                     $(read!(e, seen, key, v, $number, number);)*
                     $(read!(e, seen, key, v, $json, json);)*
-                    if memchr::memchr(b'\\', key).is_some() {
+                    if memchr::memchr(b'\\', key.written()).is_some() {
                         return None;
                     }
                 }
