@@ -15,6 +15,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+pub use super::literal::string;
 use super::out::Mark;
 
 /// One member: the bytes of its key (inside the quotes, as written) and of its value.
@@ -214,20 +215,6 @@ pub fn each_member<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> boo
         }
     })
     .is_some()
-}
-
-/// A raw JSON value as a string, when it is a string literal (escapes decoded; `None` for other
-/// values and for invalid literals).
-pub fn string(raw: &[u8]) -> Option<Cow<'_, str>> {
-    let inner = raw.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    if inner.len() <= 64 && inner.iter().all(|c| *c != b'\\' && c.is_ascii()) {
-        // Ids, names, models: short ASCII without escapes.
-        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
-    }
-    if memchr::memchr(b'\\', inner).is_none() {
-        return simdutf8::basic::from_utf8(inner).ok().map(Cow::Borrowed);
-    }
-    serde_json::from_slice::<String>(raw).ok().map(Cow::Owned)
 }
 
 /// Whether a key as written (escaped) is `want` (which needs no escape).
