@@ -44,11 +44,31 @@ impl Index {
     /// are `marks` (see [`crate::json::Out::marks`]): those are stepped over without reading
     /// them.
     pub fn build_marked(&mut self, bytes: &[u8], base: usize, marks: &[Mark]) -> bool {
+        self.build_with(bytes, base, marks, &[])
+    }
+
+    /// [`Index::build_marked`], where the object's first members are likely `head`, in that
+    /// order (some may be missing): a key that is the next of them, written as is, is taken
+    /// without reading it again.
+    pub fn build_with(&mut self, bytes: &[u8], base: usize, marks: &[Mark], head: &[Name]) -> bool {
         self.members.clear();
         let mut known = Known::new(marks, base);
+        let mut head = head;
         let ok = members(bytes, &mut known, |key, val| {
+            let k = &bytes[key.0..key.1];
+            let tag = match head.iter().position(|n| n.name.as_bytes() == k) {
+                Some(at) => {
+                    let t = head[at].tag;
+                    head = &head[at + 1..];
+                    t
+                }
+                None => {
+                    head = &[];
+                    tag_in(bytes, key.0, key.1)
+                }
+            };
             self.members.push(Member {
-                tag: tag(&bytes[key.0..key.1], false),
+                tag,
                 key: (key.0 as u32, key.1 as u32),
                 val: (val.0 as u32, val.1 as u32),
             })
@@ -163,6 +183,23 @@ impl<'a> Key<'a> {
     }
 }
 
+/// A member name with its lookup tag, made at compile time (see [`Index::build_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Name {
+    name: &'static str,
+    tag: u64,
+}
+
+impl Name {
+    /// The name `name` (which needs no escape).
+    pub const fn new(name: &'static str) -> Self {
+        Name {
+            name,
+            tag: key_tag(name),
+        }
+    }
+}
+
 /// The lookup tag of the name `key` (which needs no escape), computable at compile time: what
 /// [`Key::is`] compares first.
 pub const fn key_tag(key: &str) -> u64 {
@@ -236,19 +273,35 @@ const ESCAPED: u64 = 1 << 63;
 #[inline]
 fn tag(k: &[u8], wanted: bool) -> u64 {
     let n = k.len().min(7);
-    let head = match k.first_chunk::<8>() {
-        Some(b) => u64::from_le_bytes(*b),
-        None => {
-            let mut b = [0u8; 8];
-            b[..n].copy_from_slice(&k[..n]);
-            u64::from_le_bytes(b)
-        }
-    };
-    let t = (head & ((1u64 << (8 * n)) - 1)) | ((k.len().min(127) as u64) << 56);
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&k[..n]);
+    let t = head_tag(u64::from_le_bytes(b), k.len());
     if !wanted && k.contains(&b'\\') {
         return t | ESCAPED;
     }
     t
+}
+
+/// [`tag`] of the key `b[start..end]` of an object being indexed: its first bytes are read 8 at
+/// once from `b` (a key is followed by more of the object).
+#[inline]
+fn tag_in(b: &[u8], start: usize, end: usize) -> u64 {
+    let k = &b[start..end];
+    let Some(w) = b.get(start..).and_then(|r| r.first_chunk::<8>()) else {
+        return tag(k, false);
+    };
+    let t = head_tag(u64::from_le_bytes(*w), k.len());
+    if k.contains(&b'\\') {
+        return t | ESCAPED;
+    }
+    t
+}
+
+/// A tag from the 8 bytes a key starts with (`head`, little-endian) and its length.
+#[inline]
+fn head_tag(head: u64, len: usize) -> u64 {
+    let n = len.min(7);
+    (head & ((1u64 << (8 * n)) - 1)) | ((len.min(127) as u64) << 56)
 }
 
 /// The marked values of the bytes being indexed, met in order (see [`Index::build_marked`]).

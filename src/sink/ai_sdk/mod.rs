@@ -40,7 +40,7 @@
 //! diagnostics, hooks, …) have no UI message counterpart and are left out; use the default
 //! profile or the envelope for them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Deserialize;
@@ -57,6 +57,10 @@ mod tests;
 mod tools;
 use event::Ev;
 pub use tools::{GENERATED_ID, UNNAMED, UNPAIRED};
+
+/// Sets of ids from the events (foldhash: only ever asked whether they hold an id, never
+/// iterated).
+type Set<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// The headers a server must send with this profile, as (name, value).
 pub const HEADERS: &[(&str, &str)] = &[
@@ -110,14 +114,14 @@ pub struct AiSdk<W: Write> {
     /// Open streamed text/reasoning parts of the current message: block index → (id, kind).
     open: BTreeMap<u64, (String, Part)>,
     /// (message id, kind) pairs whose text arrived as deltas (their final event is skipped).
-    streamed: HashSet<(String, bool)>,
+    streamed: Set<(String, bool)>,
     /// Text and reasoning streamed as deltas without a message id since the last message start
     /// (indexed by [`Part::slot`]): the final event of such a message cannot be matched by id.
     unnamed: [String; 2],
-    tools_started: HashSet<String>,
-    tools_known: HashSet<String>,
+    tools_started: Set<String>,
+    tools_known: Set<String>,
     /// Calls whose output chunk was written (a revised input no longer replaces theirs).
-    tools_done: HashSet<String>,
+    tools_done: Set<String>,
     last_turn: Option<LastTurn>,
     /// The members of an event the pipeline did not index (a sink driven on its own).
     index: Index,
@@ -135,11 +139,11 @@ impl<W: Write> AiSdk<W> {
             step_open: false,
             step_msg: None,
             open: BTreeMap::new(),
-            streamed: HashSet::new(),
+            streamed: Set::default(),
             unnamed: Default::default(),
-            tools_started: HashSet::new(),
-            tools_known: HashSet::new(),
-            tools_done: HashSet::new(),
+            tools_started: Set::default(),
+            tools_known: Set::default(),
+            tools_done: Set::default(),
             last_turn: None,
             index: Index::default(),
         }
