@@ -400,4 +400,71 @@ mod tests {
             .collect();
         assert_eq!(texts, ["a111b", "c2d"]);
     }
+
+    /// The members of every event, as the index finds them.
+    fn members_of(ev: &Events, marked: bool) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut index = Index::default();
+        ev.metas
+            .iter()
+            .map(|m| {
+                let built = match marked {
+                    true => ev.index(m, &mut index),
+                    false => index.build(ev.bytes(m)),
+                };
+                assert!(built);
+                let view = index.view(ev.bytes(m));
+                view.keyed()
+                    .map(|(k, v)| (k.written().to_vec(), v.to_vec()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn marked_values_index_as_scanned_ones_after_inserts() {
+        let mut ev = Events::default();
+        let ctx = Ctx {
+            session_id: Some("s"),
+            ..Ctx::default()
+        };
+        let long = "x\"}]{[".repeat(20);
+        let object = format!(r#"{{"a":"{}","b":[1,{{"c":"]"}}]}}"#, "y".repeat(80));
+        for i in 0..3 {
+            let o = ev.begin("t", &ctx);
+            o.key("text");
+            o.str(&long);
+            o.key("input");
+            o.raw_value(object.as_bytes());
+            o.key("content");
+            o.raw(b"[");
+            o.str(&long[i..]);
+            o.raw(b",\"short\"]");
+            o.key("last");
+            o.str(&long);
+            ev.end();
+        }
+        assert!(ev.out.marks().len() >= 9, "{:?}", ev.out.marks());
+        // Bytes inserted into the first event's text and the last event's content (as hollowed
+        // literals are filled) move the marks with them.
+        let text = ev.out.marks()[0];
+        let content = ev.out.marks()[ev.out.marks().len() - 2];
+        ev.insert(&[text.1 - 1, content.0 + 1], &[3, 70], |i, dst| {
+            dst.fill([b'1', b'2'][i])
+        });
+        let (marked, scanned) = (members_of(&ev, true), members_of(&ev, false));
+        assert_eq!(marked, scanned);
+        assert_eq!(marked.len(), 3);
+        for (i, m) in ev.metas.iter().enumerate() {
+            let v: serde_json::Value = serde_json::from_slice(ev.bytes(m)).unwrap();
+            let obj = v.as_object().unwrap();
+            assert_eq!(marked[i].len(), obj.len());
+            for (k, raw) in &marked[i] {
+                let want = &obj[std::str::from_utf8(k).unwrap()];
+                assert_eq!(
+                    &serde_json::from_slice::<serde_json::Value>(raw).unwrap(),
+                    want
+                );
+            }
+        }
+    }
 }

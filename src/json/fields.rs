@@ -112,17 +112,6 @@ impl<'a> Fields<'a> {
             .map(|m| &self.bytes[m.val.0 as usize..m.val.1 as usize])
     }
 
-    /// Every member as (key as written, raw value), in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + '_ {
-        let b = self.bytes;
-        self.members.iter().map(move |m| {
-            (
-                &b[m.key.0 as usize..m.key.1 as usize],
-                &b[m.val.0 as usize..m.val.1 as usize],
-            )
-        })
-    }
-
     /// Every member as (its key, raw value), in order: a [`Key`] compares with a name by its
     /// tag first.
     pub fn keyed(&self) -> impl Iterator<Item = (Key<'a>, &'a [u8])> + '_ {
@@ -524,6 +513,8 @@ mod tests {
         ] {
             assert_eq!(key_tag(k), tag(k.as_bytes(), true), "{k}");
             assert_eq!(key_tag(k), tag(k.as_bytes(), false), "{k}");
+            let obj = format!("{{\"{k}\":1}}");
+            assert_eq!(key_tag(k), tag_in(obj.as_bytes(), 2, 2 + k.len()), "{k}");
         }
         fields_of(r#"{"text":1,"te\u0078t":2}"#, |f| {
             let keys: Vec<bool> = f
