@@ -60,24 +60,11 @@ pub mod extras;
 pub mod fields;
 pub mod kind;
 
-use crate::json::fields::{Index, Name};
+use crate::json::fields::Index;
 use crate::json::{Out, Spans, Val, get_str};
 
 /// The envelope version written in every event's `v`.
 pub const VERSION: u64 = 1;
-
-/// The members every event opens with, in order (some optional), as [`Events::begin`] writes
-/// them.
-const HEAD: [Name; 8] = [
-    Name::new("v"),
-    Name::new("seq"),
-    Name::new("type"),
-    Name::new("session_id"),
-    Name::new("parent_tool_use_id"),
-    Name::new("line"),
-    Name::new("uuid"),
-    Name::new("ephemeral"),
-];
 
 /// Where an event came from: the common keys.
 #[derive(Debug, Clone, Copy, Default)]
@@ -352,7 +339,7 @@ impl Events {
     /// Index the top-level members of event `m` into `index`, stepping over the long values
     /// the normalizer marked as it wrote them. False when the event is not a JSON object.
     pub fn index(&self, m: &EventMeta, index: &mut Index) -> bool {
-        index.build_with(self.bytes(m), m.start, self.out.marks(), &HEAD)
+        index.build_marked(self.bytes(m), m.start, self.out.marks())
     }
 
     /// Number of buffered events.

@@ -44,31 +44,11 @@ impl Index {
     /// are `marks` (see [`crate::json::Out::marks`]): those are stepped over without reading
     /// them.
     pub fn build_marked(&mut self, bytes: &[u8], base: usize, marks: &[Mark]) -> bool {
-        self.build_with(bytes, base, marks, &[])
-    }
-
-    /// [`Index::build_marked`], where the object's first members are likely `head`, in that
-    /// order (some may be missing): a key that is the next of them, written as is, is taken
-    /// without reading it again.
-    pub fn build_with(&mut self, bytes: &[u8], base: usize, marks: &[Mark], head: &[Name]) -> bool {
         self.members.clear();
         let mut known = Known::new(marks, base);
-        let mut head = head;
         let ok = members(bytes, &mut known, |key, val| {
-            let k = &bytes[key.0..key.1];
-            let tag = match head.iter().position(|n| n.name.as_bytes() == k) {
-                Some(at) => {
-                    let t = head[at].tag;
-                    head = &head[at + 1..];
-                    t
-                }
-                None => {
-                    head = &[];
-                    tag_in(bytes, key.0, key.1)
-                }
-            };
             self.members.push(Member {
-                tag,
+                tag: tag_in(bytes, key.0, key.1),
                 key: (key.0 as u32, key.1 as u32),
                 val: (val.0 as u32, val.1 as u32),
             })
@@ -169,23 +149,6 @@ impl<'a> Key<'a> {
     /// The key as written (escapes not decoded).
     pub fn written(&self) -> &'a [u8] {
         self.written
-    }
-}
-
-/// A member name with its lookup tag, made at compile time (see [`Index::build_with`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Name {
-    name: &'static str,
-    tag: u64,
-}
-
-impl Name {
-    /// The name `name` (which needs no escape).
-    pub const fn new(name: &'static str) -> Self {
-        Name {
-            name,
-            tag: key_tag(name),
-        }
     }
 }
 

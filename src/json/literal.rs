@@ -7,12 +7,13 @@ use std::borrow::Cow;
 /// values and for invalid literals).
 pub fn string(raw: &[u8]) -> Option<Cow<'_, str>> {
     let inner = raw.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    if inner.len() <= 64 && inner.iter().all(|c| *c != b'\\' && c.is_ascii()) {
-        // Ids, names, models: short ASCII without escapes.
-        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
-    }
     if memchr::memchr(b'\\', inner).is_none() {
-        return simdutf8::basic::from_utf8(inner).ok().map(Cow::Borrowed);
+        // Ids, names, models are short (std's check has no setup to pay), text is long.
+        let checked = match inner.len() {
+            0..=64 => std::str::from_utf8(inner).ok(),
+            _ => simdutf8::basic::from_utf8(inner).ok(),
+        };
+        return checked.map(Cow::Borrowed);
     }
     unescape(inner)
         .or_else(|| serde_json::from_slice::<String>(raw).ok())
