@@ -2,7 +2,9 @@
 //! per API message, an `execute_tool` span per tool call, an `invoke_agent <subagent_type>` span
 //! per subagent under the tool call that started it (its chats nest there), span events for
 //! diagnostics, policy violations, retries and turn ends.
-//! This module owns the span tree and its timing; the sink decides where finished spans go.
+//! This module owns the span tree, its ids, threads and timing, the root and the subagent spans
+//! (`chat.rs` the chat spans, `tools.rs` the tool spans, `events.rs` the span events, `end.rs`
+//! the closing); the sink decides where finished spans go.
 
 use std::collections::{HashMap, HashSet};
 
