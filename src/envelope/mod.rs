@@ -60,6 +60,7 @@ pub mod extras;
 pub mod fields;
 pub mod kind;
 
+use crate::json::fields::Index;
 use crate::json::{Out, Spans, Val, get_str};
 
 /// The envelope version written in every event's `v`.
@@ -113,9 +114,9 @@ pub struct EventMeta {
 
 /// A batch of serialized events. The normalizer appends; sinks read; the pipeline clears it after
 /// each input line. Each event is serialized once and shared by every sink.
-#[derive(Default)]
 pub struct Events {
-    /// Serialized events, back to back.
+    /// Serialized events, back to back; its marks say where their long values lie (see
+    /// [`Out::with_marks`]), for the sinks that read members ([`Events::index`]).
     pub out: Out,
     /// One entry per event, in order.
     pub metas: Vec<EventMeta>,
@@ -133,13 +134,25 @@ pub struct Events {
     open_violation: bool,
 }
 
+impl Default for Events {
+    fn default() -> Self {
+        Events::starting_at(0)
+    }
+}
+
 impl Events {
     /// A buffer whose first event gets sequence number `first_seq` (resumed runs).
     pub fn starting_at(first_seq: u64) -> Self {
         Events {
+            out: Out::with_marks(),
+            metas: Vec::new(),
             next_seq: first_seq,
             first_seq,
-            ..Default::default()
+            open: None,
+            line_members: (0, Vec::new()),
+            extra_line: None,
+            line_violation: None,
+            open_violation: false,
         }
     }
 
@@ -315,11 +328,18 @@ impl Events {
             m.start = shift(m.start);
             m.end = shift(m.end);
         }
+        self.out.shift_marks(first, shift);
     }
 
     /// The bytes of one event.
     pub fn bytes(&self, m: &EventMeta) -> &[u8] {
         &self.out.buf[m.start..m.end]
+    }
+
+    /// Index the top-level members of event `m` into `index`, stepping over the long values
+    /// the normalizer marked as it wrote them. False when the event is not a JSON object.
+    pub fn index(&self, m: &EventMeta, index: &mut Index) -> bool {
+        index.build_marked(self.bytes(m), m.start, self.out.marks())
     }
 
     /// Number of buffered events.
@@ -334,7 +354,7 @@ impl Events {
 
     /// Drop the buffered events (sequence numbering continues).
     pub fn clear(&mut self) {
-        self.out.buf.clear();
+        self.out.clear();
         self.metas.clear();
     }
 }
@@ -366,5 +386,72 @@ mod tests {
             })
             .collect();
         assert_eq!(texts, ["a111b", "c2d"]);
+    }
+
+    /// The members of every event, as the index finds them.
+    fn members_of(ev: &Events, marked: bool) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut index = Index::default();
+        ev.metas
+            .iter()
+            .map(|m| {
+                let built = match marked {
+                    true => ev.index(m, &mut index),
+                    false => index.build(ev.bytes(m)),
+                };
+                assert!(built);
+                let view = index.view(ev.bytes(m));
+                view.keyed()
+                    .map(|(k, v)| (k.written().to_vec(), v.to_vec()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn marked_values_index_as_scanned_ones_after_inserts() {
+        let mut ev = Events::default();
+        let ctx = Ctx {
+            session_id: Some("s"),
+            ..Ctx::default()
+        };
+        let long = "x\"}]{[".repeat(20);
+        let object = format!(r#"{{"a":"{}","b":[1,{{"c":"]"}}]}}"#, "y".repeat(80));
+        for i in 0..3 {
+            let o = ev.begin("t", &ctx);
+            o.key("text");
+            o.str(&long);
+            o.key("input");
+            o.raw_value(object.as_bytes());
+            o.key("content");
+            o.raw(b"[");
+            o.str(&long[i..]);
+            o.raw(b",\"short\"]");
+            o.key("last");
+            o.str(&long);
+            ev.end();
+        }
+        assert!(ev.out.marks().len() >= 9, "{:?}", ev.out.marks());
+        // Bytes inserted into the first event's text and the last event's content (as hollowed
+        // literals are filled) move the marks with them.
+        let text = ev.out.marks()[0];
+        let content = ev.out.marks()[ev.out.marks().len() - 2];
+        ev.insert(&[text.1 - 1, content.0 + 1], &[3, 70], |i, dst| {
+            dst.fill([b'1', b'2'][i])
+        });
+        let (marked, scanned) = (members_of(&ev, true), members_of(&ev, false));
+        assert_eq!(marked, scanned);
+        assert_eq!(marked.len(), 3);
+        for (i, m) in ev.metas.iter().enumerate() {
+            let v: serde_json::Value = serde_json::from_slice(ev.bytes(m)).unwrap();
+            let obj = v.as_object().unwrap();
+            assert_eq!(marked[i].len(), obj.len());
+            for (k, raw) in &marked[i] {
+                let want = &obj[std::str::from_utf8(k).unwrap()];
+                assert_eq!(
+                    &serde_json::from_slice::<serde_json::Value>(raw).unwrap(),
+                    want
+                );
+            }
+        }
     }
 }

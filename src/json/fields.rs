@@ -1,7 +1,8 @@
 //! Structured access to one serialized envelope event for the sinks that need more than its
 //! bytes (OTLP, the AI SDK profile): where each top-level member's value lies in the bytes the
 //! normalizer wrote, found by one pass over the event that steps over values instead of parsing
-//! them (a string is skipped with `memchr`, a container by its brackets), and the values read
+//! them (a long value the writer marked is jumped over at once, see [`crate::json::Out::marks`];
+//! another string is skipped with `memchr`, a container by its brackets), and the values read
 //! from those slices only when asked. Nothing is allocated per event (the index is reused) and
 //! nothing is decoded that no sink reads: a tool result's content stays a slice of the event.
 //!
@@ -13,6 +14,9 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
+
+pub use super::literal::string;
+use super::out::Mark;
 
 /// One member: the bytes of its key (inside the quotes, as written) and of its value.
 #[derive(Debug, Clone, Copy)]
@@ -33,10 +37,18 @@ pub struct Index {
 impl Index {
     /// Index `bytes`, one JSON object. Returns false (and holds no member) when it is not one.
     pub fn build(&mut self, bytes: &[u8]) -> bool {
+        self.build_marked(bytes, 0, &[])
+    }
+
+    /// [`Index::build`] for `bytes` that lie at offset `base` of a buffer whose long values
+    /// are `marks` (see [`crate::json::Out::marks`]): those are stepped over without reading
+    /// them.
+    pub fn build_marked(&mut self, bytes: &[u8], base: usize, marks: &[Mark]) -> bool {
         self.members.clear();
-        let ok = members(bytes, |key, val| {
+        let mut known = Known::new(marks, base);
+        let ok = members(bytes, &mut known, |key, val| {
             self.members.push(Member {
-                tag: tag(&bytes[key.0..key.1], false),
+                tag: tag_in(bytes, key.0, key.1),
                 key: (key.0 as u32, key.1 as u32),
                 val: (val.0 as u32, val.1 as u32),
             })
@@ -80,14 +92,16 @@ impl<'a> Fields<'a> {
             .map(|m| &self.bytes[m.val.0 as usize..m.val.1 as usize])
     }
 
-    /// Every member as (key as written, raw value), in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + '_ {
+    /// Every member as (its key, raw value), in order: a [`Key`] compares with a name by its
+    /// tag first.
+    pub fn keyed(&self) -> impl Iterator<Item = (Key<'a>, &'a [u8])> + '_ {
         let b = self.bytes;
         self.members.iter().map(move |m| {
-            (
-                &b[m.key.0 as usize..m.key.1 as usize],
-                &b[m.val.0 as usize..m.val.1 as usize],
-            )
+            let key = Key {
+                tag: m.tag,
+                written: &b[m.key.0 as usize..m.key.1 as usize],
+            };
+            (key, &b[m.val.0 as usize..m.val.1 as usize])
         })
     }
 
@@ -116,22 +130,70 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// A member's key as written, with its lookup tag (see [`Fields::keyed`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Key<'a> {
+    tag: u64,
+    written: &'a [u8],
+}
+
+impl<'a> Key<'a> {
+    /// Whether this key is `name` (which needs no escape), `tag` being [`key_tag`]`(name)`:
+    /// only a key of the same tag is compared in full, and a key written with an escape never
+    /// is `name`.
+    #[inline]
+    pub fn is(&self, tag: u64, name: &str) -> bool {
+        self.tag == tag && self.written == name.as_bytes()
+    }
+
+    /// The key as written (escapes not decoded).
+    pub fn written(&self) -> &'a [u8] {
+        self.written
+    }
+}
+
+/// The lookup tag of the name `key` (which needs no escape), computable at compile time: what
+/// [`Key::is`] compares first.
+pub const fn key_tag(key: &str) -> u64 {
+    let k = key.as_bytes();
+    let n = if k.len() < 7 { k.len() } else { 7 };
+    let mut t = 0u64;
+    let mut i = 0;
+    while i < n {
+        t |= (k[i] as u64) << (8 * i);
+        i += 1;
+    }
+    let len = if k.len() < 127 { k.len() } else { 127 };
+    t | (len as u64) << 56
+}
+
 /// The member `key` (its last occurrence) of the JSON object `obj`, as raw JSON; `None` when
 /// absent or when `obj` is not an object.
 pub fn member<'a>(obj: &'a [u8], key: &str) -> Option<&'a [u8]> {
-    let mut found = None;
-    members(obj, |k, v| {
-        if key_is(&obj[k.0..k.1], key.as_bytes()) {
-            found = Some(v);
+    let [found] = members_named(obj, [key]);
+    found
+}
+
+/// The members `keys` of the JSON object `obj` in one pass over it, as [`member`] finds each.
+pub fn members_named<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> [Option<&'a [u8]>; N] {
+    let mut found = [None; N];
+    let whole = members(obj, &mut Known::default(), |k, v| {
+        for (key, slot) in keys.iter().zip(&mut found) {
+            if key_is(&obj[k.0..k.1], key.as_bytes()) {
+                *slot = Some(&obj[v.0..v.1]);
+            }
         }
-    })?;
-    found.map(|(s, e)| &obj[s..e])
+    });
+    if whole.is_none() {
+        return [None; N];
+    }
+    found
 }
 
 /// Call `f(key, value)` for every member of the JSON object `obj`, in order: the key decoded,
 /// the value as raw JSON. Returns false (maybe after some calls) when `obj` is not an object.
 pub fn each_member<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> bool {
-    members(obj, |k, v| {
+    members(obj, &mut Known::default(), |k, v| {
         let key = &obj[k.0..k.1];
         let value = &obj[v.0..v.1];
         if memchr::memchr(b'\\', key).is_none() {
@@ -142,20 +204,6 @@ pub fn each_member<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> boo
         }
     })
     .is_some()
-}
-
-/// A raw JSON value as a string, when it is a string literal (escapes decoded; `None` for other
-/// values and for invalid literals).
-pub fn string(raw: &[u8]) -> Option<Cow<'_, str>> {
-    let inner = raw.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    if inner.len() <= 64 && inner.iter().all(|c| *c != b'\\' && c.is_ascii()) {
-        // Ids, names, models: short ASCII without escapes.
-        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
-    }
-    if memchr::memchr(b'\\', inner).is_none() {
-        return simdutf8::basic::from_utf8(inner).ok().map(Cow::Borrowed);
-    }
-    serde_json::from_slice::<String>(raw).ok().map(Cow::Owned)
 }
 
 /// Whether a key as written (escaped) is `want` (which needs no escape).
@@ -174,21 +222,90 @@ const ESCAPED: u64 = 1 << 63;
 
 /// The lookup tag of a key: its first 7 bytes and its length (up to 127), plus [`ESCAPED`] when
 /// it holds a backslash (`wanted`: a key looked up, which never does).
+#[inline]
 fn tag(k: &[u8], wanted: bool) -> u64 {
-    let mut b = [0u8; 8];
     let n = k.len().min(7);
+    let mut b = [0u8; 8];
     b[..n].copy_from_slice(&k[..n]);
-    b[7] = k.len().min(127) as u8;
-    let t = u64::from_le_bytes(b);
+    let t = head_tag(u64::from_le_bytes(b), k.len());
     if !wanted && k.contains(&b'\\') {
         return t | ESCAPED;
     }
     t
 }
 
+/// [`tag`] of the key `b[start..end]` of an object being indexed: its first bytes are read 8 at
+/// once from `b` (a key is followed by more of the object).
+#[inline]
+fn tag_in(b: &[u8], start: usize, end: usize) -> u64 {
+    let k = &b[start..end];
+    let Some(w) = b.get(start..).and_then(|r| r.first_chunk::<8>()) else {
+        return tag(k, false);
+    };
+    let t = head_tag(u64::from_le_bytes(*w), k.len());
+    if k.contains(&b'\\') {
+        return t | ESCAPED;
+    }
+    t
+}
+
+/// A tag from the 8 bytes a key starts with (`head`, little-endian) and its length.
+#[inline]
+fn head_tag(head: u64, len: usize) -> u64 {
+    let n = len.min(7);
+    (head & ((1u64 << (8 * n)) - 1)) | ((len.min(127) as u64) << 56)
+}
+
+/// The marked values of the bytes being indexed, met in order (see [`Index::build_marked`]).
+#[derive(Default)]
+struct Known<'m> {
+    /// The marks not passed yet, offsets in the buffer.
+    marks: &'m [Mark],
+    /// Where the indexed bytes start in that buffer.
+    base: usize,
+}
+
+impl<'m> Known<'m> {
+    fn new(marks: &'m [Mark], base: usize) -> Self {
+        let first = marks.partition_point(|m| m.0 < base);
+        Known {
+            marks: &marks[first..],
+            base,
+        }
+    }
+
+    /// The end of the value that starts at `i` of `b`, when a mark says where it is. Positions
+    /// are asked in increasing order; a mark whose first and last bytes are not those of a
+    /// whole string, object or array is not believed.
+    #[inline]
+    fn end(&mut self, b: &[u8], i: usize) -> Option<usize> {
+        let at = self.base + i;
+        while let Some((&(start, end), rest)) = self.marks.split_first() {
+            if start > at {
+                return None;
+            }
+            self.marks = rest;
+            if start == at {
+                let end = end - self.base;
+                let whole = matches!(
+                    (b.get(i), end.checked_sub(1).and_then(|e| b.get(e))),
+                    (Some(b'"'), Some(b'"')) | (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
+                );
+                debug_assert!(whole, "a mark that is no whole value at {at}");
+                return (whole && end > i).then_some(end);
+            }
+        }
+        None
+    }
+}
+
 /// Call `f(key, value)` with the byte ranges of every member of the object `b` (the key inside
 /// its quotes). `None` when `b` is not one JSON object (trailing bytes included).
-fn members(b: &[u8], mut f: impl FnMut((usize, usize), (usize, usize))) -> Option<()> {
+fn members(
+    b: &[u8],
+    known: &mut Known<'_>,
+    mut f: impl FnMut((usize, usize), (usize, usize)),
+) -> Option<()> {
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
@@ -208,7 +325,7 @@ fn members(b: &[u8], mut f: impl FnMut((usize, usize), (usize, usize))) -> Optio
             return None;
         }
         i = ws(b, i + 1);
-        let end = skip_value(b, i)?;
+        let end = skip_value(b, i, known)?;
         f(key, (i, end));
         i = ws(b, end);
         match b.get(i) {
@@ -231,13 +348,26 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 /// follows an even number of backslashes (escapes such as `\\n` are frequent in text, escaped
 /// quotes much rarer, so the search stops only at quotes).
 fn skip_string(b: &[u8], i: usize) -> Option<usize> {
-    // Most literals (keys, ids, names) are short: look at their first bytes one by one.
-    for (j, c) in b.iter().enumerate().skip(i + 1).take(24) {
-        match c {
-            b'"' => return Some(j + 1),
-            b'\\' => break,
-            _ => {}
+    // Most literals (keys, ids, names) are short: look at their first bytes 8 at a time (SWAR)
+    // for a quote or a backslash.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut j = i + 1;
+    while j < i + 33
+        && let Some(w) = b.get(j..).and_then(|r| r.first_chunk::<8>())
+    {
+        let x = u64::from_le_bytes(*w);
+        let (q, bs) = (x ^ (ONES * 0x22), x ^ (ONES * 0x5c));
+        // The lowest flagged byte is exact (a borrow only flags bytes above a true match).
+        let m = ((q.wrapping_sub(ONES) & !q) | (bs.wrapping_sub(ONES) & !bs)) & HIGH;
+        if m != 0 {
+            let k = j + (m.trailing_zeros() / 8) as usize;
+            if b[k] == b'"' {
+                return Some(k + 1);
+            }
+            break;
         }
+        j += 8;
     }
     let mut j = i + 1;
     loop {
@@ -255,8 +385,11 @@ fn skip_string(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The index just after the value that starts at `i` (its syntax is checked only as far as
-/// finding its end needs).
-fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+/// finding its end needs; `known` steps over marked values, inside containers too).
+fn skip_value(b: &[u8], i: usize, known: &mut Known<'_>) -> Option<usize> {
+    if let Some(end) = known.end(b, i) {
+        return Some(end);
+    }
     match *b.get(i)? {
         b'"' => skip_string(b, i),
         b'{' | b'[' => {
@@ -265,7 +398,10 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
             loop {
                 match *b.get(j)? {
                     b'"' => {
-                        j = skip_string(b, j)?;
+                        j = match known.end(b, j) {
+                            Some(end) => end,
+                            None => skip_string(b, j)?,
+                        };
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
@@ -324,6 +460,31 @@ mod tests {
             let input = f.raw("input").unwrap();
             assert_eq!(member(input, "c"), Some(&b"null"[..]));
             assert_eq!(member(input, "b"), None, "only the object's own members");
+        });
+    }
+
+    #[test]
+    fn tags_made_at_compile_time_are_the_index_tags() {
+        for k in [
+            "",
+            "a",
+            "seq",
+            "session_id",
+            "1234567",
+            "12345678",
+            &"x".repeat(200),
+        ] {
+            assert_eq!(key_tag(k), tag(k.as_bytes(), true), "{k}");
+            assert_eq!(key_tag(k), tag(k.as_bytes(), false), "{k}");
+            let obj = format!("{{\"{k}\":1}}");
+            assert_eq!(key_tag(k), tag_in(obj.as_bytes(), 2, 2 + k.len()), "{k}");
+        }
+        fields_of(r#"{"text":1,"te\u0078t":2}"#, |f| {
+            let keys: Vec<bool> = f
+                .keyed()
+                .map(|(k, _)| k.is(key_tag("text"), "text"))
+                .collect();
+            assert_eq!(keys, [true, false]);
         });
     }
 

@@ -12,6 +12,7 @@ use simd_json::{Buffers, Node, StaticNode, Tape};
 pub mod depth;
 pub mod fields;
 mod hollow;
+mod literal;
 mod out;
 mod raw;
 mod reference;

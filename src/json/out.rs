@@ -1,5 +1,7 @@
 //! Writing JSON into a reused byte buffer: string escaping, scalars, tape values, and the raw
-//! copy of string literals straight from the input line.
+//! copy of string literals straight from the input line. A buffer may also note where the long
+//! values it writes lie ([`Out::with_marks`]), so that a reader of its JSON steps over them
+//! without reading them again.
 
 use simd_json::StaticNode;
 use simd_json::prelude::BaseGenerator;
@@ -15,7 +17,16 @@ pub struct Out {
     pub buf: Vec<u8>,
     src: Source,
     splices: Vec<Splice>,
+    /// Where the long values written lie in `buf` (see [`Out::with_marks`]); `None`: not noted.
+    marks: Option<Vec<Mark>>,
 }
+
+/// A whole JSON value (a string literal, or a container copied in one piece) that an [`Out`]
+/// wrote at `buf[start..end]`. Marks never overlap and come in buffer order.
+pub type Mark = (usize, usize);
+
+/// Values at least this long (quotes or brackets included) are marked.
+pub const MARK_MIN: usize = 64;
 
 /// Where the strings being written were parsed from (see [`Out::set_source`]).
 #[derive(Default)]
@@ -135,6 +146,59 @@ impl Out {
         }
     }
 
+    /// An output buffer that notes where each long value it writes lies (strings of at least
+    /// [`MARK_MIN`] bytes, hollowed literals, values copied whole with [`Out::raw_value`]): see
+    /// [`Out::marks`]. Whoever removes or moves bytes of such a buffer moves its marks too
+    /// ([`Out::clear`], [`Out::shift_marks`]).
+    pub fn with_marks() -> Self {
+        Out {
+            marks: Some(Vec::new()),
+            ..Out::default()
+        }
+    }
+
+    /// The long values written since the last [`Out::clear`], in buffer order (empty unless
+    /// made [`Out::with_marks`]).
+    pub fn marks(&self) -> &[Mark] {
+        self.marks.as_deref().unwrap_or_default()
+    }
+
+    /// Empty the buffer and forget its marks.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        if let Some(m) = &mut self.marks {
+            m.clear();
+        }
+    }
+
+    /// Bytes were inserted into the buffer: each mark ending after `from` moves as `shift` moves
+    /// its offsets.
+    pub fn shift_marks(&mut self, from: usize, shift: impl Fn(usize) -> usize) {
+        for m in self.marks.iter_mut().flatten().filter(|m| m.1 > from) {
+            *m = (shift(m.0), shift(m.1));
+        }
+    }
+
+    /// Note the value written from `start` to the end of the buffer, when marks are kept and
+    /// it is long.
+    #[inline]
+    fn mark(&mut self, start: usize) {
+        if let Some(m) = &mut self.marks
+            && self.buf.len() - start >= MARK_MIN
+        {
+            m.push((start, self.buf.len()));
+        }
+    }
+
+    /// Raw bytes that are one whole JSON value (a copy of one from the input line): marked when
+    /// long (see [`Out::with_marks`]).
+    #[inline]
+    pub fn raw_value(&mut self, b: &[u8]) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(b);
+        self.mark(start);
+    }
+
     /// Declare that, until [`Out::clear_source`], the strings written may come from `parsed`.
     /// When its copy of the line holds no backslash, none of them needs escaping (simd-json
     /// rejects raw control characters, and a quote inside a string needs a backslash), so
@@ -189,14 +253,19 @@ impl Out {
     /// `\\u00xx`).
     #[inline]
     pub fn str(&mut self, s: &str) {
+        let start = self.buf.len();
         if let Some(h) = self.hole_of(s) {
             let raw = h.raw.clone();
             self.buf.extend_from_slice(b"\"\"");
             self.splices.push(Splice {
-                at: self.buf.len() - 1,
+                at: start + 1,
                 raw,
                 blob: None,
             });
+            // Its content comes between the quotes: the mark grows with it.
+            if let Some(m) = &mut self.marks {
+                m.push((start, start + 2));
+            }
             return;
         }
         let p = s.as_ptr() as usize;
@@ -211,6 +280,7 @@ impl Out {
             self.str_content(s);
         }
         self.buf.push(b'"');
+        self.mark(start);
     }
 
     /// The inside of a JSON string literal (no quotes), escaped as [`Out::str`] does. Long
@@ -300,16 +370,29 @@ impl Out {
 
     /// Any tape value, written compactly in its original key order.
     pub fn value(&mut self, v: Val<'_, '_>) {
-        self.value_with(v, &mut |_, _, _| false);
+        self.walk(v, None, &mut |_, _, _| false);
     }
 
     /// Like [`Out::value`], but `hook(out, key, value)` may write an object member's value itself
-    /// (returning true) instead of the default rendering. Used to elide blobs.
+    /// (returning true) instead of the default rendering.
     pub fn value_with(
         &mut self,
         v: Val<'_, '_>,
         hook: &mut dyn FnMut(&mut Out, &str, Val<'_, '_>) -> bool,
     ) {
+        self.walk(v, None, &mut |o, key, x| key.is_some_and(|k| hook(o, k, x)));
+    }
+
+    /// Write `v` compactly in its original key order, but first offer each value to
+    /// `hook(out, key, value)` (`key`: the member's, `None` for `v` itself and array elements),
+    /// which may write it itself (returning true).
+    fn walk<H>(&mut self, v: Val<'_, '_>, key: Option<&str>, hook: &mut H)
+    where
+        H: FnMut(&mut Out, Option<&str>, Val<'_, '_>) -> bool,
+    {
+        if hook(self, key, v) {
+            return;
+        }
         if let Some(o) = v.as_object() {
             self.buf.push(b'{');
             for (i, (k, x)) in o.iter().enumerate() {
@@ -318,9 +401,7 @@ impl Out {
                 }
                 self.str(k);
                 self.buf.push(b':');
-                if !hook(self, k, x) {
-                    self.value_with(x, hook);
-                }
+                self.walk(x, Some(k), hook);
             }
             self.buf.push(b'}');
         } else if let Some(a) = v.as_array() {
@@ -329,7 +410,7 @@ impl Out {
                 if i > 0 {
                     self.buf.push(b',');
                 }
-                self.value_with(x, hook);
+                self.walk(x, None, hook);
             }
             self.buf.push(b']');
         } else if let Some(s) = str_of(v) {
@@ -361,38 +442,16 @@ impl Out {
     /// Like [`Out::value`], for a buffer kept beyond the current line: a string that is a
     /// hollowed literal of `holes`' source is written whole, from `line` (the input line).
     pub fn value_detached(&mut self, v: Val<'_, '_>, holes: &Out, line: &[u8]) {
-        if let Some(o) = v.as_object() {
-            self.buf.push(b'{');
-            for (i, (k, x)) in o.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                self.str(k);
-                self.buf.push(b':');
-                self.value_detached(x, holes, line);
-            }
-            self.buf.push(b'}');
-        } else if let Some(a) = v.as_array() {
-            self.buf.push(b'[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    self.buf.push(b',');
-                }
-                self.value_detached(x, holes, line);
-            }
-            self.buf.push(b']');
-        } else if let Some(s) = str_of(v) {
-            match holes.hole_of(s).and_then(|h| line.get(h.raw.clone())) {
-                Some(raw) => {
-                    self.buf.push(b'"');
-                    self.buf.extend_from_slice(raw);
-                    self.buf.push(b'"');
-                }
-                None => self.str(s),
-            }
-        } else {
-            self.static_node(&static_of(v));
-        }
+        self.walk(v, None, &mut |o, _, x| {
+            let hole = str_of(x).and_then(|s| holes.hole_of(s));
+            let Some(raw) = hole.and_then(|h| line.get(h.raw.clone())) else {
+                return false;
+            };
+            o.buf.push(b'"');
+            o.buf.extend_from_slice(raw);
+            o.buf.push(b'"');
+            true
+        });
     }
 
     /// An optional value (`null` when absent).

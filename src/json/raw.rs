@@ -290,7 +290,7 @@ impl Out {
     /// [`Out::value`], copied from the line when `spans` has it canonical.
     pub fn value_in(&mut self, v: Val<'_, '_>, spans: &Spans<'_>) {
         match spans.canonical(v) {
-            Some(b) => self.raw(b),
+            Some(b) => self.raw_value(b),
             None => self.value(v),
         }
     }
@@ -299,7 +299,7 @@ impl Out {
     /// string of the line, see [`Spans::string`]).
     pub fn opt_str_in(&mut self, s: Option<&str>, spans: &Spans<'_>) {
         match s.filter(|s| s.len() >= LONG).and_then(|s| spans.string(s)) {
-            Some(b) => self.raw(b),
+            Some(b) => self.raw_value(b),
             None => self.opt_str(s),
         }
     }

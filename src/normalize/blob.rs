@@ -37,7 +37,7 @@ pub fn write_elided(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>) {
 /// without blob candidates.
 fn write_elided_in(v: Val<'_, '_>, out: &mut Out, scratch: &mut Vec<u8>, spans: &Spans<'_>) {
     let spans = match spans.canonical_without_blobs(v, MIN_BLOB) {
-        Ok(b) => return out.raw(b),
+        Ok(b) => return out.raw_value(b),
         // Its parts are canonical too: some of them may be copied.
         Err(Miss::Blob) => spans,
         Err(Miss::Form) => &Spans::default(),

@@ -167,7 +167,7 @@ pub(super) fn input_digest(
 /// Write a tool input: its `canonical` bytes when known, else from the tape.
 fn write_input(o: &mut Out, input: Option<Val<'_, '_>>, canonical: Option<&[u8]>) {
     match canonical {
-        Some(b) => o.raw(b),
+        Some(b) => o.raw_value(b),
         None => o.opt_value(input),
     }
 }

@@ -300,7 +300,8 @@ impl<'a> Pipeline<'a> {
                 !*dead && (!before_resume || s.keeps_history()) && s.wants_fields(m)
             });
             let bytes = self.events.bytes(m);
-            let fields = (structured && self.index.build(bytes)).then(|| self.index.view(bytes));
+            let fields = (structured && self.events.index(m, &mut self.index))
+                .then(|| self.index.view(bytes));
             let ctx = EventCtx {
                 raw,
                 line,

@@ -54,7 +54,7 @@ impl<'a> EventCtx<'a> {
             return Some(f);
         }
         let bytes = events.bytes(meta);
-        own.build(bytes).then(|| own.view(bytes))
+        events.index(meta, own).then(|| own.view(bytes))
     }
 }
 

@@ -40,23 +40,27 @@
 //! diagnostics, hooks, …) have no UI message counterpart and are left out; use the default
 //! profile or the envelope for them.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
-use crate::json::fields::{self, Fields, Index};
+use crate::json::fields::Index;
 use crate::sink::{EventCtx, Sink};
 
+mod event;
 #[cfg(test)]
 mod tests;
 mod tools;
+use event::Ev;
 pub use tools::{GENERATED_ID, UNNAMED, UNPAIRED};
+
+/// Sets of ids from the events (foldhash: only ever asked whether they hold an id, never
+/// iterated).
+type Set<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// The headers a server must send with this profile, as (name, value).
 pub const HEADERS: &[(&str, &str)] = &[
@@ -66,139 +70,6 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("x-vercel-ai-ui-message-stream", "v1"),
     ("x-accel-buffering", "no"),
 ];
-
-/// The fields of an envelope event this translation reads: raw JSON values as the bytes the
-/// event holds them in.
-#[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
-#[serde(default)]
-struct Ev<'a> {
-    #[serde(borrow)]
-    session_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    parent_tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message_id: Option<Cow<'a, str>>,
-    index: Option<u64>,
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
-    redacted: Option<bool>,
-    #[serde(borrow)]
-    tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "raw")]
-    input: Option<&'a [u8]>,
-    #[serde(borrow)]
-    input_error: Option<Cow<'a, str>>,
-    server: Option<bool>,
-    is_error: Option<bool>,
-    #[serde(borrow, deserialize_with = "raw")]
-    content: Option<&'a [u8]>,
-    #[serde(borrow)]
-    outcome: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "raw")]
-    result: Option<&'a [u8]>,
-    #[serde(borrow, deserialize_with = "raw")]
-    errors: Option<&'a [u8]>,
-    #[serde(borrow, deserialize_with = "raw")]
-    model: Option<&'a [u8]>,
-    #[serde(borrow, deserialize_with = "raw")]
-    cost_usd: Option<&'a [u8]>,
-    #[serde(borrow, deserialize_with = "raw")]
-    usage: Option<&'a [u8]>,
-    #[serde(borrow)]
-    cause: Option<Cow<'a, str>>,
-    terminal_seen: Option<bool>,
-    #[serde(borrow, deserialize_with = "raw")]
-    turns: Option<&'a [u8]>,
-}
-
-/// A member kept as its raw JSON (`null` is `None`, as for every optional member).
-fn raw<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de [u8]>, D::Error> {
-    let r: Option<&'de RawValue> = Deserialize::deserialize(d)?;
-    Ok(r.map(|r| r.get().as_bytes()))
-}
-
-impl<'a> Ev<'a> {
-    /// The fields from the event's members, read as serde_json reads them into this struct;
-    /// `None` where serde_json would fail (a member of the wrong type, a repeated member, an
-    /// escaped key), so that the caller gets its error instead.
-    fn from_fields(f: &Fields<'a>) -> Option<Self> {
-        fn text(v: &[u8]) -> Option<Option<Cow<'_, str>>> {
-            match v {
-                b"null" => Some(None),
-                _ => fields::string(v).map(Some),
-            }
-        }
-        fn flag(v: &[u8]) -> Option<Option<bool>> {
-            match v {
-                b"null" => Some(None),
-                b"true" => Some(Some(true)),
-                b"false" => Some(Some(false)),
-                _ => None,
-            }
-        }
-        fn number(v: &[u8]) -> Option<Option<u64>> {
-            match v {
-                b"null" => Some(None),
-                _ if v.iter().all(u8::is_ascii_digit) => {
-                    std::str::from_utf8(v).ok()?.parse().ok().map(Some)
-                }
-                _ => None,
-            }
-        }
-        fn json(v: &[u8]) -> Option<Option<&[u8]>> {
-            Some((v != b"null").then_some(v))
-        }
-        let mut e = Ev::default();
-        let mut seen = 0u32;
-        for (key, v) in f.iter() {
-            macro_rules! set {
-                ($bit:expr, $field:ident, $read:ident) => {{
-                    if seen & (1 << $bit) != 0 {
-                        return None;
-                    }
-                    seen |= 1 << $bit;
-                    e.$field = $read(v)?;
-                }};
-            }
-            match key {
-                b"session_id" => set!(0, session_id, text),
-                b"parent_tool_use_id" => set!(1, parent_tool_use_id, text),
-                b"message_id" => set!(2, message_id, text),
-                b"index" => set!(3, index, number),
-                b"text" => set!(4, text, text),
-                b"thinking" => set!(5, thinking, text),
-                b"redacted" => set!(6, redacted, flag),
-                b"tool_use_id" => set!(7, tool_use_id, text),
-                b"name" => set!(8, name, text),
-                b"partial_json" => set!(9, partial_json, text),
-                b"input" => set!(10, input, json),
-                b"input_error" => set!(11, input_error, text),
-                b"server" => set!(12, server, flag),
-                b"is_error" => set!(13, is_error, flag),
-                b"content" => set!(14, content, json),
-                b"outcome" => set!(15, outcome, text),
-                b"result" => set!(16, result, json),
-                b"errors" => set!(17, errors, json),
-                b"model" => set!(18, model, json),
-                b"cost_usd" => set!(19, cost_usd, json),
-                b"usage" => set!(20, usage, json),
-                b"cause" => set!(21, cause, text),
-                b"terminal_seen" => set!(22, terminal_seen, flag),
-                b"turns" => set!(23, turns, json),
-                _ if memchr::memchr(b'\\', key).is_some() => return None,
-                _ => {}
-            }
-        }
-        Some(e)
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Part {
@@ -243,14 +114,14 @@ pub struct AiSdk<W: Write> {
     /// Open streamed text/reasoning parts of the current message: block index → (id, kind).
     open: BTreeMap<u64, (String, Part)>,
     /// (message id, kind) pairs whose text arrived as deltas (their final event is skipped).
-    streamed: HashSet<(String, bool)>,
+    streamed: Set<(String, bool)>,
     /// Text and reasoning streamed as deltas without a message id since the last message start
     /// (indexed by [`Part::slot`]): the final event of such a message cannot be matched by id.
     unnamed: [String; 2],
-    tools_started: HashSet<String>,
-    tools_known: HashSet<String>,
+    tools_started: Set<String>,
+    tools_known: Set<String>,
     /// Calls whose output chunk was written (a revised input no longer replaces theirs).
-    tools_done: HashSet<String>,
+    tools_done: Set<String>,
     last_turn: Option<LastTurn>,
     /// The members of an event the pipeline did not index (a sink driven on its own).
     index: Index,
@@ -268,11 +139,11 @@ impl<W: Write> AiSdk<W> {
             step_open: false,
             step_msg: None,
             open: BTreeMap::new(),
-            streamed: HashSet::new(),
+            streamed: Set::default(),
             unnamed: Default::default(),
-            tools_started: HashSet::new(),
-            tools_known: HashSet::new(),
-            tools_done: HashSet::new(),
+            tools_started: Set::default(),
+            tools_known: Set::default(),
+            tools_done: Set::default(),
             last_turn: None,
             index: Index::default(),
         }

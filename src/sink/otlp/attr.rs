@@ -133,10 +133,7 @@ pub fn usage(attrs: &mut Vec<KeyValue>, u: &[u8]) {
         };
         *slot = Some(v);
     });
-    let n = |r: Option<&[u8]>| {
-        r.and_then(|r| serde_json::from_slice::<Value>(r).ok())
-            .and_then(|v| v.as_i64())
-    };
+    let n = |r: Option<&[u8]>| r.and_then(json_i64);
     let (input, read, created, output) = (n(input), n(read), n(created), n(output));
     if input.is_some() || read.is_some() || created.is_some() {
         let total = input.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0);
@@ -151,6 +148,18 @@ pub fn usage(attrs: &mut Vec<KeyValue>, u: &[u8]) {
     if let Some(c) = created {
         set(attrs, int("gen_ai.usage.cache_creation.input_tokens", c));
     }
+}
+
+/// The raw JSON number `r` as an `i64`, as serde_json reads it (`None` for a fraction, an
+/// exponent, a value out of range, anything else). Plain digits are read at once.
+fn json_i64(r: &[u8]) -> Option<i64> {
+    if (1..=18).contains(&r.len())
+        && r.iter().all(u8::is_ascii_digit)
+        && (r[0] != b'0' || r.len() == 1)
+    {
+        return std::str::from_utf8(r).ok()?.parse().ok();
+    }
+    serde_json::from_slice::<Value>(r).ok()?.as_i64()
 }
 
 /// An error status with `message` (capped).

@@ -16,11 +16,14 @@
 pub mod attr;
 pub mod config;
 pub mod export;
+mod json;
 pub mod trace;
 
 use std::io::{self, Write};
+use std::sync::LazyLock;
 
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use memchr::memmem;
+
 use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
@@ -28,6 +31,7 @@ use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use crate::clock::Stamp;
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
+use crate::json::Out;
 use crate::json::fields::{Fields, Index};
 use crate::sink::{EventCtx, Sink};
 use config::Endpoint;
@@ -64,6 +68,8 @@ pub struct Otlp<W: Write> {
     opts: OtlpOptions,
     pending: Vec<Span>,
     dest: Dest<W>,
+    /// The line being written (reused).
+    line: Out,
     /// The members of an event the pipeline did not index (a sink driven on its own).
     index: Index,
     /// The last input line read for its message's stop reason, and what it said (the events of
@@ -86,6 +92,7 @@ impl<W: Write> Otlp<W> {
             opts,
             pending: Vec::new(),
             dest,
+            line: Out::default(),
             index: Index::default(),
             stop_line: None,
         }
@@ -129,18 +136,22 @@ impl<W: Write> Otlp<W> {
 
     /// Write (or hand over) the finished spans: all of them, or only a full batch.
     fn emit(&mut self, all: bool) -> io::Result<()> {
-        self.pending.extend(self.trace.take_finished());
+        self.trace.move_finished(&mut self.pending);
         if self.pending.is_empty() || (!all && self.pending.len() < LINE_SPANS) {
             return Ok(());
         }
         let rs = self.resource_spans();
         match &mut self.dest {
             Dest::Lines(w) => {
-                let req = ExportTraceServiceRequest {
-                    resource_spans: vec![rs],
-                };
-                serde_json::to_writer(&mut *w, &req)?;
-                w.write_all(b"\n")
+                self.line.clear();
+                json::request(&mut self.line, &rs);
+                self.line.raw(b"\n");
+                // The spans' room serves the next line's.
+                if let Some(mut spans) = rs.scope_spans.into_iter().next().map(|s| s.spans) {
+                    spans.clear();
+                    self.pending = spans;
+                }
+                w.write_all(&self.line.buf)
             }
             Dest::Export(x) => {
                 x.send(rs);
@@ -166,22 +177,49 @@ impl<W: Write> Otlp<W> {
     /// The `message.stop_reason` string of the input line `raw` (assistant lines of some CLI
     /// versions carry it), read once per line.
     fn stop_reason_of(&mut self, raw: &[u8]) -> Option<String> {
-        memchr::memmem::find(raw, b"\"stop_reason\":\"")?;
+        static KEY: LazyLock<memmem::Finder<'static>> =
+            LazyLock::new(|| memmem::Finder::new(b"\"stop_reason\":\""));
+        KEY.find(raw)?;
         if let Some((line, reason)) = &self.stop_line
             && line.as_slice() == raw
         {
             return reason.clone();
         }
-        let reason = crate::json::depth::from_slice::<serde_json::Value>(raw)
-            .ok()
-            .and_then(|l| {
-                l.pointer("/message/stop_reason")
-                    .and_then(|r| r.as_str())
-                    .map(str::to_owned)
-            });
-        self.stop_line = Some((raw.to_vec(), reason.clone()));
+        let reason = stop_reason(raw);
+        let (line, _) = self.stop_line.get_or_insert_default();
+        line.clear();
+        line.extend_from_slice(raw);
+        self.stop_line.as_mut().expect("set above").1 = reason.clone();
         reason
     }
+}
+
+/// `/message/stop_reason` of the JSON text `line` when it is a string (`None` when the line
+/// is not JSON or nests too deep). Read into a struct that skips every other member without
+/// building it; a line that struct refuses (a repeated member, a `message` that is no object)
+/// is parsed whole, as before.
+fn stop_reason(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        message: Option<Message>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        stop_reason: Option<serde_json::Value>,
+    }
+    if let Ok(l) = crate::json::depth::from_slice::<Line>(line) {
+        return match l.message?.stop_reason? {
+            serde_json::Value::String(s) => Some(s),
+            _ => None,
+        };
+    }
+    crate::json::depth::from_slice::<serde_json::Value>(line)
+        .ok()
+        .and_then(|l| {
+            l.pointer("/message/stop_reason")
+                .and_then(|r| r.as_str())
+                .map(str::to_owned)
+        })
 }
 
 impl<W: Write> Otlp<W> {

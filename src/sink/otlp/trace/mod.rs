@@ -2,7 +2,9 @@
 //! per API message, an `execute_tool` span per tool call, an `invoke_agent <subagent_type>` span
 //! per subagent under the tool call that started it (its chats nest there), span events for
 //! diagnostics, policy violations, retries and turn ends.
-//! This module owns the span tree and its timing; the sink decides where finished spans go.
+//! This module owns the span tree, its ids, threads and timing, the root and the subagent spans
+//! (`chat.rs` the chat spans, `tools.rs` the tool spans, `events.rs` the span events, `end.rs`
+//! the closing); the sink decides where finished spans go.
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,15 +19,17 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
+mod chat;
 mod end;
 mod events;
 #[cfg(test)]
 mod tests;
+mod tools;
 
 use super::attr;
 use crate::clock::Stamp;
 use crate::envelope::kind as ek;
-use crate::json::fields::{self, Fields};
+use crate::json::fields::Fields;
 
 /// `gen_ai.provider.name` of every span (Claude Code talks to Anthropic's Messages API).
 pub const PROVIDER: &str = "anthropic";
@@ -40,6 +44,16 @@ struct Chat {
     /// Output parts (content on only).
     parts: Vec<Value>,
     finish: Option<String>,
+}
+
+/// A tool call seen: its span's id and start, and what a subagent it starts is called.
+struct Call {
+    span_id: Vec<u8>,
+    start: u64,
+    /// `subagent_type` of its input, else the tool's name.
+    agent: String,
+    /// `description` of its input.
+    description: Option<String>,
 }
 
 /// The state of one conversation thread: the main agent (key "") or one subagent (key = the
@@ -72,14 +86,14 @@ pub struct Trace {
     /// Span ids of chats already finished, by message id (late tool calls still find them).
     chat_ids: Map<String, Vec<u8>>,
     tools: Map<String, Span>,
-    /// Span ids and start times of tool calls, open or finished, by tool_use_id.
-    tool_ids: Map<String, (Vec<u8>, u64)>,
-    /// Name and description a tool call gives the subagent it starts (`subagent_type`,
-    /// `description` of its input; else the tool's name), by tool_use_id.
-    agent_info: Map<String, (String, Option<String>)>,
+    /// Tool calls, open or finished, by tool_use_id.
+    calls: Map<String, Call>,
     /// Open `invoke_agent` spans of subagents, by the spawning tool_use_id (closed at the end:
     /// a background subagent outlives its tool call).
     agents: Map<String, Span>,
+    /// The main conversation's thread.
+    main: Thread,
+    /// Subagents' threads, by the spawning tool call's id.
     threads: Map<String, Thread>,
     used: Set<u64>,
     /// How often each span key was used (a repeated message or tool id gets `key#n`).
@@ -122,9 +136,9 @@ impl Trace {
             chats: Map::default(),
             chat_ids: Map::default(),
             tools: Map::default(),
-            tool_ids: Map::default(),
-            agent_info: Map::default(),
+            calls: Map::default(),
             agents: Map::default(),
+            main: Thread::default(),
             threads: Map::default(),
             used: Set::default(),
             keys: Map::default(),
@@ -163,43 +177,60 @@ impl Trace {
         std::mem::take(&mut self.finished)
     }
 
+    /// Move the spans finished since the last call to the end of `into` (this trace keeps its
+    /// room for the next ones).
+    pub fn move_finished(&mut self, into: &mut Vec<Span>) {
+        into.append(&mut self.finished);
+    }
+
     /// Whether the root span has been closed (later events are ignored).
     pub fn is_ended(&self) -> bool {
         self.ended
     }
 
-    /// A new span named `name` with a deterministic id derived from `key` (made unique within
-    /// the run by a counter when a key repeats).
-    fn open(&mut self, key: &str, name: String, kind: SpanKind, parent: &[u8], start: u64) -> Span {
-        let n = match self.keys.get_mut(key) {
+    /// A new span of operation `op` (`gen_ai.operation.name`, and the provider after it) named
+    /// `name`, under `parent` from `start`, with a deterministic id derived from `key` (made
+    /// unique within the run by a counter when a key repeats).
+    fn open(
+        &mut self,
+        key: String,
+        op: &'static str,
+        name: String,
+        kind: SpanKind,
+        parent: &[u8],
+        start: u64,
+    ) -> Span {
+        let n = match self.keys.get_mut(&key) {
             Some(uses) => {
                 *uses += 1;
                 *uses
             }
-            None => {
-                self.keys.insert(key.to_owned(), 1);
-                1
-            }
+            None => 1,
         };
-        let mut n = n;
-        let mut id = attr::span_id(&self.seed, key).to_vec();
-        if n > 1 {
-            id = attr::span_id(&self.seed, &format!("{key}#{n}")).to_vec();
+        let mut id = match n {
+            1 => attr::span_id(&self.seed, &key),
+            n => attr::span_id(&self.seed, &format!("{key}#{n}")),
+        };
+        let mut m = n;
+        while !self.used.insert(u64::from_le_bytes(id)) {
+            m += 1; // a hash collision: practically never
+            id = attr::span_id(&self.seed, &format!("{key}#{m}"));
         }
-        while !self.used.insert(u64::from_le_bytes(
-            id.as_slice().try_into().expect("span ids are 8 bytes"),
-        )) {
-            n += 1; // a hash collision: practically never
-            id = attr::span_id(&self.seed, &format!("{key}#{n}")).to_vec();
+        if n == 1 {
+            self.keys.insert(key, 1);
         }
         Span {
             trace_id: self.trace_id.clone(),
-            span_id: id,
+            span_id: id.to_vec(),
             parent_span_id: parent.to_vec(),
             name,
             kind: kind as i32,
             start_time_unix_nano: start,
             end_time_unix_nano: start,
+            attributes: vec![
+                attr::str("gen_ai.operation.name", op),
+                attr::str("gen_ai.provider.name", PROVIDER),
+            ],
             ..Default::default()
         }
     }
@@ -219,19 +250,20 @@ impl Trace {
         let now = attr::nanos(at);
         self.last_at = Some(at);
         if self.root.is_none() {
+            let name = format!("invoke_agent {AGENT}");
+            let internal = SpanKind::Internal;
             let mut root = self.open(
+                "invoke_agent".into(),
                 "invoke_agent",
-                format!("invoke_agent {AGENT}"),
-                SpanKind::Internal,
+                name,
+                internal,
                 &[],
                 now,
             );
-            root.attributes = vec![
-                attr::str("gen_ai.operation.name", "invoke_agent"),
-                attr::str("gen_ai.provider.name", PROVIDER),
+            root.attributes.extend([
                 attr::str("gen_ai.agent.name", AGENT),
                 attr::str("boo_normalize.run_id", self.run_id.clone()),
-            ];
+            ]);
             if self.invocation > 1 {
                 root.attributes.push(attr::int(
                     "boo_normalize.invocation",
@@ -248,9 +280,7 @@ impl Trace {
         {
             self.session_id = Some(s.into_owned());
         }
-        let thread = text(ev, "parent_tool_use_id")
-            .map(Cow::into_owned)
-            .unwrap_or_default();
+        let thread = text(ev, "parent_tool_use_id").unwrap_or_default();
         if let Some(msg) = text(ev, "message_id") {
             self.message_event(kind, &msg, &thread, ev, now);
         }
@@ -278,21 +308,10 @@ impl Trace {
         t.last = Some(t.last.map_or(now, |l| l.max(now)));
     }
 
-    /// Whether the chat of message `msg` is open and has no stop reason yet (only then does
-    /// [`Trace::source_stop_reason`] change it).
-    pub fn wants_stop_reason(&self, msg: &str) -> bool {
-        self.chats.get(msg).is_some_and(|c| c.finish.is_none())
-    }
-
-    /// The stop reason the source line of a message's block carries (assistant lines of some CLI
-    /// versions), unless the stream already said.
-    pub fn source_stop_reason(&mut self, msg: &str, reason: &str) {
-        if let Some(chat) = self.chats.get_mut(msg) {
-            chat.finish.get_or_insert_with(|| reason.to_owned());
-        }
-    }
-
     fn thread(&mut self, key: &str) -> &mut Thread {
+        if key.is_empty() {
+            return &mut self.main;
+        }
         if !self.threads.contains_key(key) {
             self.threads.insert(key.to_owned(), Thread::default());
         }
@@ -310,28 +329,27 @@ impl Trace {
         if let Some(a) = self.agents.get(thread) {
             return (a.span_id.clone(), a.start_time_unix_nano);
         }
-        let (parent, start) = match self.tool_ids.get(thread) {
-            Some((id, start)) => (id.clone(), (*start).min(now)),
-            None => (self.root_id(), now),
+        let (parent, start, name, description) = match self.calls.get(thread) {
+            Some(c) => (
+                c.span_id.clone(),
+                c.start.min(now),
+                c.agent.clone(),
+                c.description.clone(),
+            ),
+            None => (self.root_id(), now, "subagent".to_owned(), None),
         };
-        let (name, description) = self
-            .agent_info
-            .get(thread)
-            .cloned()
-            .unwrap_or_else(|| ("subagent".to_owned(), None));
         let mut span = self.open(
-            &format!("agent\0{thread}"),
+            format!("agent\0{thread}"),
+            "invoke_agent",
             format!("invoke_agent {name}"),
             SpanKind::Internal,
             &parent,
             start,
         );
-        span.attributes = vec![
-            attr::str("gen_ai.operation.name", "invoke_agent"),
-            attr::str("gen_ai.provider.name", PROVIDER),
+        span.attributes.extend([
             attr::str("gen_ai.agent.name", name),
             attr::str("boo_normalize.parent_tool_use_id", thread),
-        ];
+        ]);
         if let Some(d) = description {
             span.attributes
                 .push(attr::str("gen_ai.agent.description", d));
@@ -339,274 +357,6 @@ impl Trace {
         let id = span.span_id.clone();
         self.agents.insert(thread.to_owned(), span);
         (id, start)
-    }
-
-    /// Any event naming an API message: open its chat span on first sight, track its end.
-    fn message_event(&mut self, kind: &str, msg: &str, thread: &str, ev: &Fields<'_>, now: u64) {
-        if !self.chats.contains_key(msg) {
-            if self.chat_ids.contains_key(msg) && kind != ek::USAGE {
-                return; // a late event of a finished message (e.g. a tool call from deltas)
-            }
-            let (parent, parent_start) = self.thread_parent(thread, now);
-            let t = self.thread(thread);
-            let start = t.last.unwrap_or(parent_start).min(now);
-            let input = std::mem::take(&mut t.input);
-            let model = text(ev, "model")
-                .map(Cow::into_owned)
-                .or_else(|| self.fallback.clone())
-                .or_else(|| self.model.clone())
-                .unwrap_or_default();
-            let name = if model.is_empty() {
-                "chat".to_owned()
-            } else {
-                format!("chat {model}")
-            };
-            let mut span = self.open(
-                &format!("chat\0{msg}"),
-                name,
-                SpanKind::Client,
-                &parent,
-                start,
-            );
-            span.attributes = vec![
-                attr::str("gen_ai.operation.name", "chat"),
-                attr::str("gen_ai.provider.name", PROVIDER),
-                attr::str("gen_ai.response.id", msg),
-            ];
-            if !model.is_empty() {
-                span.attributes
-                    .push(attr::str("gen_ai.request.model", model.clone()));
-            }
-            if let Some(s) = text(ev, "session_id") {
-                span.attributes.push(attr::str("gen_ai.conversation.id", s));
-            }
-            if self.content && !input.is_empty() {
-                let v = Value::Array(input).to_string();
-                span.attributes.push(attr::str("gen_ai.input.messages", v));
-            }
-            self.chat_ids.insert(msg.to_owned(), span.span_id.clone());
-            self.thread(thread).last_chat = Some(span.span_id.clone());
-            self.chats.insert(
-                msg.to_owned(),
-                Chat {
-                    span,
-                    last: now,
-                    parts: Vec::new(),
-                    finish: None,
-                },
-            );
-        }
-        let content = self.content;
-        let Some(chat) = self.chats.get_mut(msg) else {
-            return;
-        };
-        if kind != ek::USAGE {
-            chat.last = chat.last.max(now);
-        }
-        if let Some(m) = text(ev, "model") {
-            attr::set(
-                &mut chat.span.attributes,
-                attr::str("gen_ai.response.model", m),
-            );
-        }
-        if let Some(r) = text(ev, "stop_reason") {
-            chat.finish = Some(r.into_owned());
-        }
-        match kind {
-            ek::TEXT | ek::THINKING if content => {
-                let (ty, body) = if kind == ek::TEXT {
-                    ("text", text(ev, "text"))
-                } else {
-                    ("reasoning", text(ev, "thinking"))
-                };
-                if let Some(b) = body {
-                    chat.parts.push(json!({"type": ty, "content": b}));
-                }
-            }
-            ek::TOOL_CALL if content => {
-                chat.parts.push(json!({
-                    "type": "tool_call",
-                    "id": ev.value("tool_use_id"),
-                    "name": ev.value("name"),
-                    "arguments": ev.value("input"),
-                }));
-            }
-            _ => {}
-        }
-        if kind == ek::TEXT && ev.bool("synthetic") == Some(true) {
-            // The CLI wrote this message itself (model `<synthetic>`: an API error, a local
-            // command's output): no API call happened.
-            attr::set(
-                &mut chat.span.attributes,
-                attr::bool("boo_normalize.synthetic", true),
-            );
-        }
-        if kind == ek::TEXT
-            && let Some(e) = text(ev, "error")
-        {
-            chat.span.status = Some(attr::error_status(format!("API error: {e}")));
-            attr::set(
-                &mut chat.span.attributes,
-                attr::str("error.type", e.into_owned()),
-            );
-        }
-        if kind == ek::USAGE {
-            if let Some(u) = ev.raw("usage") {
-                attr::usage(&mut chat.span.attributes, u);
-            }
-            // A count that is the CLI's placeholder (no final value arrived) says so, as the
-            // envelope does, so that a backend can tell it from a measured one.
-            if ev.bool("provisional") == Some(true) {
-                attr::set(
-                    &mut chat.span.attributes,
-                    attr::bool("boo_normalize.usage.provisional", true),
-                );
-            }
-            self.close_chat(msg);
-        }
-    }
-
-    fn close_chat(&mut self, msg: &str) {
-        let Some(mut chat) = self.chats.remove(msg) else {
-            return;
-        };
-        let span = &mut chat.span;
-        span.end_time_unix_nano = chat.last.max(span.start_time_unix_nano);
-        if let Some(f) = &chat.finish {
-            span.attributes.push(attr::strs(
-                "gen_ai.response.finish_reasons",
-                std::slice::from_ref(f),
-            ));
-        }
-        if self.content && !chat.parts.is_empty() {
-            let mut m = json!({"role": "assistant", "parts": chat.parts});
-            if let Some(f) = &chat.finish {
-                m["finish_reason"] = json!(f);
-            }
-            span.attributes.push(attr::str(
-                "gen_ai.output.messages",
-                Value::Array(vec![m]).to_string(),
-            ));
-        }
-        self.finished.push(chat.span);
-    }
-
-    fn tool_call(&mut self, thread: &str, ev: &Fields<'_>, now: u64) {
-        let id = text(ev, "tool_use_id");
-        let id = id.as_deref();
-        if id.is_some_and(|id| self.tool_ids.contains_key(id)) {
-            return;
-        }
-        let name = text(ev, "name");
-        let name = name.as_deref().unwrap_or("unknown");
-        let parent = text(ev, "message_id")
-            .and_then(|m| self.chat_ids.get(&*m).cloned())
-            .or_else(|| self.thread(thread).last_chat.clone())
-            .unwrap_or_else(|| self.thread_parent(thread, now).0);
-        // A call without id (the CLI's block had none) still gets its span, keyed by the event's
-        // seq; it carries no gen_ai.tool.call.id, is never paired and ends where it starts.
-        let key = match id {
-            Some(id) => format!("tool\0{id}"),
-            None => format!("tool\0seq {}", ev.value("seq").unwrap_or(Value::Null)),
-        };
-        let mut span = self.open(
-            &key,
-            format!("execute_tool {name}"),
-            SpanKind::Internal,
-            &parent,
-            now,
-        );
-        let server = ev.bool("server").unwrap_or(false);
-        span.attributes = vec![
-            attr::str("gen_ai.operation.name", "execute_tool"),
-            attr::str("gen_ai.provider.name", PROVIDER),
-            attr::str("gen_ai.tool.name", name),
-        ];
-        if let Some(id) = id {
-            span.attributes.push(attr::str("gen_ai.tool.call.id", id));
-        }
-        span.attributes.push(attr::str(
-            "gen_ai.tool.type",
-            if server { "extension" } else { "function" },
-        ));
-        if text(ev, "name").is_none() {
-            span.attributes
-                .push(attr::bool("boo_normalize.tool.name_missing", true));
-        }
-        if self.content
-            && let Some(input) = ev.value("input").filter(|v| !v.is_null())
-        {
-            span.attributes
-                .push(attr::str("gen_ai.tool.call.arguments", input.to_string()));
-        }
-        if let Some(e) = text(ev, "input_error") {
-            span.attributes
-                .push(attr::str("boo_normalize.tool.input_error", e.into_owned()));
-        }
-        let Some(id) = id else {
-            span.attributes
-                .push(attr::bool("boo_normalize.tool.call_id_missing", true));
-            self.finished.push(span);
-            return;
-        };
-        let input = ev.raw("input");
-        let agent = input
-            .and_then(|i| fields::member(i, "subagent_type"))
-            .and_then(fields::string);
-        let agent = agent.as_deref().unwrap_or(name);
-        let description = input
-            .and_then(|i| fields::member(i, "description"))
-            .and_then(fields::string)
-            .map(Cow::into_owned);
-        self.agent_info
-            .insert(id.to_owned(), (agent.to_owned(), description));
-        self.tool_ids
-            .insert(id.to_owned(), (span.span_id.clone(), now));
-        self.tools.insert(id.to_owned(), span);
-    }
-
-    fn tool_result(&mut self, thread: &str, ev: &Fields<'_>, now: u64) {
-        let id = text(ev, "tool_use_id");
-        let id = id.as_deref();
-        // The content is read only when it goes into the trace.
-        let response = if self.content {
-            ev.value("content")
-        } else {
-            None
-        };
-        let content = response.as_ref().map(|c| match c {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        });
-        if self.content {
-            let part = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": id, "response": response}]});
-            self.thread(thread).input.push(part);
-        }
-        let Some(id) = id else {
-            // Belongs to no call: a root span event says it came (and whether it was an error).
-            let attrs = attr::fields(ev, &["is_error", "line"], "boo_normalize.tool.");
-            self.root_event("boo_normalize.unpaired_tool_result", now, attrs);
-            return;
-        };
-        let Some(mut span) = self.tools.remove(id) else {
-            return;
-        };
-        span.end_time_unix_nano = now.max(span.start_time_unix_nano);
-        if ev.bool("is_error") == Some(true) {
-            let msg = match (&content, self.content) {
-                (Some(c), true) => c.clone(),
-                _ => "the tool reported an error".to_owned(),
-            };
-            span.status = Some(attr::error_status(msg));
-            span.attributes.push(attr::str("error.type", "tool_error"));
-        }
-        if self.content
-            && let Some(c) = content
-        {
-            span.attributes
-                .push(attr::str("gen_ai.tool.call.result", c));
-        }
-        self.finished.push(span);
     }
 }
 
