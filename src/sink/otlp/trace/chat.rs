@@ -55,7 +55,10 @@ impl Trace {
                 format!("chat {model}")
             };
             let key = format!("chat\0{msg}");
-            let mut span = self.open(key, "chat", name, SpanKind::Client, &parent, start);
+            // op, provider, ids, models, 4 usage counts, finish reasons (+ content's 2)
+            let room = if self.content { 14 } else { 12 };
+            let kind = SpanKind::Client;
+            let mut span = self.open(key, "chat", name, kind, &parent, start, room);
             span.attributes.push(attr::str("gen_ai.response.id", msg));
             if !model.is_empty() {
                 span.attributes

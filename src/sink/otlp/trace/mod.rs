@@ -190,7 +190,9 @@ impl Trace {
 
     /// A new span of operation `op` (`gen_ai.operation.name`, and the provider after it) named
     /// `name`, under `parent` from `start`, with a deterministic id derived from `key` (made
-    /// unique within the run by a counter when a key repeats).
+    /// unique within the run by a counter when a key repeats). `room`: how many attributes the
+    /// span usually gets in all (its list is sized once: growing it costs more than the span).
+    #[allow(clippy::too_many_arguments)]
     fn open(
         &mut self,
         key: String,
@@ -199,6 +201,7 @@ impl Trace {
         kind: SpanKind,
         parent: &[u8],
         start: u64,
+        room: usize,
     ) -> Span {
         let n = match self.keys.get_mut(&key) {
             Some(uses) => {
@@ -219,6 +222,11 @@ impl Trace {
         if n == 1 {
             self.keys.insert(key, 1);
         }
+        let mut attributes = Vec::with_capacity(room.max(2));
+        attributes.extend([
+            attr::str("gen_ai.operation.name", op),
+            attr::str("gen_ai.provider.name", PROVIDER),
+        ]);
         Span {
             trace_id: self.trace_id.clone(),
             span_id: id.to_vec(),
@@ -227,10 +235,7 @@ impl Trace {
             kind: kind as i32,
             start_time_unix_nano: start,
             end_time_unix_nano: start,
-            attributes: vec![
-                attr::str("gen_ai.operation.name", op),
-                attr::str("gen_ai.provider.name", PROVIDER),
-            ],
+            attributes,
             ..Default::default()
         }
     }
@@ -259,6 +264,7 @@ impl Trace {
                 internal,
                 &[],
                 now,
+                10,
             );
             root.attributes.extend([
                 attr::str("gen_ai.agent.name", AGENT),
@@ -345,6 +351,7 @@ impl Trace {
             SpanKind::Internal,
             &parent,
             start,
+            5,
         );
         span.attributes.extend([
             attr::str("gen_ai.agent.name", name),
