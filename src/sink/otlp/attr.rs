@@ -64,6 +64,23 @@ pub fn set(attrs: &mut Vec<KeyValue>, kv: KeyValue) {
     }
 }
 
+/// Set the string attribute `key` to `v` as [`set`] does, leaving it alone (and allocating
+/// nothing) when it already holds `v`: events repeat a message's model.
+pub fn set_str(attrs: &mut Vec<KeyValue>, key: &str, v: &str) {
+    match attrs.iter_mut().find(|a| a.key == key) {
+        Some(a) => {
+            let same = matches!(
+                &a.value,
+                Some(AnyValue { value: Some(V::StringValue(s)) }) if s == v
+            );
+            if !same {
+                *a = str(key, v);
+            }
+        }
+        None => attrs.push(str(key, v)),
+    }
+}
+
 /// `s`, cut to [`MAX_VALUE`] bytes at a character boundary, with a note of what was cut.
 pub fn cap(mut s: String) -> String {
     if s.len() <= MAX_VALUE {

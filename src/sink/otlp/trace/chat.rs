@@ -91,12 +91,11 @@ impl Trace {
             chat.last = chat.last.max(now);
         }
         if let Some(m) = text(ev, "model") {
-            attr::set(
-                &mut chat.span.attributes,
-                attr::str("gen_ai.response.model", m),
-            );
+            attr::set_str(&mut chat.span.attributes, "gen_ai.response.model", &m);
         }
-        if let Some(r) = text(ev, "stop_reason") {
+        if let Some(r) = text(ev, "stop_reason")
+            && chat.finish.as_deref() != Some(&*r)
+        {
             chat.finish = Some(r.into_owned());
         }
         match kind {
