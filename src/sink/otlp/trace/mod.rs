@@ -36,6 +36,14 @@ pub const PROVIDER: &str = "anthropic";
 /// `gen_ai.agent.name` of the root span.
 pub const AGENT: &str = "Claude Code";
 
+/// Spans a trace's maps have room for from the start (a run has dozens: growing them one
+/// doubling at a time rehashes every entry).
+const ROOM: usize = 64;
+
+fn sized<K, V>() -> Map<K, V> {
+    Map::with_capacity_and_hasher(ROOM, Default::default())
+}
+
 /// A `chat` span still open (its message may get more blocks or its usage).
 struct Chat {
     span: Span,
@@ -134,14 +142,14 @@ impl Trace {
             root: None,
             ended: false,
             chats: Map::default(),
-            chat_ids: Map::default(),
+            chat_ids: sized(),
             tools: Map::default(),
-            calls: Map::default(),
+            calls: sized(),
             agents: Map::default(),
             main: Thread::default(),
             threads: Map::default(),
-            used: Set::default(),
-            keys: Map::default(),
+            used: Set::with_capacity_and_hasher(ROOM, Default::default()),
+            keys: sized(),
             finished: Vec::new(),
             session_id: None,
             model: None,
