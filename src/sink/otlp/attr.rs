@@ -64,6 +64,35 @@ pub fn set(attrs: &mut Vec<KeyValue>, kv: KeyValue) {
     }
 }
 
+/// Set the string attribute `key` to `v` as [`set`] does, leaving it alone (and allocating
+/// nothing) when it already holds `v`: events repeat a message's model.
+pub fn set_str(attrs: &mut Vec<KeyValue>, key: &str, v: &str) {
+    match attrs.iter_mut().find(|a| a.key == key) {
+        Some(a) => {
+            let same = matches!(
+                &a.value,
+                Some(AnyValue { value: Some(V::StringValue(s)) }) if s == v
+            );
+            if !same {
+                *a = str(key, v);
+            }
+        }
+        None => attrs.push(str(key, v)),
+    }
+}
+
+/// Set the integer attribute `key` to `v` as [`set`] does (the key is copied only when new).
+fn set_int(attrs: &mut Vec<KeyValue>, key: &str, v: i64) {
+    match attrs.iter_mut().find(|a| a.key == key) {
+        Some(a) => {
+            a.value = Some(AnyValue {
+                value: Some(V::IntValue(v)),
+            })
+        }
+        None => attrs.push(int(key, v)),
+    }
+}
+
 /// `s`, cut to [`MAX_VALUE`] bytes at a character boundary, with a note of what was cut.
 pub fn cap(mut s: String) -> String {
     if s.len() <= MAX_VALUE {
@@ -137,16 +166,16 @@ pub fn usage(attrs: &mut Vec<KeyValue>, u: &[u8]) {
     let (input, read, created, output) = (n(input), n(read), n(created), n(output));
     if input.is_some() || read.is_some() || created.is_some() {
         let total = input.unwrap_or(0) + read.unwrap_or(0) + created.unwrap_or(0);
-        set(attrs, int("gen_ai.usage.input_tokens", total));
+        set_int(attrs, "gen_ai.usage.input_tokens", total);
     }
     if let Some(o) = output {
-        set(attrs, int("gen_ai.usage.output_tokens", o));
+        set_int(attrs, "gen_ai.usage.output_tokens", o);
     }
     if let Some(r) = read {
-        set(attrs, int("gen_ai.usage.cache_read.input_tokens", r));
+        set_int(attrs, "gen_ai.usage.cache_read.input_tokens", r);
     }
     if let Some(c) = created {
-        set(attrs, int("gen_ai.usage.cache_creation.input_tokens", c));
+        set_int(attrs, "gen_ai.usage.cache_creation.input_tokens", c);
     }
 }
 

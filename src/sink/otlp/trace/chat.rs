@@ -55,7 +55,10 @@ impl Trace {
                 format!("chat {model}")
             };
             let key = format!("chat\0{msg}");
-            let mut span = self.open(key, "chat", name, SpanKind::Client, &parent, start);
+            // op, provider, ids, models, 4 usage counts, finish reasons (+ content's 2)
+            let room = if self.content { 14 } else { 12 };
+            let kind = SpanKind::Client;
+            let mut span = self.open(key, "chat", name, kind, &parent, start, room);
             span.attributes.push(attr::str("gen_ai.response.id", msg));
             if !model.is_empty() {
                 span.attributes
@@ -88,12 +91,11 @@ impl Trace {
             chat.last = chat.last.max(now);
         }
         if let Some(m) = text(ev, "model") {
-            attr::set(
-                &mut chat.span.attributes,
-                attr::str("gen_ai.response.model", m),
-            );
+            attr::set_str(&mut chat.span.attributes, "gen_ai.response.model", &m);
         }
-        if let Some(r) = text(ev, "stop_reason") {
+        if let Some(r) = text(ev, "stop_reason")
+            && chat.finish.as_deref() != Some(&*r)
+        {
             chat.finish = Some(r.into_owned());
         }
         match kind {

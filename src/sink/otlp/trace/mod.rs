@@ -36,6 +36,14 @@ pub const PROVIDER: &str = "anthropic";
 /// `gen_ai.agent.name` of the root span.
 pub const AGENT: &str = "Claude Code";
 
+/// Spans a trace's maps have room for from the start (a run has dozens: growing them one
+/// doubling at a time rehashes every entry).
+const ROOM: usize = 64;
+
+fn sized<K, V>() -> Map<K, V> {
+    Map::with_capacity_and_hasher(ROOM, Default::default())
+}
+
 /// A `chat` span still open (its message may get more blocks or its usage).
 struct Chat {
     span: Span,
@@ -134,14 +142,14 @@ impl Trace {
             root: None,
             ended: false,
             chats: Map::default(),
-            chat_ids: Map::default(),
+            chat_ids: sized(),
             tools: Map::default(),
-            calls: Map::default(),
+            calls: sized(),
             agents: Map::default(),
             main: Thread::default(),
             threads: Map::default(),
-            used: Set::default(),
-            keys: Map::default(),
+            used: Set::with_capacity_and_hasher(ROOM, Default::default()),
+            keys: sized(),
             finished: Vec::new(),
             session_id: None,
             model: None,
@@ -190,7 +198,9 @@ impl Trace {
 
     /// A new span of operation `op` (`gen_ai.operation.name`, and the provider after it) named
     /// `name`, under `parent` from `start`, with a deterministic id derived from `key` (made
-    /// unique within the run by a counter when a key repeats).
+    /// unique within the run by a counter when a key repeats). `room`: how many attributes the
+    /// span usually gets in all (its list is sized once: growing it costs more than the span).
+    #[allow(clippy::too_many_arguments)]
     fn open(
         &mut self,
         key: String,
@@ -199,6 +209,7 @@ impl Trace {
         kind: SpanKind,
         parent: &[u8],
         start: u64,
+        room: usize,
     ) -> Span {
         let n = match self.keys.get_mut(&key) {
             Some(uses) => {
@@ -219,6 +230,11 @@ impl Trace {
         if n == 1 {
             self.keys.insert(key, 1);
         }
+        let mut attributes = Vec::with_capacity(room.max(2));
+        attributes.extend([
+            attr::str("gen_ai.operation.name", op),
+            attr::str("gen_ai.provider.name", PROVIDER),
+        ]);
         Span {
             trace_id: self.trace_id.clone(),
             span_id: id.to_vec(),
@@ -227,10 +243,7 @@ impl Trace {
             kind: kind as i32,
             start_time_unix_nano: start,
             end_time_unix_nano: start,
-            attributes: vec![
-                attr::str("gen_ai.operation.name", op),
-                attr::str("gen_ai.provider.name", PROVIDER),
-            ],
+            attributes,
             ..Default::default()
         }
     }
@@ -259,6 +272,7 @@ impl Trace {
                 internal,
                 &[],
                 now,
+                10,
             );
             root.attributes.extend([
                 attr::str("gen_ai.agent.name", AGENT),
@@ -345,6 +359,7 @@ impl Trace {
             SpanKind::Internal,
             &parent,
             start,
+            5,
         );
         span.attributes.extend([
             attr::str("gen_ai.agent.name", name),

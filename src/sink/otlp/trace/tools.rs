@@ -31,7 +31,8 @@ impl Trace {
         };
         let span_name = format!("execute_tool {name}");
         let internal = SpanKind::Internal;
-        let mut span = self.open(key, "execute_tool", span_name, internal, &parent, now);
+        let (op, room) = ("execute_tool", 8);
+        let mut span = self.open(key, op, span_name, internal, &parent, now, room);
         let server = ev.bool("server").unwrap_or(false);
         span.attributes.push(attr::str("gen_ai.tool.name", name));
         if let Some(id) = id {
