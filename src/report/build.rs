@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::model::{
     Call, Init, Item, Level, Notice, Run, RunEnd, Task, Tokens, ToolResult, TurnEnd, Usage,
 };
+use crate::envelope::kind;
 
 fn s(v: &Value, k: &str) -> Option<String> {
     v.get(k).and_then(Value::as_str).map(str::to_owned)
@@ -85,15 +86,21 @@ impl Run {
         let parent = s(&v, "parent_tool_use_id");
         let p = parent.as_deref();
         match kind {
-            "text" => {
+            kind::TEXT => {
                 let text = s(&v, "text").unwrap_or_default();
                 if let Some(e) = s(&v, "error") {
-                    self.notice(p, seq, Level::Error, "api.error", format!("{e}: {text}"));
+                    self.notice(
+                        p,
+                        seq,
+                        Level::Error,
+                        kind::API_ERROR,
+                        format!("{e}: {text}"),
+                    );
                 } else {
                     self.thread_mut(p).push(Item::Text { seq, text });
                 }
             }
-            "thinking" => {
+            kind::THINKING => {
                 let text = s(&v, "thinking");
                 let redacted = v.get("redacted").and_then(Value::as_bool).unwrap_or(false);
                 self.thread_mut(p).push(Item::Thinking {
@@ -102,7 +109,7 @@ impl Run {
                     redacted,
                 });
             }
-            "user.text" => {
+            kind::USER_TEXT => {
                 let synthetic = v
                     .get("is_synthetic")
                     .and_then(Value::as_bool)
@@ -115,7 +122,7 @@ impl Run {
                     synthetic,
                 });
             }
-            "user.block" => {
+            kind::USER_BLOCK => {
                 let text = content_text(&Value::Array(vec![
                     v.get("block").cloned().unwrap_or_default(),
                 ]));
@@ -125,8 +132,8 @@ impl Run {
                     synthetic: true,
                 });
             }
-            "tool.call" => self.call(seq, &v, parent, at),
-            "tool.call.revised" => {
+            kind::TOOL_CALL => self.call(seq, &v, parent, at),
+            kind::TOOL_CALL_REVISED => {
                 let id = s(&v, "tool_use_id").unwrap_or_default();
                 if let Some(&i) = self.call_index.get(&id) {
                     self.calls[i]
@@ -139,8 +146,8 @@ impl Run {
                 );
                 self.notice(p, seq, Level::Warn, kind, text);
             }
-            "tool.result" => self.result(seq, &v, parent, at),
-            "usage" => {
+            kind::TOOL_RESULT => self.result(seq, &v, parent, at),
+            kind::USAGE => {
                 let u = Usage {
                     seq,
                     model: s(&v, "model"),
@@ -157,7 +164,7 @@ impl Run {
                 let i = self.usages.len() - 1;
                 self.thread_mut(p).push(Item::Usage(i));
             }
-            "session.init" => {
+            kind::SESSION_INIT => {
                 self.inits.push(Init {
                     seq,
                     model: s(&v, "model"),
@@ -170,7 +177,7 @@ impl Run {
                 let i = self.inits.len() - 1;
                 self.thread_mut(p).push(Item::Init(i));
             }
-            "turn.end" => {
+            kind::TURN_END => {
                 let t = TurnEnd {
                     seq,
                     outcome: s(&v, "outcome").unwrap_or_else(|| "?".into()),
@@ -195,9 +202,9 @@ impl Run {
                 let i = self.turn_ends.len() - 1;
                 self.thread_mut(p).push(Item::TurnEnd(i));
             }
-            "run.end" => self.end = Some(run_end(seq, &v)),
+            kind::RUN_END => self.end = Some(run_end(seq, &v)),
             k if k.starts_with("task.") => self.task(k, &v),
-            "api.error" => {
+            kind::API_ERROR => {
                 // The CLI writes the error's text as a text block too: shown once, as the notice.
                 let text = s(&v, "text");
                 let items = self.thread_mut(p);
@@ -298,11 +305,11 @@ impl Run {
         };
         let t: &mut Task = self.tasks.entry(id).or_default();
         match kind {
-            "task.started" => {
+            kind::TASK_STARTED => {
                 t.kind = s(v, "subagent_type").or_else(|| s(v, "task_type"));
                 t.description = s(v, "description");
             }
-            "task.notification" => {
+            kind::TASK_NOTIFICATION => {
                 t.status = s(v, "status");
                 t.summary = s(v, "summary");
                 if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
@@ -346,14 +353,14 @@ fn run_end(seq: u64, v: &Value) -> RunEnd {
 fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
     let f = |k: &str| v.get(k).map(plain).unwrap_or_default();
     let (level, text) = match kind {
-        "api.error" => (Level::Error, format!("{}: {}", f("error"), f("text"))),
-        "stream.error" => (Level::Error, f("error")),
-        "run.error" => (Level::Error, format!("{}: {}", f("cause"), f("detail"))),
-        "policy.violation" => (
+        kind::API_ERROR => (Level::Error, format!("{}: {}", f("error"), f("text"))),
+        kind::STREAM_ERROR => (Level::Error, f("error")),
+        kind::RUN_ERROR => (Level::Error, format!("{}: {}", f("cause"), f("detail"))),
+        kind::POLICY_VIOLATION => (
             Level::Error,
             format!("{} ({}): {}", f("rule"), f("name"), f("detail")),
         ),
-        "diagnostic" => (
+        kind::DIAGNOSTIC => (
             Level::Warn,
             format!(
                 "line {}: {} ({} bytes): {}",
@@ -363,8 +370,8 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
                 f("text")
             ),
         ),
-        "unknown" => (Level::Warn, format!("{} {}", f("kind"), f("name"))),
-        "api.retry" => (
+        kind::UNKNOWN => (Level::Warn, format!("{} {}", f("kind"), f("name"))),
+        kind::API_RETRY => (
             Level::Warn,
             format!(
                 "attempt {}/{} in {} ms: {} {}",
@@ -375,7 +382,7 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
                 f("error")
             ),
         ),
-        "rate_limit" => (
+        kind::RATE_LIMIT => (
             Level::Warn,
             format!(
                 "{} {} resets at {}",
@@ -384,17 +391,17 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
                 f("resets_at")
             ),
         ),
-        "permission.denied" => (Level::Warn, format!("{}: {}", f("tool_name"), f("message"))),
-        "stall" => (Level::Warn, format!("no output for {} ms", f("quiet_ms"))),
-        "model.fallback" => (
+        kind::PERMISSION_DENIED => (Level::Warn, format!("{}: {}", f("tool_name"), f("message"))),
+        kind::STALL => (Level::Warn, format!("no output for {} ms", f("quiet_ms"))),
+        kind::MODEL_FALLBACK => (
             Level::Warn,
             format!("{} → {}", f("original_model"), f("fallback_model")),
         ),
-        "model.refusal" => (
+        kind::MODEL_REFUSAL => (
             Level::Warn,
             format!("{} refused ({})", f("original_model"), f("trigger")),
         ),
-        "compact.boundary" => (
+        kind::COMPACT_BOUNDARY => (
             Level::Info,
             format!(
                 "compaction ({}), {} tokens before",
@@ -402,7 +409,7 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
                 f("pre_tokens")
             ),
         ),
-        "line.repaired" => (
+        kind::LINE_REPAIRED => (
             Level::Info,
             format!(
                 "line {}: {} surrogate escapes replaced",
@@ -410,8 +417,8 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
                 f("count")
             ),
         ),
-        "child.stderr" => (Level::Info, f("text")),
-        "hook.response"
+        kind::CHILD_STDERR => (Level::Info, f("text")),
+        kind::HOOK_RESPONSE
             if v.get("exit_code")
                 .and_then(Value::as_i64)
                 .is_some_and(|c| c != 0) =>
@@ -427,7 +434,7 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
                 ),
             )
         }
-        "session.reset" => (Level::Info, format!("new session {}", f("new_session_id"))),
+        kind::SESSION_RESET => (Level::Info, format!("new session {}", f("new_session_id"))),
         _ => return None,
     };
     Some((level, text))

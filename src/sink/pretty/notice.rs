@@ -18,18 +18,18 @@ const SILENT: &[&str] = &[
     ev::BLOCK_START,
     ev::BLOCK_DELTA,
     ev::STREAM_PING,
-    "keep_alive",
-    "task.updated",
-    "task.list",
-    "session.state",
-    "thinking.tokens",
-    "control.progress",
-    "commands.changed",
-    "ui.invalidate",
-    "tool.progress",
-    "hook.started",
-    "hook.progress",
-    "prompt.suggestion",
+    ev::KEEP_ALIVE,
+    ev::TASK_UPDATED,
+    ev::TASK_LIST,
+    ev::SESSION_STATE,
+    ev::THINKING_TOKENS,
+    ev::CONTROL_PROGRESS,
+    ev::COMMANDS_CHANGED,
+    ev::UI_INVALIDATE,
+    ev::TOOL_PROGRESS,
+    ev::HOOK_STARTED,
+    ev::HOOK_PROGRESS,
+    ev::PROMPT_SUGGESTION,
 ];
 
 impl<W: Write> Pretty<W> {
@@ -40,7 +40,7 @@ impl<W: Write> Pretty<W> {
         let str_of = |v| s(v).map(|c| c.into_owned());
         let (role, text): (Role, String) = match meta.kind {
             ev::SESSION_INIT => return self.session(e),
-            "api.retry" => {
+            ev::API_RETRY => {
                 let mut t = format!(
                     "retry {}/{}",
                     u(e.attempt).map_or("?".into(), |a| a.to_string()),
@@ -57,7 +57,7 @@ impl<W: Write> Pretty<W> {
                 }
                 (Role::Warn, t)
             }
-            "rate_limit" => {
+            ev::RATE_LIMIT => {
                 let mut t = format!(
                     "rate limit: {}",
                     str_of(e.status).unwrap_or_else(|| "?".into())
@@ -73,7 +73,7 @@ impl<W: Write> Pretty<W> {
                 }
                 (Role::Warn, t)
             }
-            "permission.denied" => {
+            ev::PERMISSION_DENIED => {
                 let mut t = format!(
                     "permission denied: {}",
                     str_of(e.tool_name).unwrap_or_default()
@@ -103,7 +103,7 @@ impl<W: Write> Pretty<W> {
                     Terse.duration_ms(u(e.quiet_ms).unwrap_or(0))
                 ),
             ),
-            "compact.boundary" => {
+            ev::COMPACT_BOUNDARY => {
                 let mut t = format!(
                     "compacted ({})",
                     str_of(e.trigger).unwrap_or_else(|| "?".into())
@@ -125,7 +125,7 @@ impl<W: Write> Pretty<W> {
                 Role::Error,
                 format!("stream error: {}", e.error.map_or("", |r| r.get())),
             ),
-            "model.fallback" => (
+            ev::MODEL_FALLBACK => (
                 Role::Warn,
                 format!(
                     "model fallback: {} {} {}",
@@ -134,7 +134,7 @@ impl<W: Write> Pretty<W> {
                     str_of(e.fallback_model).unwrap_or_default()
                 ),
             ),
-            "model.refusal" => (
+            ev::MODEL_REFUSAL => (
                 Role::Error,
                 format!(
                     "model refused: {}",
@@ -175,7 +175,7 @@ impl<W: Write> Pretty<W> {
                 Role::Dim,
                 format!("stderr: {}", str_of(e.text).unwrap_or_default()),
             ),
-            "hook.response" => (
+            ev::HOOK_RESPONSE => (
                 Role::Dim,
                 format!(
                     "hook {} {}: {}",
@@ -186,8 +186,8 @@ impl<W: Write> Pretty<W> {
                         .unwrap_or_default()
                 ),
             ),
-            "task.started" => return Ok(()),
-            "task.progress" => {
+            ev::TASK_STARTED => return Ok(()),
+            ev::TASK_PROGRESS => {
                 let t = format!(
                     "{} {}",
                     str_of(e.description).unwrap_or_default(),
@@ -197,7 +197,7 @@ impl<W: Write> Pretty<W> {
                 );
                 (Role::Dim, t)
             }
-            "task.notification" => {
+            ev::TASK_NOTIFICATION => {
                 if self.task_done(e)? {
                     return Ok(());
                 }
@@ -210,12 +210,12 @@ impl<W: Write> Pretty<W> {
                     ),
                 )
             }
-            "status" => match str_of(e.status) {
+            ev::STATUS => match str_of(e.status) {
                 Some(st) if st != "requesting" => (Role::Dim, format!("status: {st}")),
                 _ => return Ok(()),
             },
-            "local_command.output" => (Role::Text, str_of(e.content).unwrap_or_default()),
-            "informational" | "notification" => (
+            ev::LOCAL_COMMAND_OUTPUT => (Role::Text, str_of(e.content).unwrap_or_default()),
+            ev::INFORMATIONAL | ev::NOTIFICATION => (
                 if str_of(e.level).as_deref() == Some("error") {
                     Role::Error
                 } else {
@@ -225,11 +225,11 @@ impl<W: Write> Pretty<W> {
                     .or_else(|| str_of(e.text))
                     .unwrap_or_else(|| meta.kind.into()),
             ),
-            "session.title" => (
+            ev::SESSION_TITLE => (
                 Role::Dim,
                 format!("title: {}", str_of(e.title).unwrap_or_default()),
             ),
-            "session.reset" => (Role::Warn, "session reset".into()),
+            ev::SESSION_RESET => (Role::Warn, "session reset".into()),
             ev::USER_BLOCK => (
                 Role::Prompt,
                 format!(
@@ -245,7 +245,7 @@ impl<W: Write> Pretty<W> {
             _ => self.t.g.note,
         };
         let g = match meta.kind {
-            "task.progress" | "task.notification" => self
+            ev::TASK_PROGRESS | ev::TASK_NOTIFICATION => self
                 .subs
                 .task_gutter(e.tool_use_id.as_deref())
                 .unwrap_or_else(|| self.gutter(e)),

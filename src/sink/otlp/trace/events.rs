@@ -22,7 +22,7 @@ impl Trace {
                 let attrs = attr::fields(ev, &keys, "boo_normalize.diagnostic.");
                 self.root_event("boo_normalize.diagnostic", now, attrs);
             }
-            "api.retry" => {
+            kind::API_RETRY => {
                 let keys = [
                     "attempt",
                     "max_retries",
@@ -33,7 +33,7 @@ impl Trace {
                 let attrs = attr::fields(ev, &keys, "boo_normalize.retry.");
                 self.root_event("boo_normalize.api_retry", now, attrs);
             }
-            "model.fallback" => {
+            kind::MODEL_FALLBACK => {
                 self.fallback = text(ev, "fallback_model").map(Cow::into_owned);
                 let keys = ["original_model", "fallback_model", "trigger"];
                 let attrs = attr::fields(ev, &keys, "boo_normalize.fallback.");
@@ -47,7 +47,7 @@ impl Trace {
                 let attrs = attr::fields(ev, &["error"], "boo_normalize.stream.");
                 self.root_event("boo_normalize.stream_error", now, attrs);
             }
-            "permission.denied" => {
+            kind::PERMISSION_DENIED => {
                 // Why the call did not run (a rule, a hook, auto mode's safety check), on the
                 // call's span; its error result alone would only say the tool failed.
                 let keys = ["tool_name", "tool_use_id", "decision_reason", "message"];
@@ -58,10 +58,10 @@ impl Trace {
                 }
                 self.tool_event("boo_normalize.permission_denied", ev, now, attrs);
             }
-            "task.started" | "task.notification" => {
+            kind::TASK_STARTED | kind::TASK_NOTIFICATION => {
                 // A background task (a command, a subagent) runs past its tool call's span: when
                 // it started and how it ended. Its description and summary are content (opt-in).
-                let (name, keys): (&str, &[&str]) = if kind == "task.started" {
+                let (name, keys): (&str, &[&str]) = if kind == kind::TASK_STARTED {
                     (
                         "boo_normalize.task_started",
                         &["task_id", "tool_use_id", "task_type"],
@@ -82,7 +82,7 @@ impl Trace {
                 }
                 self.root_event(name, now, attrs);
             }
-            "compact.boundary" => {
+            kind::COMPACT_BOUNDARY => {
                 // The conversation was compacted (manual /compact or automatic): what it held
                 // before and after.
                 let mut attrs =
@@ -96,7 +96,7 @@ impl Trace {
                 }
                 self.root_event("boo_normalize.compact_boundary", now, attrs);
             }
-            "informational" => {
+            kind::INFORMATIONAL => {
                 let mut attrs = attr::fields(ev, &["level", "content"], "boo_normalize.info.");
                 if let Some(extra) = ev.value("extra") {
                     attrs.extend(attr::fields(&extra, &["tag"], "boo_normalize.info."));
