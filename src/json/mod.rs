@@ -12,7 +12,7 @@ use simd_json::{Buffers, Node, StaticNode, Tape};
 pub mod depth;
 pub mod fields;
 mod hollow;
-mod literal;
+pub(crate) mod literal;
 mod out;
 mod raw;
 mod reference;

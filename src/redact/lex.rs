@@ -13,6 +13,8 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
+pub(crate) use crate::json::literal::decode;
+
 /// One open container.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Frame {
@@ -245,88 +247,6 @@ impl<'a, 's> Lexer<'a, 's> {
                 out.push_str(itoa::Buffer::new().format(f.index));
             }
         }
-    }
-}
-
-fn hex4(b: &[u8]) -> Option<u16> {
-    if b.len() < 4 {
-        return None;
-    }
-    let s = std::str::from_utf8(&b[..4]).ok()?;
-    u16::from_str_radix(s, 16).ok()
-}
-
-/// Decode the inside of a JSON string literal (lenient: a bad escape is kept as is). With
-/// `map`, `map[i]` is the raw offset the decoded byte `i` came from, plus one final entry for
-/// the end.
-pub(crate) fn decode(raw: &[u8], out: &mut Vec<u8>, mut map: Option<&mut Vec<u32>>) {
-    out.clear();
-    if let Some(m) = map.as_deref_mut() {
-        m.clear();
-    }
-    let mut i = 0;
-    while i < raw.len() {
-        // A run without escapes.
-        let run = memchr::memchr(b'\\', &raw[i..]).unwrap_or(raw.len() - i);
-        if run > 0 {
-            out.extend_from_slice(&raw[i..i + run]);
-            if let Some(m) = map.as_deref_mut() {
-                m.extend((i..i + run).map(|x| x as u32));
-            }
-            i += run;
-            continue;
-        }
-        let at = i;
-        let before = out.len();
-        if i + 1 >= raw.len() {
-            out.push(b'\\');
-            i += 1;
-        } else {
-            let e = raw[i + 1];
-            i += 2;
-            match e {
-                b'"' | b'\\' | b'/' => out.push(e),
-                b'n' => out.push(b'\n'),
-                b't' => out.push(b'\t'),
-                b'r' => out.push(b'\r'),
-                b'b' => out.push(8),
-                b'f' => out.push(12),
-                b'u' => match hex4(&raw[i..]) {
-                    Some(u) => {
-                        i += 4;
-                        let mut cp = u32::from(u);
-                        if (0xD800..0xDC00).contains(&u) {
-                            let lo = (raw.get(i) == Some(&b'\\') && raw.get(i + 1) == Some(&b'u'))
-                                .then(|| hex4(&raw[i + 2..]))
-                                .flatten()
-                                .filter(|l| (0xDC00..0xE000).contains(l));
-                            match lo {
-                                Some(l) => {
-                                    i += 6;
-                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (u32::from(l) - 0xDC00);
-                                }
-                                None => cp = 0xFFFD,
-                            }
-                        } else if (0xDC00..0xE000).contains(&u) {
-                            cp = 0xFFFD;
-                        }
-                        let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
-                        let mut buf = [0u8; 4];
-                        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                    }
-                    None => out.extend_from_slice(&raw[at..i]),
-                },
-                _ => out.extend_from_slice(&raw[at..i]),
-            }
-        }
-        if let Some(m) = map.as_deref_mut() {
-            for _ in before..out.len() {
-                m.push(at as u32);
-            }
-        }
-    }
-    if let Some(m) = map {
-        m.push(raw.len() as u32);
     }
 }
 
