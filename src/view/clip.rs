@@ -325,60 +325,17 @@ fn line_of(src: &Source<'_>, start: usize, end: usize, max: usize) -> String {
     }
 }
 
-/// Decode an escaped JSON string inside (valid JSON), stopping after `max` bytes.
+/// Decode an escaped JSON string inside (valid JSON), keeping at most `max` bytes (whole
+/// characters). Only a prefix is decoded: an escape takes at most 6 bytes of `raw` for each byte
+/// it stands for, so `6 × max` bytes (plus one escape) decode to `max` bytes or more.
 pub fn decode(raw: &str, max: usize) -> String {
-    let mut out = String::with_capacity(raw.len().min(max));
-    let b = raw.as_bytes();
-    let mut pos = 0;
-    while out.len() < max {
-        let Some(off) = memchr::memchr(b'\\', &b[pos..]) else {
-            push_cut(&mut out, &raw[pos..], max);
-            break;
-        };
-        push_cut(&mut out, &raw[pos..pos + off], max);
-        let i = pos + off;
-        let (c, next) = match b.get(i + 1) {
-            Some(b'u') => {
-                let hex = |at: usize| {
-                    raw.get(at..at + 4)
-                        .and_then(|h| u32::from_str_radix(h, 16).ok())
-                };
-                let hi = hex(i + 2).unwrap_or(0xfffd);
-                if (0xd800..0xdc00).contains(&hi)
-                    && raw.get(i + 6..i + 8) == Some("\\u")
-                    && let Some(lo @ 0xdc00..=0xdfff) = hex(i + 8)
-                {
-                    let c = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
-                    (char::from_u32(c).unwrap_or('\u{fffd}'), i + 12)
-                } else {
-                    (char::from_u32(hi).unwrap_or('\u{fffd}'), i + 6)
-                }
-            }
-            Some(&e) => (
-                match e {
-                    b'n' => '\n',
-                    b't' => '\t',
-                    b'r' => '\r',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    other => char::from(other),
-                },
-                i + 2,
-            ),
-            None => break,
-        };
-        if out.len() + c.len_utf8() > max {
-            break;
-        }
-        out.push(c);
-        pos = next.min(b.len());
-    }
-    out
-}
-
-fn push_cut(out: &mut String, s: &str, max: usize) {
-    let room = max.saturating_sub(out.len());
-    out.push_str(&s[..floor(s, room)]);
+    let take = floor(raw, max.saturating_mul(6).saturating_add(12));
+    let mut out = Vec::with_capacity(take.min(max));
+    crate::json::literal::decode(&raw.as_bytes()[..take], &mut out, None);
+    let mut text = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    text.truncate(floor(&text, max));
+    text
 }
 
 #[cfg(test)]
@@ -387,6 +344,25 @@ mod tests {
 
     fn text(s: &str) -> Vec<Source<'_>> {
         vec![Source::Text(Cow::Borrowed(s))]
+    }
+
+    proptest::proptest! {
+        /// The bounded decode is serde_json's reading of the literal, cut to whole characters
+        /// within `max` bytes.
+        #[test]
+        fn decode_is_a_json_reading_cut_to_max(
+            text in r#"[a-z"\\\n\t\x01é😀日]{0,60}"#,
+            max in 0usize..80,
+        ) {
+            let lit = serde_json::to_string(&text).unwrap();
+            // Escapes of every width: \u00XX for controls, surrogate pairs, two-byte escapes.
+            let lit = lit.replace('é', "\\u00e9").replace('😀', "\\ud83d\\ude00");
+            let inside = &lit[1..lit.len() - 1];
+            let whole: String = serde_json::from_str(&lit).unwrap();
+            let mut want = whole.clone();
+            want.truncate(floor(&whole, max));
+            proptest::prop_assert_eq!(decode(inside, max), want);
+        }
     }
 
     #[test]
