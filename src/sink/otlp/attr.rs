@@ -1,15 +1,13 @@
-//! OTLP attribute values and ids: small constructors for `KeyValue`s (scalars, token usage,
+//! OTLP attribute values and ids: small constructors for the spans' `KeyValue`s (scalars, token usage,
 //! envelope fields, error statuses), the deterministic trace and span ids derived from the run
 //! id, and times in Unix nanoseconds.
 
-use opentelemetry_proto::tonic::common::v1::{
-    AnyValue, ArrayValue, KeyValue, any_value::Value as V,
-};
-use opentelemetry_proto::tonic::trace::v1::Status;
-use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+use super::span::{Key, KeyValue, Status, Value};
 use crate::clock::Stamp;
 use crate::json::fields::{self, Fields};
 
@@ -18,41 +16,34 @@ use crate::json::fields::{self, Fields};
 pub const MAX_VALUE: usize = 32 * 1024;
 
 /// A string attribute.
-pub fn str(key: &str, v: impl Into<String>) -> KeyValue {
-    kv(key, V::StringValue(cap(v.into())))
+pub fn str(key: impl Into<Key>, v: impl Into<Cow<'static, str>>) -> KeyValue {
+    kv(key, Value::Str(cap(v.into())))
 }
 
 /// An integer attribute.
-pub fn int(key: &str, v: i64) -> KeyValue {
-    kv(key, V::IntValue(v))
+pub fn int(key: impl Into<Key>, v: i64) -> KeyValue {
+    kv(key, Value::Int(v))
 }
 
 /// A boolean attribute.
-pub fn bool(key: &str, v: bool) -> KeyValue {
-    kv(key, V::BoolValue(v))
+pub fn bool(key: impl Into<Key>, v: bool) -> KeyValue {
+    kv(key, Value::Bool(v))
 }
 
 /// A floating-point attribute.
-pub fn double(key: &str, v: f64) -> KeyValue {
-    kv(key, V::DoubleValue(v))
+pub fn double(key: impl Into<Key>, v: f64) -> KeyValue {
+    kv(key, Value::Double(v))
 }
 
 /// A string-array attribute.
-pub fn strs(key: &str, v: &[String]) -> KeyValue {
-    let values = v
-        .iter()
-        .map(|s| AnyValue {
-            value: Some(V::StringValue(s.clone())),
-        })
-        .collect();
-    kv(key, V::ArrayValue(ArrayValue { values }))
+pub fn strs(key: impl Into<Key>, v: &[String]) -> KeyValue {
+    kv(key, Value::Strs(v.to_vec()))
 }
 
-fn kv(key: &str, v: V) -> KeyValue {
+fn kv(key: impl Into<Key>, value: Value) -> KeyValue {
     KeyValue {
-        key: key.to_owned(),
-        value: Some(AnyValue { value: Some(v) }),
-        ..Default::default()
+        key: key.into(),
+        value,
     }
 }
 
@@ -66,35 +57,34 @@ pub fn set(attrs: &mut Vec<KeyValue>, kv: KeyValue) {
 
 /// Set the string attribute `key` to `v` as [`set`] does, leaving it alone (and allocating
 /// nothing) when it already holds `v`: events repeat a message's model.
-pub fn set_str(attrs: &mut Vec<KeyValue>, key: &str, v: &str) {
+pub fn set_str(attrs: &mut Vec<KeyValue>, key: &'static str, v: &str) {
     match attrs.iter_mut().find(|a| a.key == key) {
         Some(a) => {
-            let same = matches!(
-                &a.value,
-                Some(AnyValue { value: Some(V::StringValue(s)) }) if s == v
-            );
-            if !same {
-                *a = str(key, v);
+            if !matches!(&a.value, Value::Str(s) if s == v) {
+                a.value = Value::Str(cap(Cow::Owned(v.to_owned())));
             }
         }
-        None => attrs.push(str(key, v)),
+        None => attrs.push(str(key, v.to_owned())),
     }
 }
 
-/// Set the integer attribute `key` to `v` as [`set`] does (the key is copied only when new).
-fn set_int(attrs: &mut Vec<KeyValue>, key: &str, v: i64) {
+/// Set the integer attribute `key` to `v` as [`set`] does.
+fn set_int(attrs: &mut Vec<KeyValue>, key: &'static str, v: i64) {
     match attrs.iter_mut().find(|a| a.key == key) {
-        Some(a) => {
-            a.value = Some(AnyValue {
-                value: Some(V::IntValue(v)),
-            })
-        }
+        Some(a) => a.value = Value::Int(v),
         None => attrs.push(int(key, v)),
     }
 }
 
 /// `s`, cut to [`MAX_VALUE`] bytes at a character boundary, with a note of what was cut.
-pub fn cap(mut s: String) -> String {
+pub fn cap(s: Cow<'static, str>) -> Cow<'static, str> {
+    if s.len() <= MAX_VALUE {
+        return s;
+    }
+    Cow::Owned(cap_owned(s.into_owned()))
+}
+
+fn cap_owned(mut s: String) -> String {
     if s.len() <= MAX_VALUE {
         return s;
     }
@@ -188,31 +178,30 @@ fn json_i64(r: &[u8]) -> Option<i64> {
     {
         return std::str::from_utf8(r).ok()?.parse().ok();
     }
-    serde_json::from_slice::<Value>(r).ok()?.as_i64()
+    serde_json::from_slice::<Json>(r).ok()?.as_i64()
 }
 
 /// An error status with `message` (capped).
 pub fn error_status(message: String) -> Status {
     Status {
-        message: cap(message),
-        code: StatusCode::Error as i32,
+        message: cap_owned(message),
     }
 }
 
 /// Where [`fields()`] reads members: a parsed object, or an event's members.
 pub trait Members {
     /// Member `key`, parsed.
-    fn member(&self, key: &str) -> Option<Value>;
+    fn member(&self, key: &str) -> Option<Json>;
 }
 
-impl Members for Value {
-    fn member(&self, key: &str) -> Option<Value> {
+impl Members for Json {
+    fn member(&self, key: &str) -> Option<Json> {
         self.get(key).cloned()
     }
 }
 
 impl Members for Fields<'_> {
-    fn member(&self, key: &str) -> Option<Value> {
+    fn member(&self, key: &str) -> Option<Json> {
         self.value(key)
     }
 }
@@ -224,14 +213,14 @@ pub fn fields(ev: &impl Members, keys: &[&str], prefix: &str) -> Vec<KeyValue> {
     for k in keys {
         let name = format!("{prefix}{k}");
         match ev.member(k) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push(str(&name, s)),
-            Some(Value::Bool(b)) => out.push(bool(&name, b)),
-            Some(Value::Number(n)) => out.push(match n.as_i64() {
-                Some(i) => int(&name, i),
-                None => double(&name, n.as_f64().unwrap_or(0.0)),
+            None | Some(Json::Null) => {}
+            Some(Json::String(s)) => out.push(str(name, s)),
+            Some(Json::Bool(b)) => out.push(bool(name, b)),
+            Some(Json::Number(n)) => out.push(match n.as_i64() {
+                Some(i) => int(name, i),
+                None => double(name, n.as_f64().unwrap_or(0.0)),
             }),
-            Some(v) => out.push(str(&name, v.to_string())),
+            Some(v) => out.push(str(name, v.to_string())),
         }
     }
     out
@@ -253,9 +242,15 @@ mod tests {
     #[test]
     fn long_values_are_capped_at_a_char_boundary() {
         let s = "é".repeat(MAX_VALUE);
-        let c = cap(s);
+        let c = cap(s.into());
         assert!(c.len() < MAX_VALUE + 40);
         assert!(c.ends_with("more bytes]"));
         assert_eq!(cap("short".into()), "short");
+        assert_eq!(error_status("short".into()).message, "short");
+        assert!(
+            error_status("é".repeat(MAX_VALUE))
+                .message
+                .ends_with("more bytes]")
+        );
     }
 }

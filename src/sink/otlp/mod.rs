@@ -17,25 +17,24 @@ pub mod attr;
 pub mod config;
 pub mod export;
 mod json;
+pub mod span;
 pub mod trace;
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::LazyLock;
 
 use memchr::memmem;
 
-use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
-
 use crate::clock::Stamp;
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
-use crate::json::fields::{Fields, Index};
+use crate::json::fields::{self, Fields, Index};
 use crate::sink::{EventCtx, Sink};
 use config::Endpoint;
 use export::Exporter;
+use span::{Batch, Span};
 use trace::Trace;
 
 /// `boo_normalize.run.cause` of the root of an invocation that a later one followed in the same
@@ -99,12 +98,12 @@ impl<W: Write> Otlp<W> {
     }
 
     /// The spans finished so far as one resource's worth.
-    fn resource_spans(&mut self) -> ResourceSpans {
-        let mut attributes: Vec<_> = self
+    fn batch(&mut self) -> Batch {
+        let mut resource: Vec<_> = self
             .opts
             .resource
             .iter()
-            .map(|(k, v)| attr::str(k, v.clone()))
+            .map(|(k, v)| attr::str(k.clone(), v.clone()))
             .collect();
         if let Some(v) = self.trace.cli_version()
             && !self
@@ -113,24 +112,12 @@ impl<W: Write> Otlp<W> {
                 .iter()
                 .any(|(k, _)| k == "service.version")
         {
-            attributes.push(attr::str("service.version", v));
+            resource.push(attr::str("service.version", v.to_owned()));
         }
-        attributes.push(attr::str("boo_normalize.run_id", self.opts.run_id.clone()));
-        ResourceSpans {
-            resource: Some(Resource {
-                attributes,
-                ..Default::default()
-            }),
-            scope_spans: vec![ScopeSpans {
-                scope: Some(InstrumentationScope {
-                    name: "boo-normalize".into(),
-                    version: env!("CARGO_PKG_VERSION").into(),
-                    ..Default::default()
-                }),
-                spans: std::mem::take(&mut self.pending),
-                ..Default::default()
-            }],
-            ..Default::default()
+        resource.push(attr::str("boo_normalize.run_id", self.opts.run_id.clone()));
+        Batch {
+            resource,
+            spans: std::mem::take(&mut self.pending),
         }
     }
 
@@ -140,24 +127,23 @@ impl<W: Write> Otlp<W> {
         if self.pending.is_empty() || (!all && self.pending.len() < LINE_SPANS) {
             return Ok(());
         }
-        let rs = self.resource_spans();
-        match &mut self.dest {
+        let mut batch = self.batch();
+        let res = match &mut self.dest {
             Dest::Lines(w) => {
                 self.line.clear();
-                json::request(&mut self.line, &rs);
+                json::request(&mut self.line, &batch);
                 self.line.raw(b"\n");
-                // The spans' room serves the next line's.
-                if let Some(mut spans) = rs.scope_spans.into_iter().next().map(|s| s.spans) {
-                    spans.clear();
-                    self.pending = spans;
-                }
                 w.write_all(&self.line.buf)
             }
             Dest::Export(x) => {
-                x.send(rs);
+                x.send(batch.to_proto());
                 Ok(())
             }
-        }
+        };
+        // The spans' room serves the next batch's.
+        batch.spans.clear();
+        self.pending = batch.spans;
+        res
     }
 }
 
@@ -194,32 +180,12 @@ impl<W: Write> Otlp<W> {
     }
 }
 
-/// `/message/stop_reason` of the JSON text `line` when it is a string (`None` when the line
-/// is not JSON or nests too deep). Read into a struct that skips every other member without
-/// building it; a line that struct refuses (a repeated member, a `message` that is no object)
-/// is parsed whole, as before.
+/// `/message/stop_reason` of the JSON text `line` when it is a string (the last of a repeated
+/// member, as a parser keeps it), read by stepping over every other member without parsing it.
 fn stop_reason(line: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Line {
-        message: Option<Message>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Message {
-        stop_reason: Option<serde_json::Value>,
-    }
-    if let Ok(l) = crate::json::depth::from_slice::<Line>(line) {
-        return match l.message?.stop_reason? {
-            serde_json::Value::String(s) => Some(s),
-            _ => None,
-        };
-    }
-    crate::json::depth::from_slice::<serde_json::Value>(line)
-        .ok()
-        .and_then(|l| {
-            l.pointer("/message/stop_reason")
-                .and_then(|r| r.as_str())
-                .map(str::to_owned)
-        })
+    let message = fields::member(line, "message")?;
+    let reason = fields::member(message, "stop_reason")?;
+    fields::string(reason).map(Cow::into_owned)
 }
 
 impl<W: Write> Otlp<W> {
@@ -239,8 +205,7 @@ impl<W: Write> Otlp<W> {
             let at = self.trace.last_at().unwrap_or(ctx.stamp);
             self.trace.end(at, NEXT_INVOCATION);
             self.emit(true)?;
-            let n = self.trace.number() + 1;
-            self.trace = Trace::invocation(&self.opts.run_id, n, self.opts.content);
+            self.trace.next_invocation();
         }
         self.trace.event(meta.kind, ev, ctx.stamp, ctx.cli_version);
         if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)

@@ -4,13 +4,13 @@
 
 use std::borrow::Cow;
 
-use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use serde_json::{Value, json};
 
 use super::{Chat, Trace, text};
 use crate::envelope::kind as ek;
 use crate::json::fields::Fields;
 use crate::sink::otlp::attr;
+use crate::sink::otlp::span::SpanKind;
 
 impl Trace {
     /// Whether the chat of message `msg` is open and has no stop reason yet (only then does
@@ -58,21 +58,23 @@ impl Trace {
             // op, provider, ids, models, 4 usage counts, finish reasons (+ content's 2)
             let room = if self.content { 14 } else { 12 };
             let kind = SpanKind::Client;
-            let mut span = self.open(key, "chat", name, kind, &parent, start, room);
-            span.attributes.push(attr::str("gen_ai.response.id", msg));
+            let mut span = self.open(key, "chat", name, kind, parent, start, room);
+            span.attributes
+                .push(attr::str("gen_ai.response.id", msg.to_owned()));
             if !model.is_empty() {
                 span.attributes
                     .push(attr::str("gen_ai.request.model", model.clone()));
             }
             if let Some(s) = text(ev, "session_id") {
-                span.attributes.push(attr::str("gen_ai.conversation.id", s));
+                span.attributes
+                    .push(attr::str("gen_ai.conversation.id", s.into_owned()));
             }
             if self.content && !input.is_empty() {
                 let v = Value::Array(input).to_string();
                 span.attributes.push(attr::str("gen_ai.input.messages", v));
             }
-            self.chat_ids.insert(msg.to_owned(), span.span_id.clone());
-            self.thread(thread).last_chat = Some(span.span_id.clone());
+            self.chat_ids.insert(msg.to_owned(), span.span_id);
+            self.thread(thread).last_chat = Some(span.span_id);
             self.chats.insert(
                 msg.to_owned(),
                 Chat {
@@ -157,7 +159,7 @@ impl Trace {
             return;
         };
         let span = &mut chat.span;
-        span.end_time_unix_nano = chat.last.max(span.start_time_unix_nano);
+        span.end = chat.last.max(span.start);
         if let Some(f) = &chat.finish {
             span.attributes.push(attr::strs(
                 "gen_ai.response.finish_reasons",

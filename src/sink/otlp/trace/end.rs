@@ -2,7 +2,7 @@
 //! end, the root last, with the run's cause and outcome.
 
 use crate::json::fields::Fields;
-use opentelemetry_proto::tonic::trace::v1::Span;
+use crate::sink::otlp::span::Span;
 
 use super::Trace;
 use crate::clock::Stamp;
@@ -29,7 +29,7 @@ impl Trace {
         let mut open: Vec<(String, Span)> = self.tools.drain().collect();
         open.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, mut span) in open {
-            span.end_time_unix_nano = now.max(span.start_time_unix_nano);
+            span.end = now.max(span.start);
             span.status = Some(attr::error_status(
                 "the run ended before the tool's result".into(),
             ));
@@ -44,13 +44,13 @@ impl Trace {
                 .get(&thread)
                 .and_then(|t| t.last)
                 .unwrap_or(now);
-            span.end_time_unix_nano = last.max(span.start_time_unix_nano);
+            span.end = last.max(span.start);
             self.finished.push(span);
         }
         let Some(mut root) = self.root.take() else {
             return;
         };
-        root.end_time_unix_nano = now.max(root.start_time_unix_nano);
+        root.end = now.max(root.start);
         let a = &mut root.attributes;
         if let Some(s) = &self.session_id {
             a.push(attr::str("gen_ai.conversation.id", s.clone()));
@@ -58,7 +58,7 @@ impl Trace {
         if let Some(m) = &self.model {
             a.push(attr::str("gen_ai.request.model", m.clone()));
         }
-        a.push(attr::str("boo_normalize.run.cause", cause));
+        a.push(attr::str("boo_normalize.run.cause", cause.to_owned()));
         if let Some(o) = &self.failed_outcome {
             root.status = Some(attr::error_status(format!(
                 "the run ended with outcome {o}"

@@ -2,14 +2,13 @@
 //! fallbacks, stream errors, background tasks' start and end, compactions and the CLI's
 //! informational notices on the root span; a guard's policy violation and a permission denial on the tool call's span.
 
-use opentelemetry_proto::tonic::common::v1::KeyValue;
-use opentelemetry_proto::tonic::trace::v1::span::Event;
 use std::borrow::Cow;
 
 use super::{Trace, text};
 use crate::envelope::kind;
 use crate::json::fields::Fields;
 use crate::sink::otlp::attr;
+use crate::sink::otlp::span::{Event, KeyValue};
 
 impl Trace {
     /// Envelope events that become span events (others are ignored here).
@@ -61,7 +60,7 @@ impl Trace {
             kind::TASK_STARTED | kind::TASK_NOTIFICATION => {
                 // A background task (a command, a subagent) runs past its tool call's span: when
                 // it started and how it ended. Its description and summary are content (opt-in).
-                let (name, keys): (&str, &[&str]) = if kind == kind::TASK_STARTED {
+                let (name, keys): (&'static str, &[&str]) = if kind == kind::TASK_STARTED {
                     (
                         "boo_normalize.task_started",
                         &["task_id", "tool_use_id", "task_type"],
@@ -147,12 +146,17 @@ impl Trace {
 
     /// A span event `name` on the span of the tool call `ev` names (`tool_use_id`) while it is
     /// open, else on the root.
-    fn tool_event(&mut self, name: &str, ev: &Fields<'_>, now: u64, attributes: Vec<KeyValue>) {
+    fn tool_event(
+        &mut self,
+        name: &'static str,
+        ev: &Fields<'_>,
+        now: u64,
+        attributes: Vec<KeyValue>,
+    ) {
         let e = Event {
-            time_unix_nano: now,
-            name: name.to_owned(),
+            time: now,
+            name,
             attributes,
-            ..Default::default()
         };
         match text(ev, "tool_use_id").and_then(|id| self.tools.get_mut(&*id)) {
             Some(span) => span.events.push(e),
@@ -165,13 +169,12 @@ impl Trace {
     }
 
     /// A span event `name` on the root span.
-    pub(super) fn root_event(&mut self, name: &str, now: u64, attributes: Vec<KeyValue>) {
+    pub(super) fn root_event(&mut self, name: &'static str, now: u64, attributes: Vec<KeyValue>) {
         if let Some(r) = self.root.as_mut() {
             r.events.push(Event {
-                time_unix_nano: now,
-                name: name.to_owned(),
+                time: now,
+                name,
                 attributes,
-                ..Default::default()
             });
         }
     }

@@ -13,8 +13,6 @@ use std::collections::{HashMap, HashSet};
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type Set<K> = HashSet<K, foldhash::fast::RandomState>;
 
-use opentelemetry_proto::tonic::trace::v1::Span;
-use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use std::borrow::Cow;
 
 use serde_json::{Value, json};
@@ -27,6 +25,7 @@ mod tests;
 mod tools;
 
 use super::attr;
+use super::span::{Span, SpanKind};
 use crate::clock::Stamp;
 use crate::envelope::kind as ek;
 use crate::json::fields::Fields;
@@ -44,6 +43,13 @@ fn sized<K, V>() -> Map<K, V> {
     Map::with_capacity_and_hasher(ROOM, Default::default())
 }
 
+/// `m`'s room, emptied (taken from `m`).
+fn emptied<K, V>(m: &mut Map<K, V>) -> Map<K, V> {
+    let mut m = std::mem::take(m);
+    m.clear();
+    m
+}
+
 /// A `chat` span still open (its message may get more blocks or its usage).
 struct Chat {
     span: Span,
@@ -56,7 +62,7 @@ struct Chat {
 
 /// A tool call seen: its span's id and start, and what a subagent it starts is called.
 struct Call {
-    span_id: Vec<u8>,
+    span_id: [u8; 8],
     start: u64,
     /// `subagent_type` of its input, else the tool's name.
     agent: String,
@@ -71,7 +77,7 @@ struct Thread {
     /// Time of the thread's last event: a new API message of the thread starts here.
     last: Option<u64>,
     /// The most recent chat span: parent of tool calls that name no message.
-    last_chat: Option<Vec<u8>>,
+    last_chat: Option<[u8; 8]>,
     /// Input parts since the previous chat span (content on only).
     input: Vec<Value>,
 }
@@ -86,13 +92,13 @@ pub struct Trace {
     invocation: u32,
     /// When the trace's last event arrived.
     last_at: Option<Stamp>,
-    trace_id: Vec<u8>,
+    trace_id: [u8; 16],
     content: bool,
     root: Option<Span>,
     ended: bool,
     chats: Map<String, Chat>,
     /// Span ids of chats already finished, by message id (late tool calls still find them).
-    chat_ids: Map<String, Vec<u8>>,
+    chat_ids: Map<String, [u8; 8]>,
     tools: Map<String, Span>,
     /// Tool calls, open or finished, by tool_use_id.
     calls: Map<String, Call>,
@@ -128,13 +134,23 @@ impl Trace {
     /// The trace of the `n`-th `claude` invocation of run `run_id` (a log holding several runs
     /// one after the other): its own trace id and root, derived from the run id and `n`.
     pub fn invocation(run_id: &str, n: u32, content: bool) -> Self {
+        let mut t = Self::roomless(run_id, n, content);
+        t.chat_ids = sized();
+        t.calls = sized();
+        t.keys = sized();
+        t.used = Set::with_capacity_and_hasher(ROOM, Default::default());
+        t
+    }
+
+    /// [`Trace::invocation`] with maps that have no room yet.
+    fn roomless(run_id: &str, n: u32, content: bool) -> Self {
         let seed = match n {
             1 => run_id.to_owned(),
             n => format!("{run_id}#{n}"),
         };
         Trace {
             run_id: run_id.to_owned(),
-            trace_id: attr::trace_id(&seed).to_vec(),
+            trace_id: attr::trace_id(&seed),
             seed,
             invocation: n,
             last_at: None,
@@ -142,14 +158,14 @@ impl Trace {
             root: None,
             ended: false,
             chats: Map::default(),
-            chat_ids: sized(),
+            chat_ids: Map::default(),
             tools: Map::default(),
-            calls: sized(),
+            calls: Map::default(),
             agents: Map::default(),
             main: Thread::default(),
             threads: Map::default(),
-            used: Set::with_capacity_and_hasher(ROOM, Default::default()),
-            keys: sized(),
+            used: Set::default(),
+            keys: Map::default(),
             finished: Vec::new(),
             session_id: None,
             model: None,
@@ -163,6 +179,20 @@ impl Trace {
     /// The Claude Code version, once known (resource attribute).
     pub fn cli_version(&self) -> Option<&str> {
         self.cli_version.as_deref()
+    }
+
+    /// Make this the trace of the run's next invocation (see [`Trace::invocation`]), keeping the
+    /// room of its maps.
+    pub fn next_invocation(&mut self) {
+        let n = self.invocation + 1;
+        let mut next = Trace::roomless(&self.run_id, n, self.content);
+        next.chat_ids = emptied(&mut self.chat_ids);
+        next.calls = emptied(&mut self.calls);
+        next.keys = emptied(&mut self.keys);
+        next.used = std::mem::take(&mut self.used);
+        next.used.clear();
+        next.finished = std::mem::take(&mut self.finished);
+        *self = next;
     }
 
     /// Which invocation of the run this trace is (1-based).
@@ -207,7 +237,7 @@ impl Trace {
         op: &'static str,
         name: String,
         kind: SpanKind,
-        parent: &[u8],
+        parent: Option<[u8; 8]>,
         start: u64,
         room: usize,
     ) -> Span {
@@ -236,23 +266,21 @@ impl Trace {
             attr::str("gen_ai.provider.name", PROVIDER),
         ]);
         Span {
-            trace_id: self.trace_id.clone(),
-            span_id: id.to_vec(),
-            parent_span_id: parent.to_vec(),
+            trace_id: self.trace_id,
+            span_id: id,
+            parent,
             name,
-            kind: kind as i32,
-            start_time_unix_nano: start,
-            end_time_unix_nano: start,
+            kind,
+            start,
+            end: start,
             attributes,
-            ..Default::default()
+            events: Vec::new(),
+            status: None,
         }
     }
 
-    fn root_id(&self) -> Vec<u8> {
-        self.root
-            .as_ref()
-            .map(|r| r.span_id.clone())
-            .unwrap_or_default()
+    fn root_id(&self) -> Option<[u8; 8]> {
+        self.root.as_ref().map(|r| r.span_id)
     }
 
     /// Handle one envelope event of type `kind` (its members `ev`) that arrived at `at`.
@@ -270,7 +298,7 @@ impl Trace {
                 "invoke_agent",
                 name,
                 internal,
-                &[],
+                None,
                 now,
                 10,
             );
@@ -295,8 +323,9 @@ impl Trace {
             self.session_id = Some(s.into_owned());
         }
         let thread = text(ev, "parent_tool_use_id").unwrap_or_default();
-        if let Some(msg) = text(ev, "message_id") {
-            self.message_event(kind, &msg, &thread, ev, now);
+        let msg = text(ev, "message_id");
+        if let Some(msg) = &msg {
+            self.message_event(kind, msg, &thread, ev, now);
         }
         match kind {
             ek::SESSION_INIT => {
@@ -308,7 +337,7 @@ impl Trace {
                     self.cli_version.get_or_insert_with(|| v.into_owned());
                 }
             }
-            ek::TOOL_CALL => self.tool_call(&thread, ev, now),
+            ek::TOOL_CALL => self.tool_call(&thread, msg.as_deref(), ev, now),
             ek::TOOL_RESULT => self.tool_result(&thread, ev, now),
             ek::USER_TEXT if self.content => {
                 if let Some(t) = text(ev, "text") {
@@ -335,17 +364,17 @@ impl Trace {
     /// The span a new chat of `thread` hangs under, and its start: the root for the main
     /// conversation; for a subagent its `invoke_agent` span (opened on first need, under the
     /// tool call that started it).
-    fn thread_parent(&mut self, thread: &str, now: u64) -> (Vec<u8>, u64) {
+    fn thread_parent(&mut self, thread: &str, now: u64) -> (Option<[u8; 8]>, u64) {
         if thread.is_empty() {
-            let start = self.root.as_ref().map_or(now, |r| r.start_time_unix_nano);
+            let start = self.root.as_ref().map_or(now, |r| r.start);
             return (self.root_id(), start);
         }
         if let Some(a) = self.agents.get(thread) {
-            return (a.span_id.clone(), a.start_time_unix_nano);
+            return (Some(a.span_id), a.start);
         }
         let (parent, start, name, description) = match self.calls.get(thread) {
             Some(c) => (
-                c.span_id.clone(),
+                Some(c.span_id),
                 c.start.min(now),
                 c.agent.clone(),
                 c.description.clone(),
@@ -357,21 +386,21 @@ impl Trace {
             "invoke_agent",
             format!("invoke_agent {name}"),
             SpanKind::Internal,
-            &parent,
+            parent,
             start,
             5,
         );
         span.attributes.extend([
             attr::str("gen_ai.agent.name", name),
-            attr::str("boo_normalize.parent_tool_use_id", thread),
+            attr::str("boo_normalize.parent_tool_use_id", thread.to_owned()),
         ]);
         if let Some(d) = description {
             span.attributes
                 .push(attr::str("gen_ai.agent.description", d));
         }
-        let id = span.span_id.clone();
+        let id = span.span_id;
         self.agents.insert(thread.to_owned(), span);
-        (id, start)
+        (Some(id), start)
     }
 }
 

@@ -26,7 +26,7 @@ fn at(us: i64) -> Stamp {
 
 /// Span names and ids in emission order for a run that ends with many messages and tool
 /// calls still open.
-fn cut_short_run() -> Vec<(String, Vec<u8>)> {
+fn cut_short_run() -> Vec<(String, [u8; 8])> {
     let mut t = Trace::new("r", false);
     for i in 0..12 {
         let msg = format!("msg_{i}");
@@ -82,7 +82,7 @@ fn repeated_message_ids_get_distinct_span_ids_in_linear_time() {
     }
     t.end(at(n), "eof");
     let spans = t.take_finished();
-    let ids: std::collections::HashSet<_> = spans.iter().map(|s| s.span_id.clone()).collect();
+    let ids: std::collections::HashSet<_> = spans.iter().map(|s| s.span_id).collect();
     assert_eq!(ids.len(), spans.len());
     assert!(spans.len() > n as usize, "{}", spans.len());
 }
@@ -110,7 +110,7 @@ fn a_call_without_id_has_a_span_and_a_result_without_id_is_noted() {
     assert_eq!(tools.len(), 2, "one span per call");
     assert_ne!(tools[0].span_id, tools[1].span_id);
     for s in &tools {
-        let keys: Vec<&str> = s.attributes.iter().map(|a| a.key.as_str()).collect();
+        let keys: Vec<&str> = s.attributes.iter().map(|a| &*a.key).collect();
         assert!(!keys.contains(&"gen_ai.tool.call.id"), "{keys:?}");
         assert!(
             keys.contains(&"boo_normalize.tool.call_id_missing"),
@@ -193,7 +193,7 @@ fn a_permission_denial_is_on_the_call_and_a_notice_on_the_root() {
         .iter()
         .find(|e| e.name == "boo_normalize.permission_denied")
         .unwrap();
-    let keys: Vec<&str> = e.attributes.iter().map(|a| a.key.as_str()).collect();
+    let keys: Vec<&str> = e.attributes.iter().map(|a| &*a.key).collect();
     assert!(
         keys.contains(&"boo_normalize.permission.decision_reason"),
         "{keys:?}"
@@ -236,8 +236,8 @@ fn a_background_task_and_a_compaction_are_root_events() {
             .events
             .iter()
             .map(|e| {
-                let keys = e.attributes.iter().map(|a| a.key.as_str()).collect();
-                (e.name.as_str(), keys)
+                let keys = e.attributes.iter().map(|a| &*a.key).collect();
+                (e.name, keys)
             })
             .collect();
         assert_eq!(events[0].0, "boo_normalize.task_started");

@@ -2,27 +2,31 @@
 //! id ends where it starts), with what a subagent it starts is called.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
-use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use memchr::memmem;
+
 use serde_json::{Value, json};
 
 use super::{Call, Trace, text};
 use crate::json::fields::{self, Fields};
 use crate::sink::otlp::attr;
+use crate::sink::otlp::span::SpanKind;
 
 impl Trace {
-    pub(super) fn tool_call(&mut self, thread: &str, ev: &Fields<'_>, now: u64) {
+    /// A tool call of the message `msg` (when the event names one).
+    pub(super) fn tool_call(&mut self, thread: &str, msg: Option<&str>, ev: &Fields<'_>, now: u64) {
         let id = text(ev, "tool_use_id");
         let id = id.as_deref();
         if id.is_some_and(|id| self.calls.contains_key(id)) {
             return;
         }
-        let name = text(ev, "name");
-        let name = name.as_deref().unwrap_or("unknown");
-        let parent = text(ev, "message_id")
-            .and_then(|m| self.chat_ids.get(&*m).cloned())
-            .or_else(|| self.thread(thread).last_chat.clone())
-            .unwrap_or_else(|| self.thread_parent(thread, now).0);
+        let named = text(ev, "name");
+        let name = named.as_deref().unwrap_or("unknown");
+        let parent = msg
+            .and_then(|m| self.chat_ids.get(m).copied())
+            .or_else(|| self.thread(thread).last_chat)
+            .or_else(|| self.thread_parent(thread, now).0);
         // A call without id (the CLI's block had none) still gets its span, keyed by the event's
         // seq; it carries no gen_ai.tool.call.id, is never paired and ends where it starts.
         let key = match id {
@@ -32,17 +36,19 @@ impl Trace {
         let span_name = format!("execute_tool {name}");
         let internal = SpanKind::Internal;
         let (op, room) = ("execute_tool", 8);
-        let mut span = self.open(key, op, span_name, internal, &parent, now, room);
+        let mut span = self.open(key, op, span_name, internal, parent, now, room);
         let server = ev.bool("server").unwrap_or(false);
-        span.attributes.push(attr::str("gen_ai.tool.name", name));
+        span.attributes
+            .push(attr::str("gen_ai.tool.name", name.to_owned()));
         if let Some(id) = id {
-            span.attributes.push(attr::str("gen_ai.tool.call.id", id));
+            span.attributes
+                .push(attr::str("gen_ai.tool.call.id", id.to_owned()));
         }
         span.attributes.push(attr::str(
             "gen_ai.tool.type",
             if server { "extension" } else { "function" },
         ));
-        if text(ev, "name").is_none() {
+        if named.is_none() {
             span.attributes
                 .push(attr::bool("boo_normalize.tool.name_missing", true));
         }
@@ -62,14 +68,17 @@ impl Trace {
             self.finished.push(span);
             return;
         };
-        let [agent, description] = ev.raw("input").map_or([None; 2], |i| {
-            fields::members_named(i, ["subagent_type", "description"])
-        });
+        let [agent, description] = ev
+            .raw("input")
+            .filter(|i| may_name_agent(i))
+            .map_or([None; 2], |i| {
+                fields::members_named(i, ["subagent_type", "description"])
+            });
         let agent = agent.and_then(fields::string);
         let agent = agent.as_deref().unwrap_or(name);
         let description = description.and_then(fields::string).map(Cow::into_owned);
         let call = Call {
-            span_id: span.span_id.clone(),
+            span_id: span.span_id,
             start: now,
             agent: agent.to_owned(),
             description,
@@ -104,7 +113,7 @@ impl Trace {
         let Some(mut span) = self.tools.remove(id) else {
             return;
         };
-        span.end_time_unix_nano = now.max(span.start_time_unix_nano);
+        span.end = now.max(span.start);
         if ev.bool("is_error") == Some(true) {
             let msg = match (&content, self.content) {
                 (Some(c), true) => c.clone(),
@@ -121,4 +130,15 @@ impl Trace {
         }
         self.finished.push(span);
     }
+}
+
+/// Whether the tool input `input` (raw JSON) may have a `subagent_type` or `description`
+/// member: only when those bytes are in it, or a `\u` escape (the only way to spell a letter of
+/// a key otherwise). Most inputs (commands, paths, file contents) have neither, and are not
+/// read member by member.
+fn may_name_agent(input: &[u8]) -> bool {
+    static NEEDLES: LazyLock<[memmem::Finder<'static>; 3]> = LazyLock::new(|| {
+        [b"subagent_type".as_slice(), b"description", b"\\u"].map(memmem::Finder::new)
+    });
+    NEEDLES.iter().any(|f| f.find(input).is_some())
 }
