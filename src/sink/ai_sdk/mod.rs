@@ -61,6 +61,7 @@ pub use tools::{GENERATED_ID, UNNAMED, UNPAIRED};
 /// Sets of ids from the events (foldhash: only ever asked whether they hold an id, never
 /// iterated).
 type Set<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The headers a server must send with this profile, as (name, value).
 pub const HEADERS: &[(&str, &str)] = &[
@@ -118,10 +119,8 @@ pub struct AiSdk<W: Write> {
     /// Text and reasoning streamed as deltas without a message id since the last message start
     /// (indexed by [`Part::slot`]): the final event of such a message cannot be matched by id.
     unnamed: [String; 2],
-    tools_started: Set<String>,
-    tools_known: Set<String>,
-    /// Calls whose output chunk was written (a revised input no longer replaces theirs).
-    tools_done: Set<String>,
+    /// What went out for each tool call, by its id.
+    tools: Map<String, tools::Sent>,
     last_turn: Option<LastTurn>,
     /// The members of an event the pipeline did not index (a sink driven on its own).
     index: Index,
@@ -141,9 +140,7 @@ impl<W: Write> AiSdk<W> {
             open: BTreeMap::new(),
             streamed: Set::default(),
             unnamed: Default::default(),
-            tools_started: Set::default(),
-            tools_known: Set::default(),
-            tools_done: Set::default(),
+            tools: Map::default(),
             last_turn: None,
             index: Index::default(),
         }

@@ -15,7 +15,31 @@ pub const UNNAMED: &str = "unknown";
 /// The data chunk type of a tool result whose envelope `tool_use_id` is null.
 pub const UNPAIRED: &str = "data-unpaired-tool-result";
 
+/// What the stream said of one tool call so far.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Sent {
+    /// `tool-input-start` (its input streams).
+    started: bool,
+    /// The call itself (`tool-input-available` or `-error`): its result has a part to go to.
+    called: bool,
+    /// Its output chunk (a revised input no longer replaces it).
+    done: bool,
+}
+
 impl<W: Write> AiSdk<W> {
+    /// What went out for call `id`, made on first need.
+    fn sent(&mut self, id: &str) -> &mut Sent {
+        if !self.tools.contains_key(id) {
+            self.tools.insert(id.to_owned(), Sent::default());
+        }
+        self.tools.get_mut(id).expect("inserted above")
+    }
+
+    /// Whether call `id`'s call went out and its output did not.
+    fn open_call(&self, id: &str) -> bool {
+        self.tools.get(id).is_some_and(|s| s.called && !s.done)
+    }
+
     /// `tool.input.delta`: `tool-input-start` once per call, then `tool-input-delta`.
     pub(super) fn tool_input_delta(&mut self, e: &Ev<'_>) {
         // Without an id the deltas have no part to stream into; the tool.call that
@@ -24,7 +48,7 @@ impl<W: Write> AiSdk<W> {
             return;
         };
         self.step(None);
-        if self.tools_started.insert(id.to_owned()) {
+        if !std::mem::replace(&mut self.sent(id).started, true) {
             let o = self.chunk("tool-input-start");
             o.key("toolCallId");
             o.str(id);
@@ -62,7 +86,7 @@ impl<W: Write> AiSdk<W> {
         let server = e.server == Some(true);
         self.step(msg);
         if generated_id.is_none() {
-            self.tools_known.insert(id.to_owned());
+            self.sent(id).called = true;
         }
         let ty = if e.input_error.is_some() {
             "tool-input-error"
@@ -112,10 +136,10 @@ impl<W: Write> AiSdk<W> {
             self.end_chunk();
             return;
         };
-        if !self.tools_known.contains(id) {
-            return;
+        match self.tools.get_mut(id) {
+            Some(s) if s.called => s.done = true,
+            _ => return,
         }
-        self.tools_done.insert(id.to_owned());
         let server = e.server == Some(true);
         if e.is_error == Some(true) {
             let text = e.content.map_or_else(String::new, error_text);
@@ -141,7 +165,7 @@ impl<W: Write> AiSdk<W> {
         let Some(id) = e.tool_use_id.as_deref() else {
             return;
         };
-        if !self.tools_known.contains(id) || self.tools_done.contains(id) {
+        if !self.open_call(id) {
             return;
         }
         let o = self.chunk("tool-input-available");
