@@ -255,6 +255,30 @@ impl<W: Write> AiSdk<W> {
         }
     }
 
+    /// Whether the translation reads event `meta`: the run's first event (it opens the stream)
+    /// and the kinds [`AiSdk::translate`] makes chunks of. The others (usage, progress, notices
+    /// of the CLI) make none and are not read.
+    fn reads(&self, meta: &EventMeta) -> bool {
+        !self.started
+            || matches!(
+                meta.kind,
+                kind::SESSION_INIT
+                    | kind::MESSAGE_START
+                    | kind::TEXT_DELTA
+                    | kind::THINKING_DELTA
+                    | kind::BLOCK_STOP
+                    | kind::MESSAGE_STOP
+                    | kind::TEXT
+                    | kind::THINKING
+                    | kind::TOOL_INPUT_DELTA
+                    | kind::TOOL_CALL
+                    | kind::TOOL_CALL_REVISED
+                    | kind::TOOL_RESULT
+                    | kind::TURN_END
+                    | kind::RUN_END
+            )
+    }
+
     fn translate(&mut self, meta: &EventMeta, e: &Ev<'_>) {
         let init = meta.kind == kind::SESSION_INIT && !self.metadata_sent;
         if !self.started || init {
@@ -361,6 +385,7 @@ impl<W: Write> AiSdk<W> {
                 });
             }
             kind::RUN_END => self.run_end(e),
+            // Not read once the stream started (see `reads`).
             _ => {}
         }
     }
@@ -455,11 +480,14 @@ impl<W: Write> Sink for AiSdk<W> {
         true
     }
 
-    fn wants_fields(&self, _: &EventMeta) -> bool {
-        true
+    fn wants_fields(&self, meta: &EventMeta) -> bool {
+        self.reads(meta)
     }
 
     fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
+        if !self.reads(meta) {
+            return Ok(());
+        }
         self.out.buf.clear();
         self.ends.clear();
         let mut own = std::mem::take(&mut self.index);
