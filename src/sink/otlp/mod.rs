@@ -71,9 +71,6 @@ pub struct Otlp<W: Write> {
     line: Out,
     /// The members of an event the pipeline did not index (a sink driven on its own).
     index: Index,
-    /// The last input line read for its message's stop reason, and what it said (the events of
-    /// one line share it).
-    stop_line: Option<(Vec<u8>, Option<String>)>,
 }
 
 impl<W: Write> Otlp<W> {
@@ -93,7 +90,6 @@ impl<W: Write> Otlp<W> {
             dest,
             line: Out::default(),
             index: Index::default(),
-            stop_line: None,
         }
     }
 
@@ -159,33 +155,17 @@ impl<W: Write> Otlp<W> {
                     kind::MESSAGE_START | kind::MESSAGE_DELTA | kind::MESSAGE_STOP
                 ))
     }
-
-    /// The `message.stop_reason` string of the input line `raw` (assistant lines of some CLI
-    /// versions carry it), read once per line.
-    fn stop_reason_of(&mut self, raw: &[u8]) -> Option<String> {
-        static KEY: LazyLock<memmem::Finder<'static>> =
-            LazyLock::new(|| memmem::Finder::new(b"\"stop_reason\":\""));
-        KEY.find(raw)?;
-        if let Some((line, reason)) = &self.stop_line
-            && line.as_slice() == raw
-        {
-            return reason.clone();
-        }
-        let reason = stop_reason(raw);
-        let (line, _) = self.stop_line.get_or_insert_default();
-        line.clear();
-        line.extend_from_slice(raw);
-        self.stop_line.as_mut().expect("set above").1 = reason.clone();
-        reason
-    }
 }
 
-/// `/message/stop_reason` of the JSON text `line` when it is a string (the last of a repeated
-/// member, as a parser keeps it), read by stepping over every other member without parsing it.
-fn stop_reason(line: &[u8]) -> Option<String> {
+/// `/message/stop_reason` of the input line `line` when it is a string (assistant lines of some
+/// CLI versions carry it; the last of a repeated member, as a parser keeps it), read by stepping
+/// over every other member without parsing it. Only lines that hold the key are read.
+fn stop_reason(line: &[u8]) -> Option<Cow<'_, str>> {
+    static KEY: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"\"stop_reason\":\""));
+    KEY.find(line)?;
     let message = fields::member(line, "message")?;
-    let reason = fields::member(message, "stop_reason")?;
-    fields::string(reason).map(Cow::into_owned)
+    fields::string(fields::member(message, "stop_reason")?)
 }
 
 impl<W: Write> Otlp<W> {
@@ -211,7 +191,7 @@ impl<W: Write> Otlp<W> {
         if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
             && let (Some(raw), Some(msg)) = (ctx.raw, ev.str("message_id"))
             && self.trace.wants_stop_reason(&msg)
-            && let Some(r) = self.stop_reason_of(raw)
+            && let Some(r) = stop_reason(raw)
         {
             self.trace.source_stop_reason(&msg, &r);
         }
