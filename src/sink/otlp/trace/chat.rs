@@ -52,9 +52,9 @@ impl Trace {
             let name = if model.is_empty() {
                 "chat".to_owned()
             } else {
-                format!("chat {model}")
+                ["chat ", &model].concat()
             };
-            let key = format!("chat\0{msg}");
+            let key = ["chat\0", msg].concat();
             // op, provider, ids, models, 4 usage counts, finish reasons (+ content's 2)
             let room = if self.content { 14 } else { 12 };
             let kind = SpanKind::Client;

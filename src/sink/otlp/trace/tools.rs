@@ -30,10 +30,10 @@ impl Trace {
         // A call without id (the CLI's block had none) still gets its span, keyed by the event's
         // seq; it carries no gen_ai.tool.call.id, is never paired and ends where it starts.
         let key = match id {
-            Some(id) => format!("tool\0{id}"),
+            Some(id) => ["tool\0", id].concat(),
             None => format!("tool\0seq {}", ev.value("seq").unwrap_or(Value::Null)),
         };
-        let span_name = format!("execute_tool {name}");
+        let span_name = ["execute_tool ", name].concat();
         let internal = SpanKind::Internal;
         let (op, room) = ("execute_tool", 8);
         let mut span = self.open(key, op, span_name, internal, parent, now, room);
