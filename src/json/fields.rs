@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 pub use super::literal::string;
-use super::out::Mark;
+use super::out::{MARK_MIN, Mark};
 
 /// One member: the bytes of its key (inside the quotes, as written) and of its value.
 #[derive(Debug, Clone, Copy)]
@@ -348,12 +348,13 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 /// follows an even number of backslashes (escapes such as `\\n` are frequent in text, escaped
 /// quotes much rarer, so the search stops only at quotes).
 fn skip_string(b: &[u8], i: usize) -> Option<usize> {
-    // Most literals (keys, ids, names) are short: look at their first bytes 8 at a time (SWAR)
-    // for a quote or a backslash.
+    // Most literals (keys, ids, names; a marked buffer's unmarked strings are all shorter than
+    // `MARK_MIN`) are short: look at their first bytes 8 at a time (SWAR) for a quote or a
+    // backslash; from a backslash, or past that window, search for quotes.
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut j = i + 1;
-    while j < i + 33
+    while j <= i + MARK_MIN
         && let Some(w) = b.get(j..).and_then(|r| r.first_chunk::<8>())
     {
         let x = u64::from_le_bytes(*w);
@@ -365,11 +366,13 @@ fn skip_string(b: &[u8], i: usize) -> Option<usize> {
             if b[k] == b'"' {
                 return Some(k + 1);
             }
+            // A backslash at k: no quote before it.
+            j = k;
             break;
         }
         j += 8;
     }
-    let mut j = i + 1;
+    // No quote in i + 1 .. j.
     loop {
         let p = j + memchr::memchr(b'"', b.get(j..)?)?;
         let backslashes = b[i + 1..p]

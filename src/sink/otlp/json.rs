@@ -143,6 +143,7 @@ mod tests {
     use super::super::span::{SpanKind, Status};
     use super::*;
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use std::borrow::Cow;
 
     fn kv(key: &str, value: Value) -> KeyValue {
         KeyValue {
@@ -201,6 +202,10 @@ mod tests {
     fn every_value_is_written_as_serde_json_writes_it() {
         let attrs = vec![
             kv("s", Value::Str("é \" \\ \u{7f} \u{1f} </".into())),
+            KeyValue {
+                key: Cow::Borrowed("gen_ai.operation.name"),
+                value: Value::Str(Cow::Borrowed("chat")),
+            },
             kv("b", Value::Bool(false)),
             kv("t", Value::Bool(true)),
             kv("i", Value::Int(i64::MIN)),
