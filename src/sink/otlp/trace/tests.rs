@@ -10,10 +10,14 @@ use crate::json::fields::Index;
 impl Trace {
     /// [`Trace::event`] with the event given as a JSON value.
     fn feed(&mut self, kind: &str, ev: &serde_json::Value, at: Stamp, cli_version: Option<&str>) {
-        let bytes = ev.to_string().into_bytes();
+        self.feed_text(kind, &ev.to_string(), at, cli_version);
+    }
+
+    /// [`Trace::event`] with the event given as JSON text (spelled as it is).
+    fn feed_text(&mut self, kind: &str, ev: &str, at: Stamp, cli_version: Option<&str>) {
         let mut index = Index::default();
-        assert!(index.build(&bytes));
-        self.event(kind, &index.view(&bytes), at, cli_version);
+        assert!(index.build(ev.as_bytes()));
+        self.event(kind, &index.view(ev.as_bytes()), at, cli_version);
     }
 }
 
@@ -250,5 +254,33 @@ fn a_background_task_and_a_compaction_are_root_events() {
             content,
             "{events:?}"
         );
+    }
+}
+
+/// A subagent's span is named by its call's `subagent_type` however the input spells the key
+/// (an escaped key is read too), and by the tool's name when the input has none.
+#[test]
+fn a_subagent_is_named_by_its_calls_subagent_type_however_spelled() {
+    let cases = [
+        (
+            r#"{"subagent_type":"Explore","prompt":"p"}"#,
+            "invoke_agent Explore",
+        ),
+        (r#"{"\u0073ubagent_type":"Plan"}"#, "invoke_agent Plan"),
+        (r#"{"prompt":"no type"}"#, "invoke_agent Task"),
+    ];
+    for (input, want) in cases {
+        let mut t = Trace::new("r", false);
+        let text = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
+        t.feed(kind::TEXT, &text, at(1), None);
+        let call =
+            format!(r#"{{"message_id":"m1","tool_use_id":"t1","name":"Task","input":{input}}}"#);
+        t.feed_text(kind::TOOL_CALL, &call, at(2), None);
+        let sub =
+            json!({"parent_tool_use_id": "t1", "message_id": "m2", "model": "m", "text": "y"});
+        t.feed(kind::TEXT, &sub, at(3), None);
+        t.end(at(4), "eof");
+        let names: Vec<String> = t.take_finished().into_iter().map(|s| s.name).collect();
+        assert!(names.iter().any(|n| n == want), "{input}: {names:?}");
     }
 }
