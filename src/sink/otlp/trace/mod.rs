@@ -195,11 +195,6 @@ impl Trace {
         *self = next;
     }
 
-    /// Which invocation of the run this trace is (1-based).
-    pub fn number(&self) -> u32 {
-        self.invocation
-    }
-
     /// The session of the trace's events, once one named it.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
