@@ -1,7 +1,8 @@
 //! Structure-aware fuzz target: plausible stream-json (init, assistant blocks, tool results,
 //! stream events with deltas cut at arbitrary points, interleaved subagents, results) built from
 //! arbitrary choices, then checked like `normalize_stream`, plus: one tool.call per tool_use id,
-//! and hollowing long string literals (what huge lines get) changes no output byte.
+//! hollowing long string literals (what huge lines get) changes no output byte, and the OTLP
+//! trace of the stream is whole (see `whole_traces.rs`).
 #![no_main]
 
 use std::collections::HashMap;
@@ -11,7 +12,11 @@ use boo_normalize::json::depth;
 use boo_normalize::normalize::{EndInfo, NormalizeOptions, Normalizer};
 use boo_normalize::pipeline::Pipeline;
 use boo_normalize::sink::Ndjson;
+use boo_normalize::sink::otlp::{Otlp, OtlpOptions};
 use libfuzzer_sys::fuzz_target;
+
+#[path = "whole_traces.rs"]
+mod whole_traces;
 use serde_json::json;
 
 #[derive(Arbitrary, Debug)]
@@ -199,6 +204,20 @@ fuzz_target!(|steps: Vec<Step>| {
         ..NormalizeOptions::default()
     });
     assert!(out == hollowed, "hollowing changed the output");
+    let mut otlp = Vec::new();
+    {
+        let opts = OtlpOptions {
+            run_id: "fuzz".into(),
+            content: true,
+            ..OtlpOptions::default()
+        };
+        let sink = Otlp::lines(&mut otlp, opts);
+        let normalizer = Normalizer::new(NormalizeOptions::default());
+        let mut pl = Pipeline::new(normalizer, vec![Box::new(sink)]);
+        pl.run(&input[..], None).unwrap();
+        pl.finish(&EndInfo::eof()).unwrap();
+    }
+    whole_traces::whole_traces(&otlp);
     let mut calls: HashMap<String, u32> = HashMap::new();
     let mut usage: HashMap<String, u32> = HashMap::new();
     let mut last = None;
