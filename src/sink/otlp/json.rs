@@ -1,5 +1,5 @@
 //! OTLP/JSON written straight from the trace's spans: the bytes serde_json writes for the
-//! `ExportTraceServiceRequest` the exporter would send ([`Batch::to_proto`]): the proto's field
+//! `ExportTraceServiceRequest` the exporter would send ([`Batch::into_proto`]): the proto's field
 //! order, ids in hex, 64-bit times and integers as strings, absent messages as `null`, every
 //! field the trace leaves at its default written as its default.
 
@@ -157,7 +157,7 @@ mod tests {
         let mut o = Out::default();
         request(&mut o, batch);
         let want = serde_json::to_vec(&ExportTraceServiceRequest {
-            resource_spans: vec![batch.to_proto()],
+            resource_spans: vec![batch.clone().into_proto()],
         })
         .unwrap();
         assert_eq!(

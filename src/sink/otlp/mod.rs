@@ -124,22 +124,21 @@ impl<W: Write> Otlp<W> {
             return Ok(());
         }
         let mut batch = self.batch();
-        let res = match &mut self.dest {
+        match &mut self.dest {
             Dest::Lines(w) => {
                 self.line.clear();
                 json::request(&mut self.line, &batch);
                 self.line.raw(b"\n");
+                // The spans' room serves the next batch's.
+                batch.spans.clear();
+                self.pending = batch.spans;
                 w.write_all(&self.line.buf)
             }
             Dest::Export(x) => {
-                x.send(batch.to_proto());
+                x.send(batch.into_proto());
                 Ok(())
             }
-        };
-        // The spans' room serves the next batch's.
-        batch.spans.clear();
-        self.pending = batch.spans;
-        res
+        }
     }
 }
 

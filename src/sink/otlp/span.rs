@@ -94,11 +94,12 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// The batch as the opentelemetry-proto message the exporter sends.
-    pub fn to_proto(&self) -> ResourceSpans {
+    /// The batch as the opentelemetry-proto message the exporter sends (its spans and strings
+    /// moved, not copied).
+    pub fn into_proto(self) -> ResourceSpans {
         ResourceSpans {
             resource: Some(Resource {
-                attributes: attributes(&self.resource),
+                attributes: attributes(self.resource),
                 ..Default::default()
             }),
             scope_spans: vec![ScopeSpans {
@@ -107,7 +108,7 @@ impl Batch {
                     version: env!("CARGO_PKG_VERSION").into(),
                     ..Default::default()
                 }),
-                spans: self.spans.iter().map(Span::to_proto).collect(),
+                spans: self.spans.into_iter().map(Span::into_proto).collect(),
                 ..Default::default()
             }],
             ..Default::default()
@@ -116,28 +117,28 @@ impl Batch {
 }
 
 impl Span {
-    fn to_proto(&self) -> proto::Span {
+    fn into_proto(self) -> proto::Span {
         proto::Span {
             trace_id: self.trace_id.to_vec(),
             span_id: self.span_id.to_vec(),
             parent_span_id: self.parent.map(|p| p.to_vec()).unwrap_or_default(),
-            name: self.name.clone(),
+            name: self.name,
             kind: self.kind as i32,
             start_time_unix_nano: self.start,
             end_time_unix_nano: self.end,
-            attributes: attributes(&self.attributes),
+            attributes: attributes(self.attributes),
             events: self
                 .events
-                .iter()
+                .into_iter()
                 .map(|e| proto::span::Event {
                     time_unix_nano: e.time,
                     name: e.name.to_owned(),
-                    attributes: attributes(&e.attributes),
+                    attributes: attributes(e.attributes),
                     ..Default::default()
                 })
                 .collect(),
-            status: self.status.as_ref().map(|s| proto::Status {
-                message: s.message.clone(),
+            status: self.status.map(|s| proto::Status {
+                message: s.message,
                 code: status::StatusCode::Error as i32,
             }),
             ..Default::default()
@@ -145,30 +146,30 @@ impl Span {
     }
 }
 
-fn attributes(attrs: &[KeyValue]) -> Vec<proto_common::KeyValue> {
+fn attributes(attrs: Vec<KeyValue>) -> Vec<proto_common::KeyValue> {
     attrs
-        .iter()
+        .into_iter()
         .map(|kv| proto_common::KeyValue {
-            key: kv.key.clone().into_owned(),
-            value: Some(kv.value.to_proto()),
+            key: kv.key.into_owned(),
+            value: Some(kv.value.into_proto()),
             ..Default::default()
         })
         .collect()
 }
 
 impl Value {
-    fn to_proto(&self) -> AnyValue {
+    fn into_proto(self) -> AnyValue {
         use any_value::Value as V;
         let v = match self {
-            Value::Str(s) => V::StringValue(s.clone().into_owned()),
-            Value::Int(i) => V::IntValue(*i),
-            Value::Bool(b) => V::BoolValue(*b),
-            Value::Double(d) => V::DoubleValue(*d),
+            Value::Str(s) => V::StringValue(s.into_owned()),
+            Value::Int(i) => V::IntValue(i),
+            Value::Bool(b) => V::BoolValue(b),
+            Value::Double(d) => V::DoubleValue(d),
             Value::Strs(v) => V::ArrayValue(ArrayValue {
                 values: v
-                    .iter()
+                    .into_iter()
                     .map(|s| AnyValue {
-                        value: Some(V::StringValue(s.clone())),
+                        value: Some(V::StringValue(s)),
                     })
                     .collect(),
             }),
