@@ -61,7 +61,7 @@ pub fn set_str(attrs: &mut Vec<KeyValue>, key: &'static str, v: &str) {
     match attrs.iter_mut().find(|a| a.key == key) {
         Some(a) => {
             if !matches!(&a.value, Value::Str(s) if s == v) {
-                a.value = Value::Str(cap(Cow::Owned(v.to_owned())));
+                *a = str(key, v.to_owned());
             }
         }
         None => attrs.push(str(key, v.to_owned())),
@@ -81,13 +81,7 @@ pub fn cap(s: Cow<'static, str>) -> Cow<'static, str> {
     if s.len() <= MAX_VALUE {
         return s;
     }
-    Cow::Owned(cap_owned(s.into_owned()))
-}
-
-fn cap_owned(mut s: String) -> String {
-    if s.len() <= MAX_VALUE {
-        return s;
-    }
+    let mut s = s.into_owned();
     let mut end = MAX_VALUE;
     while !s.is_char_boundary(end) {
         end -= 1;
@@ -95,7 +89,7 @@ fn cap_owned(mut s: String) -> String {
     let cut = s.len() - end;
     s.truncate(end);
     s.push_str(&format!("…[{cut} more bytes]"));
-    s
+    Cow::Owned(s)
 }
 
 /// A stamp as Unix nanoseconds (instants before 1970 become 0).
@@ -184,7 +178,7 @@ fn json_i64(r: &[u8]) -> Option<i64> {
 /// An error status with `message` (capped).
 pub fn error_status(message: String) -> Status {
     Status {
-        message: cap_owned(message),
+        message: cap(message.into()).into_owned(),
     }
 }
 

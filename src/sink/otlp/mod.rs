@@ -20,17 +20,13 @@ mod json;
 pub mod span;
 pub mod trace;
 
-use std::borrow::Cow;
 use std::io::{self, Write};
-use std::sync::LazyLock;
-
-use memchr::memmem;
 
 use crate::clock::Stamp;
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
-use crate::json::fields::{self, Fields, Index};
+use crate::json::fields::{Fields, Index};
 use crate::sink::{EventCtx, Sink};
 use config::Endpoint;
 use export::Exporter;
@@ -156,17 +152,6 @@ impl<W: Write> Otlp<W> {
     }
 }
 
-/// `/message/stop_reason` of the input line `line` when it is a string (assistant lines of some
-/// CLI versions carry it; the last of a repeated member, as a parser keeps it), read by stepping
-/// over every other member without parsing it. Only lines that hold the key are read.
-fn stop_reason(line: &[u8]) -> Option<Cow<'_, str>> {
-    static KEY: LazyLock<memmem::Finder<'static>> =
-        LazyLock::new(|| memmem::Finder::new(b"\"stop_reason\":\""));
-    KEY.find(line)?;
-    let message = fields::member(line, "message")?;
-    fields::string(fields::member(message, "stop_reason")?)
-}
-
 impl<W: Write> Otlp<W> {
     /// One event the trace reads, by its members.
     fn fields_event(
@@ -186,14 +171,8 @@ impl<W: Write> Otlp<W> {
             self.emit(true)?;
             self.trace.next_invocation();
         }
-        self.trace.event(meta.kind, ev, ctx.stamp, ctx.cli_version);
-        if matches!(meta.kind, kind::TEXT | kind::THINKING | kind::TOOL_CALL)
-            && let (Some(raw), Some(msg)) = (ctx.raw, ev.str("message_id"))
-            && self.trace.wants_stop_reason(&msg)
-            && let Some(r) = stop_reason(raw)
-        {
-            self.trace.source_stop_reason(&msg, &r);
-        }
+        self.trace
+            .event(meta.kind, ev, ctx.stamp, ctx.cli_version, ctx.raw);
         if meta.kind == kind::RUN_END {
             let cause = ev.str("cause");
             self.trace.end(ctx.stamp, cause.as_deref().unwrap_or("eof"));

@@ -3,31 +3,21 @@
 //! by its usage.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
+use memchr::memmem;
 use serde_json::{Value, json};
 
 use super::{Chat, Trace, text};
 use crate::envelope::kind as ek;
-use crate::json::fields::Fields;
+use crate::json::fields::{self, Fields};
 use crate::sink::otlp::attr;
 use crate::sink::otlp::span::SpanKind;
 
 impl Trace {
-    /// Whether the chat of message `msg` is open and has no stop reason yet (only then does
-    /// [`Trace::source_stop_reason`] change it).
-    pub fn wants_stop_reason(&self, msg: &str) -> bool {
-        self.chats.get(msg).is_some_and(|c| c.finish.is_none())
-    }
-
-    /// The stop reason the source line of a message's block carries (assistant lines of some CLI
-    /// versions), unless the stream already said.
-    pub fn source_stop_reason(&mut self, msg: &str, reason: &str) {
-        if let Some(chat) = self.chats.get_mut(msg) {
-            chat.finish.get_or_insert_with(|| reason.to_owned());
-        }
-    }
-
-    /// Any event naming an API message: open its chat span on first sight, track its end.
+    /// Any event naming an API message: open its chat span on first sight, track its end. A
+    /// block's event whose chat has no stop reason yet takes the one its input line `source`
+    /// carries (assistant lines of some CLI versions), when the stream said none.
     pub(super) fn message_event(
         &mut self,
         kind: &str,
@@ -35,6 +25,7 @@ impl Trace {
         thread: &str,
         ev: &Fields<'_>,
         now: u64,
+        source: Option<&[u8]>,
     ) {
         if !self.chats.contains_key(msg) {
             if self.chat_ids.contains_key(msg) && kind != ek::USAGE {
@@ -97,6 +88,12 @@ impl Trace {
         }
         if let Some(r) = text(ev, "stop_reason")
             && chat.finish.as_deref() != Some(&*r)
+        {
+            chat.finish = Some(r.into_owned());
+        }
+        if chat.finish.is_none()
+            && matches!(kind, ek::TEXT | ek::THINKING | ek::TOOL_CALL)
+            && let Some(r) = source.and_then(stop_reason)
         {
             chat.finish = Some(r.into_owned());
         }
@@ -178,4 +175,15 @@ impl Trace {
         }
         self.finished.push(chat.span);
     }
+}
+
+/// `/message/stop_reason` of the input line `line` when it is a string (the last of a repeated
+/// member, as a parser keeps it), read by stepping over every other member without parsing it.
+/// Only lines that hold the key are read.
+fn stop_reason(line: &[u8]) -> Option<Cow<'_, str>> {
+    static KEY: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"\"stop_reason\":\""));
+    KEY.find(line)?;
+    let message = fields::member(line, "message")?;
+    fields::string(fields::member(message, "stop_reason")?)
 }

@@ -17,7 +17,7 @@ impl Trace {
         }
         if self.root.is_none() {
             // An empty run still gets its root, so a receiver sees that it happened.
-            self.event(ek::RUN_END, &Fields::default(), at, None);
+            self.event(ek::RUN_END, &Fields::default(), at, None, None);
         }
         self.ended = true;
         let now = attr::nanos(at);

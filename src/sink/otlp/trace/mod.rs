@@ -278,8 +278,16 @@ impl Trace {
         self.root.as_ref().map(|r| r.span_id)
     }
 
-    /// Handle one envelope event of type `kind` (its members `ev`) that arrived at `at`.
-    pub fn event(&mut self, kind: &str, ev: &Fields<'_>, at: Stamp, cli_version: Option<&str>) {
+    /// Handle one envelope event of type `kind` (its members `ev`) that arrived at `at`;
+    /// `source`: the input line it came from, when known (see [`Trace::message_event`]).
+    pub fn event(
+        &mut self,
+        kind: &str,
+        ev: &Fields<'_>,
+        at: Stamp,
+        cli_version: Option<&str>,
+        source: Option<&[u8]>,
+    ) {
         if self.ended {
             return;
         }
@@ -320,7 +328,7 @@ impl Trace {
         let thread = text(ev, "parent_tool_use_id").unwrap_or_default();
         let msg = text(ev, "message_id");
         if let Some(msg) = &msg {
-            self.message_event(kind, msg, &thread, ev, now);
+            self.message_event(kind, msg, &thread, ev, now, source);
         }
         match kind {
             ek::SESSION_INIT => {

@@ -17,7 +17,7 @@ impl Trace {
     fn feed_text(&mut self, kind: &str, ev: &str, at: Stamp, cli_version: Option<&str>) {
         let mut index = Index::default();
         assert!(index.build(ev.as_bytes()));
-        self.event(kind, &index.view(ev.as_bytes()), at, cli_version);
+        self.event(kind, &index.view(ev.as_bytes()), at, cli_version, None);
     }
 }
 
@@ -282,5 +282,45 @@ fn a_subagent_is_named_by_its_calls_subagent_type_however_spelled() {
         t.end(at(4), "eof");
         let names: Vec<String> = t.take_finished().into_iter().map(|s| s.name).collect();
         assert!(names.iter().any(|n| n == want), "{input}: {names:?}");
+    }
+}
+
+/// A chat takes the stop reason its assistant line carries when no event of the stream says
+/// one (a message without usage); one the stream says wins.
+#[test]
+fn a_chat_takes_its_source_lines_stop_reason_unless_the_stream_says_one() {
+    let line = br#"{"type":"assistant","message":{"id":"m1","stop_reason":"end_turn"}}"#;
+    for (own, want) in [(None, "end_turn"), (Some("tool_use"), "tool_use")] {
+        let mut t = Trace::new("r", false);
+        let mut ev = json!({"session_id": "s", "message_id": "m1", "model": "m", "text": "x"});
+        if let Some(r) = own {
+            ev["stop_reason"] = json!(r);
+        }
+        let text = ev.to_string();
+        let mut index = Index::default();
+        assert!(index.build(text.as_bytes()));
+        t.event(
+            kind::TEXT,
+            &index.view(text.as_bytes()),
+            at(1),
+            None,
+            Some(line),
+        );
+        t.end(at(2), "eof");
+        let chat = t
+            .take_finished()
+            .into_iter()
+            .find(|s| s.name == "chat m")
+            .unwrap();
+        let finish = chat
+            .attributes
+            .iter()
+            .find(|a| a.key == "gen_ai.response.finish_reasons")
+            .map(|a| a.value.clone());
+        assert_eq!(
+            finish,
+            Some(crate::sink::otlp::span::Value::Strs(vec![want.into()])),
+            "{own:?}"
+        );
     }
 }
