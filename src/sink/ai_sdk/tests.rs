@@ -77,3 +77,54 @@ fn the_same_chunks_with_or_without_the_pipelines_index_and_serde_json_errors_kep
     assert!(bad.contains("could not be translated"), "{bad}");
     assert!(bad.contains("invalid type: floating point"), "{bad}");
 }
+
+/// The kinds the sink does not read (`reads`) are the kinds its translation makes no chunk of,
+/// even with a step, a text part and a tool call open (where a block stop, a message stop, a
+/// revised input or a result would write one), and before a session's metadata went out.
+#[test]
+fn the_kinds_it_does_not_read_make_no_chunk() {
+    use crate::envelope::kind;
+    let mut events = Events::default();
+    let tabled = crate::normalize::MAPPINGS.iter().map(|m| m.event);
+    for k in kind::ALL.iter().copied().chain(tabled) {
+        events.begin(k, &Ctx::default());
+        events.end();
+    }
+    let meta_of = |k: &str| events.metas.iter().find(|m| m.kind == k).unwrap();
+    let prime = Ev {
+        message_id: Some("m1".into()),
+        tool_use_id: Some("t1".into()),
+        name: Some("Bash".into()),
+        text: Some("a".into()),
+        index: Some(0),
+        ..Ev::default()
+    };
+    let probe = Ev {
+        message_id: Some("m2".into()),
+        session_id: Some("s".into()),
+        outcome: Some("success".into()),
+        tool_use_id: Some("t1".into()),
+        text: Some("x".into()),
+        index: Some(0),
+        ..Ev::default()
+    };
+    let mut unread = 0;
+    for meta in &events.metas {
+        let mut sink = AiSdk::new(Vec::new());
+        sink.translate(meta_of(kind::TEXT_DELTA), &prime);
+        sink.translate(meta_of(kind::TOOL_CALL), &prime);
+        if sink.reads(meta) {
+            continue;
+        }
+        unread += 1;
+        let before = sink.ends.len();
+        sink.translate(meta, &probe);
+        assert_eq!(
+            sink.ends.len(),
+            before,
+            "{} makes a chunk, unread",
+            meta.kind
+        );
+    }
+    assert!(unread > 50, "{unread}");
+}
