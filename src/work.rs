@@ -242,6 +242,20 @@ impl<T, R> Drop for PanicGuard<'_, T, R> {
     }
 }
 
+/// The calling thread's counterpart of [`PanicGuard`]: however the calling thread leaves the
+/// batch (done, an error from `take`, or a panic in `take` or in a job it does ahead), workers
+/// are told to stop and every parked one is woken, so that the scope, which joins them before
+/// it returns or re-raises the panic, never waits for a worker parked on a full budget.
+struct StopOnLeave<'a, T, R>(&'a Shared<T, R>);
+
+impl<T, R> Drop for StopOnLeave<'_, T, R> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.stop = true;
+        self.0.for_workers.notify_all();
+    }
+}
+
 /// Run `jobs` on up to `threads` threads and hand each to `take` on the calling thread, in input
 /// order: as [`Turn::Own`] when the calling thread gets to it first, else as [`Turn::Done`] with
 /// what `ahead` made of it on some thread. Workers hold results of at most `budget` input bytes
@@ -340,11 +354,9 @@ where
                 }
             });
         }
+        let leaving = StopOnLeave(shared);
         let result = run_calling_thread(shared, n, &mut mine, ahead, &mut take);
-        if result.is_err() {
-            shared.lock().stop = true;
-            shared.for_workers.notify_all();
-        }
+        drop(leaving);
         result.map(|()| mine)
     })
 }
@@ -359,6 +371,8 @@ fn run_calling_thread<T, R, S, E>(
     take: &mut impl FnMut(Turn<'_, T, R>, &mut S) -> Result<(), E>,
 ) -> Result<(), E> {
     for pos in 0..n {
+        #[cfg(debug_assertions)]
+        seam::caller_reaches(shared, pos);
         let mut st = shared.lock();
         let turn = loop {
             if st.next == pos {
@@ -397,6 +411,57 @@ fn run_calling_thread<T, R, S, E>(
         take(turn, mine)?;
     }
     Ok(())
+}
+
+/// A fault injected on purpose, for tests of the whole binary (which run the debug build; release
+/// builds have no such seam): with `BOO_NORMALIZE_TEST_PANIC=caller:N` in the environment, the
+/// calling thread of a batch that runs workers panics as it comes to job `N`, once every worker
+/// is parked on a full budget (or has left, or after a few seconds), which is the case a panic
+/// must not turn into a hang.
+#[cfg(debug_assertions)]
+mod seam {
+    use super::{PoisonError, Shared};
+    use std::sync::OnceLock;
+    use std::time::{Duration, Instant};
+
+    pub(super) const VAR: &str = "BOO_NORMALIZE_TEST_PANIC";
+
+    fn at() -> Option<usize> {
+        static AT: OnceLock<Option<usize>> = OnceLock::new();
+        *AT.get_or_init(|| {
+            std::env::var(VAR)
+                .ok()?
+                .strip_prefix("caller:")?
+                .trim()
+                .parse()
+                .ok()
+        })
+    }
+
+    pub(super) fn caller_reaches<T, R>(shared: &Shared<T, R>, pos: usize) {
+        if at() != Some(pos) {
+            return;
+        }
+        let workers = shared.spent.len();
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut st = shared.lock();
+        while st.workers_waiting < workers
+            && !st.stop
+            && st.next < st.items.len()
+            && Instant::now() < until
+        {
+            st = shared
+                .for_main
+                .wait_timeout(st, Duration::from_millis(20))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let parked = st.workers_waiting;
+        drop(st);
+        panic!(
+            "{VAR}: the calling thread panics at job {pos} ({parked} of {workers} workers parked)"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -544,10 +609,9 @@ mod tests {
 
     #[test]
     fn a_panicking_worker_is_a_panic_not_a_hang() {
-        let sizes: Vec<u64> = vec![1 << 20; 32];
-        let r = std::panic::catch_unwind(|| {
-            in_order(
-                jobs(&sizes, |_| true),
+        let r = ends(|| {
+            let _ = in_order(
+                jobs(&[1 << 20; 32], |_| true),
                 2,
                 AHEAD_BYTES,
                 || (),
@@ -563,9 +627,145 @@ mod tests {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                     Ok(())
                 },
-            )
+            );
         });
         assert!(r.is_err());
+    }
+
+    /// Runs `batch` on a thread of its own and returns how it ended (`Err`: it panicked, with
+    /// the panic's message); a batch that has not ended within 30 seconds hung, which fails the
+    /// test instead of hanging the suite.
+    fn ends(batch: impl FnOnce() + Send + 'static) -> Result<(), String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(batch));
+            let _ = tx.send(r.map_err(|p| {
+                p.downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default()
+            }));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the batch hung instead of ending")
+    }
+
+    /// Jobs of 1 MiB with a budget of one job: a worker that did one job ahead finds the budget
+    /// full and parks until the calling thread takes it.
+    const TIGHT: u64 = 1;
+
+    /// Waits (bounded) until `done` counts at least one job done ahead by a worker.
+    fn until_a_worker_did_one(done: &std::sync::atomic::AtomicUsize) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while done.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            assert!(std::time::Instant::now() < until, "no worker did a job");
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_panic_in_take_while_workers_are_parked_ends_the_batch() {
+        // Job 0 may only be done in turn, so the calling thread does it, and it waits there until
+        // a worker has done job 1 ahead and so filled the budget (the worker then parks): the
+        // panic comes with a worker parked, on any machine, however loaded.
+        let r = ends(|| {
+            let done = std::sync::atomic::AtomicUsize::new(0);
+            let main = thread::current().id();
+            let _ = in_order(
+                jobs(&[1 << 20; 8], |i| i != 0),
+                2,
+                TIGHT,
+                || (),
+                |i, _| {
+                    if thread::current().id() != main {
+                        done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    i
+                },
+                |turn, _| -> Result<(), ()> {
+                    if let Turn::Own(0) = turn {
+                        until_a_worker_did_one(&done);
+                        panic!("taking job zero");
+                    }
+                    Ok(())
+                },
+            );
+        });
+        assert_eq!(r, Err("taking job zero".to_owned()));
+    }
+
+    #[test]
+    fn an_error_from_take_while_workers_are_parked_ends_the_batch() {
+        let r = ends(|| {
+            let done = std::sync::atomic::AtomicUsize::new(0);
+            let main = thread::current().id();
+            let r = in_order(
+                jobs(&[1 << 20; 8], |i| i != 0),
+                2,
+                TIGHT,
+                || (),
+                |i, _| {
+                    if thread::current().id() != main {
+                        done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    i
+                },
+                |turn, _| {
+                    if let Turn::Own(0) = turn {
+                        until_a_worker_did_one(&done);
+                        return Err("zero");
+                    }
+                    Ok(())
+                },
+            );
+            assert_eq!(r.err(), Some("zero"));
+        });
+        assert_eq!(r, Ok(()));
+    }
+
+    #[test]
+    fn a_panic_in_a_job_the_calling_thread_does_ahead_ends_the_batch() {
+        // The worker holds its first job until the calling thread has started one ahead (bounded
+        // wait), so the calling thread, finding the job it waits for claimed, helps ahead and
+        // panics there while the worker is still at work: when the worker comes back it must
+        // find the batch stopped instead of going on to fill the budget and park for good.
+        let r = ends(|| {
+            let started = std::sync::atomic::AtomicBool::new(false);
+            let helping = std::sync::atomic::AtomicBool::new(false);
+            let main = thread::current().id();
+            let _ = in_order(
+                jobs(&[1 << 20; 32], |i| i != 0),
+                2,
+                AHEAD_BYTES,
+                || (),
+                |i, _| {
+                    if thread::current().id() == main {
+                        helping.store(true, std::sync::atomic::Ordering::SeqCst);
+                        panic!("ahead on the calling thread");
+                    }
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                    while !helping.load(std::sync::atomic::Ordering::SeqCst)
+                        && std::time::Instant::now() < until
+                    {
+                        thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    i
+                },
+                |turn, _| -> Result<(), ()> {
+                    if let Turn::Own(0) = turn {
+                        // Let the worker claim job 1 before the calling thread comes to it.
+                        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                        while !started.load(std::sync::atomic::Ordering::SeqCst) {
+                            assert!(std::time::Instant::now() < until, "no worker started");
+                            thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                    }
+                    Ok(())
+                },
+            );
+        });
+        assert_eq!(r, Err("ahead on the calling thread".to_owned()));
     }
 
     #[test]

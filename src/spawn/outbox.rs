@@ -174,7 +174,29 @@ impl Write for Outbox {
     }
 }
 
+/// Marks the queue failed if the writer thread panics, so that neither [`Outbox::finish`] nor a
+/// producer waiting for [`Outbox::ready`] waits for a thread that is gone.
+struct FailOnPanic<'a>(&'a Shared);
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            let mut st = self.0.lock();
+            st.busy = false;
+            st.failed = Some((
+                io::ErrorKind::Other,
+                None,
+                "the writer thread panicked".to_owned(),
+            ));
+            st.chunks.clear();
+            st.queued = 0;
+            self.0.cv.notify_all();
+        }
+    }
+}
+
 fn drain(s: &Shared, mut dest: File) {
+    let _guard = FailOnPanic(s);
     let mut st = s.lock();
     loop {
         let Some(chunk) = st.chunks.pop_front() else {

@@ -40,6 +40,17 @@ pub struct Delivery {
     pub failed: u64,
 }
 
+/// How often [`Exporter::settle`] tries again to queue its request while the queue is full.
+const SETTLE_POLL: Duration = Duration::from_millis(10);
+
+/// Why [`Exporter::settle`] stopped waiting before the thread said it was done.
+enum Gone {
+    /// The limit passed.
+    Late,
+    /// The thread is gone.
+    Ended,
+}
+
 enum Msg {
     Spans(ResourceSpans),
     Settle(SyncSender<()>),
@@ -111,24 +122,49 @@ impl Exporter {
     }
 
     /// Wait up to `limit` for everything handed over so far to be delivered or given up, and
-    /// return the counts; spans still in flight after `limit` count as failed.
+    /// return the counts; spans still in flight after `limit` count as failed. The wait is
+    /// `limit` at most whatever the thread is doing: a full queue behind a request that takes
+    /// its time is not waited out, and a thread that ended (it panicked) is not waited for, its
+    /// spans counted as lost.
     pub fn settle(&mut self, limit: Duration) -> Delivery {
+        let Some(tx) = &self.tx else {
+            return self.delivery();
+        };
+        let until = Instant::now() + limit;
         let (done_tx, done_rx) = mpsc::sync_channel(1);
-        let sent = self
-            .tx
-            .as_ref()
-            .is_some_and(|tx| tx.send(Msg::Settle(done_tx)).is_ok());
-        if sent && done_rx.recv_timeout(limit).is_err() {
-            let d = self.delivery();
-            let left = d.spans.saturating_sub(d.exported + d.failed);
+        let mut msg = Msg::Settle(done_tx);
+        let why = loop {
+            match tx.try_send(msg) {
+                Ok(()) => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    match done_rx.recv_timeout(left) {
+                        Ok(()) => return self.delivery(),
+                        Err(RecvTimeoutError::Timeout) => break Gone::Late,
+                        Err(RecvTimeoutError::Disconnected) => break Gone::Ended,
+                    }
+                }
+                Err(TrySendError::Full(m)) if Instant::now() < until => {
+                    msg = m;
+                    thread::sleep(SETTLE_POLL);
+                }
+                Err(TrySendError::Full(_)) => break Gone::Late,
+                Err(TrySendError::Disconnected(_)) => break Gone::Ended,
+            }
+        };
+        let d = self.delivery();
+        let left = d.spans.saturating_sub(d.exported + d.failed);
+        if left > 0 {
+            let what = match why {
+                Gone::Late => format!("still unsent after {}s; giving up on them", limit.as_secs()),
+                Gone::Ended => "lost: the exporter thread ended early".to_owned(),
+            };
             eprintln!(
-                "boo-normalize: otlp: {}: {left} spans still unsent after {}s; giving up on them",
-                self.endpoint.url,
-                limit.as_secs()
+                "boo-normalize: otlp: {}: {left} spans {what}",
+                self.endpoint.url
             );
-            self.add(|d| d.failed += left);
-            self.tx = None; // the thread may be stuck in a request; leave it behind
         }
+        self.add(|d| d.failed += left);
+        self.tx = None; // the thread may be stuck in a request; leave it behind
         self.delivery()
     }
 
@@ -347,5 +383,47 @@ fn excerpt(reply: &[u8]) -> String {
         String::new()
     } else {
         format!(": {}", s.replace('\n', " "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::trace::v1::{ScopeSpans, Span};
+
+    fn one_span() -> ResourceSpans {
+        ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans: vec![Span::default()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn settle_keeps_its_limit_behind_a_full_queue_and_a_receiver_that_never_answers() {
+        // A receiver that takes connections into its backlog and never answers: the thread's
+        // first request waits for its (long) timeout while the queue fills up behind it.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut x = Exporter::start(Endpoint {
+            url: format!("http://{}/v1/traces", silent.local_addr().unwrap()),
+            headers: Vec::new(),
+            json: false,
+            timeout: Duration::from_secs(60),
+        });
+        for _ in 0..QUEUE + 50 {
+            x.send(one_span());
+            // Let the thread take the first batch into its request before the queue fills.
+            thread::sleep(Duration::from_micros(50));
+        }
+        let t0 = Instant::now();
+        let d = x.settle(Duration::from_secs(1));
+        let took = t0.elapsed();
+        assert!(took < Duration::from_secs(3), "settle took {took:?}");
+        assert_eq!(d.spans, (QUEUE + 50) as u64);
+        assert_eq!(d.exported, 0);
+        assert_eq!(d.failed, d.spans, "every span is accounted for as lost");
+        drop(silent);
     }
 }
