@@ -218,7 +218,8 @@ const ENVIRONMENT: &str = "\
     of --claude-bin), and only an allowlist of the environment reaches claude (see \
     boo-normalize-spawn(1)). replay --as-claude: BOO_REPLAY_CAPTURE and BOO_REPLAY_SPEED. \
     profile, diff, redact and sessions: BOO_NORMALIZE_THREADS (the number of threads; by \
-    default the cores not busy with other work; RAYON_NUM_THREADS is read too). Session \
+    default the cores not busy with other work; RAYON_NUM_THREADS is read too; debug builds \
+    only: BOO_NORMALIZE_TEST_PANIC=caller:N, a panic injected for tests). Session \
     transcripts (sessions, and a session id as an input): CLAUDE_CONFIG_DIR (its projects \
     directory), else HOME (~/.claude/projects). report: SOURCE_DATE_EPOCH (the default of \
     --now, the generation time shown in the footer). Errors are written to \
