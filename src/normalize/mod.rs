@@ -48,6 +48,10 @@ pub struct NormalizeOptions {
     pub write_from_tape: bool,
     /// Do not treat a stream without `result` as an error: no `run.error` before `run.end`.
     pub allow_no_result: bool,
+    /// Whose tool names the stream's calls use (what `kind`, `paths`, `command` and `edit` of
+    /// `tool.call` are read with; see [`crate::tool`]): Claude Code's unless a reader of another
+    /// agent's output says otherwise.
+    pub dialect: crate::tool::Dialect,
 }
 
 /// A tool call whose input is being assembled from `input_json_delta` fragments.
@@ -115,6 +119,8 @@ struct ToolInfo {
     scope: u64,
     /// Digest of the emitted input (see [`calls::input_digest`]).
     input: u64,
+    /// What the call does (see [`crate::tool`]), for its result's `kind`.
+    kind: crate::tool::Kind,
 }
 
 /// The maps of [`State`], keyed by ids from the input: hashed with foldhash (seeded per
