@@ -531,3 +531,58 @@ proptest! {
         prop_assert_eq!(plain(&m), of_tape(dialect, name, &input));
     }
 }
+
+/// The code under `src/` that is not a test nor a comment: each file up to its first
+/// `#[cfg(test)]` module, without comment lines and the test-only files.
+fn non_test_sources(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            non_test_sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") && !p.ends_with("tests.rs") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let code = match text.find("#[cfg(test)]\nmod ") {
+                Some(i) => &text[..i],
+                None => &text[..],
+            };
+            let code = code
+                .lines()
+                .map(|l| {
+                    if l.trim_start().starts_with("//") {
+                        ""
+                    } else {
+                        l
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            out.push((p, code));
+        }
+    }
+}
+
+/// Tool meaning lives in one place: no file under `src/` but this module names a Claude Code
+/// tool in a string literal. Exempt: `probe`'s scripted scenarios (they play a CLI that calls
+/// tools) and tests (their inputs name tools, as users' guard lists do).
+#[test]
+fn no_tool_name_outside_the_table() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    non_test_sources(&src, &mut files);
+    assert!(files.len() > 100, "{}", files.len());
+    let mut found = Vec::new();
+    for (path, code) in &files {
+        let rel = path.strip_prefix(&src).unwrap();
+        if rel.starts_with("tool") || rel.starts_with("probe") {
+            continue;
+        }
+        for r in TABLE.iter().filter(|r| r.dialect == Dialect::Claude) {
+            let lit = format!("\"{}\"", r.name);
+            if let Some(at) = code.find(&lit) {
+                let line = code[..at].lines().count();
+                found.push(format!("{}:{line}: {}", rel.display(), r.name));
+            }
+        }
+    }
+    assert!(found.is_empty(), "tool names outside src/tool/: {found:#?}");
+}
