@@ -33,6 +33,22 @@ use crate::json::repair::{self, Refused};
 use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Spans, Val, get, get_str, str_of};
 use crate::read::Line;
 
+/// What line `v` shows of a session transcript's ids. Its type is left out: the line types only
+/// transcripts have (`summary`, `api-request-blob`, …) are the normalizer's to map, from the
+/// transcript reader's stream-json lines.
+fn transcript_marks(v: Val<'_, '_>) -> crate::transcript::detect::Marks<'static> {
+    let has = |k: &str| get(v, k).is_some();
+    crate::transcript::detect::Marks {
+        kind: None,
+        session_snake: has("session_id"),
+        session_camel: has("sessionId"),
+        parent_uuid: has("parentUuid"),
+        is_sidechain: has("isSidechain"),
+        leaf_uuid: has("leafUuid"),
+        seq: has("seq"),
+    }
+}
+
 /// Normalizer options.
 #[derive(Debug, Clone, Default)]
 pub struct NormalizeOptions {
@@ -386,7 +402,9 @@ impl State {
         let kind = str_of(kind).unwrap_or("");
         // Claude Code session transcripts (~/.claude/projects/*.jsonl) share type names with
         // stream-json but use camelCase ids: never read them as CLI output.
-        let lookalike = get(v, "session_id").is_none() && get(v, "sessionId").is_some();
+        // (A line with `session_id`, nearly every one, is asked nothing more.)
+        let lookalike = get(v, "session_id").is_none()
+            && crate::transcript::detect::transcript_line(&transcript_marks(v)) == Some(true);
         if lookalike {
             let ctx = Ctx {
                 session_id: self.session.as_deref(),
