@@ -132,3 +132,30 @@ fn edit_calls_name_exactly_the_files_the_run_edited() {
     assert!(edited.len() > 5, "{edited:?}");
     assert_eq!(listed, edited);
 }
+
+/// A Write of megabytes (its content a hollowed literal: the parser keeps only a stub of it) and
+/// a long command still give their whole text in `edit` and `command`, in every parser mode.
+#[test]
+fn long_texts_are_whole_in_edit_and_command() {
+    let content = "a \"quoted\" line, a \\ and caf\u{e9}\n".repeat(40_000);
+    let command = format!("echo {}", "x".repeat(200_000));
+    let call = json!({"type": "assistant", "session_id": "s", "parent_tool_use_id": null,
+        "message": {"id": "m1", "role": "assistant", "model": "m", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "/big.txt", "content": content}},
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": command}}]}});
+    let input = format!("{call}\n");
+    for mode in [&[][..], &["--reference-parser"][..]] {
+        let mut args = vec!["--allow-no-result"];
+        args.extend_from_slice(mode);
+        let out = common::run(&args, input.as_bytes());
+        let ev = events(&out.stdout);
+        let calls = of_type(&ev, "tool.call");
+        assert_eq!(
+            calls[0]["edit"]["changes"][0]["new_text"],
+            json!(content),
+            "{mode:?}"
+        );
+        assert_eq!(calls[0]["edit"]["changes"][0]["old_text"], Value::Null);
+        assert_eq!(calls[1]["command"], json!(command), "{mode:?}");
+    }
+}
