@@ -19,7 +19,12 @@ Sections (each optional, --only picks some):
 The load average is printed before and after each section. Results are appended to
 benches/RESULTS.md as a dated section (newest first) unless --no-write.
 
-    python3 benches/compare.py [--runs 5] [--no-build | --bin PATH] [--no-write] [--only formats,dir] [--fresh]
+With --base PATH (another build, e.g. the commit a branch started from), the formats section also
+runs that binary's envelope and structured formats in the same interleaved rounds and says each
+one's CPU against it (best of the rounds, and the median of the per-round ratios): a paired
+comparison, the load hitting both alike.
+
+    python3 benches/compare.py [--runs 5] [--no-build | --bin PATH] [--base PATH] [--no-write] [--only formats,dir] [--fresh]
 """
 import argparse
 import datetime
@@ -35,6 +40,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "boo-normalize")
+BASE = None
 
 PY_LOOP = r"""
 import json, sys
@@ -123,13 +129,14 @@ def interleaved(cmds, stdin_path, rounds, fresh=None):
     """Best wall and best CPU seconds per command over `rounds` interleaved rounds, and the
     largest CPU / wall of any of its runs (above 1: it ran on more than one core); `fresh`: per
     command name, a file removed (untimed) before each of its runs."""
-    best = {name: [float("inf"), float("inf"), 0.0] for name, _ in cmds}
+    best = {name: [float("inf"), float("inf"), 0.0, []] for name, _ in cmds}
     for _ in range(rounds):
         for name, cmd in cmds:
             wall, cpu = run_once(cmd, stdin_path, (fresh or {}).get(name))
             best[name][0] = min(best[name][0], wall)
             best[name][1] = min(best[name][1], cpu)
             best[name][2] = max(best[name][2], cpu / wall if wall > 0 else 0.0)
+            best[name][3].append(cpu)
     return best
 
 
@@ -154,6 +161,14 @@ def formats_section(a, tmp):
         ("--format sse --audit FILE", [BIN, "--format", "sse", "--run-id", "bench", "--audit", audit_file]),
     ]
     fresh = {"--format sse --audit FILE": audit_file}
+    based = []
+    if a.base:
+        # The base binary's run of each, right after the one it is compared with.
+        for name in ["envelope", "--format otlp", "--format sse --sse-profile ai-sdk", "--format pretty"]:
+            i = next(i for i, (n, _) in enumerate(fast) if n == name)
+            cmd = [BASE] + fast[i][1][1:]
+            fast.insert(i + 1, (name + " (base)", cmd))
+            based.append(name)
     slow = []
     if not a.skip_slow:
         if shutil.which("jq"):
@@ -183,6 +198,8 @@ def formats_section(a, tmp):
         w, c = best[name][:2]
         r = f"{rss[name] / 1024:.1f}" if name in rss else "–"
         label = name if name in ("wc -l",) or name.startswith(("jq", "python")) else ("boo-normalize" + ("" if name == "envelope" else " " + name))
+        if name.endswith(" (base)"):
+            label = "base " + label[: -len(" (base)")].replace("boo-normalize envelope", "boo-normalize")
         out.append(f"| `{label}` | {w:.3f} | {c:.3f} | {size / w / 1e6:.0f} | {r} | {w / env_wall:.2f}× | {c / env_cpu:.2f}× |")
     out.append("")
     out.append(f"One {big_size / (1 << 20):.1f} MiB line (a tool result of file contents): peak RSS " + ", ".join(f"{f} {r / (1 << 20):.0f} MiB" for f, r in big_rss) + f"; limit 2 × line + 32 MiB = {big_limit / (1 << 20):.0f} MiB: " + ("met" if all(r <= big_limit for _, r in big_rss) else "NOT met") + ".")
@@ -194,6 +211,11 @@ def formats_section(a, tmp):
         wr, cr = w / base[0], c / base[1]
         ok = wr <= 1.3 and cr <= 1.3
         out.append(f"- audit goal (issue 19 §1: ≤ 1.3× {what}'s CPU and wall time), `{name}`: CPU {cr:.2f}×, wall {wr:.2f}×: {'met' if ok else 'not met'}")
+    for name in based:
+        new, old = best[name], best[name + " (base)"]
+        ratios = sorted(n / o for n, o in zip(new[3], old[3]) if o > 0)
+        median = ratios[len(ratios) // 2] if ratios else float("nan")
+        out.append(f"- `{name}` against the base binary ({os.path.basename(BASE)}): CPU {new[1] / old[1]:.3f}× (best of {a.runs} rounds each: {new[1]:.3f} s / {old[1]:.3f} s), median of the {len(ratios)} paired rounds' ratios {median:.3f}×")
     if "wc -l" in best:
         out.append(f"- envelope / wc -l: {env_wall / best['wc -l'][0]:.1f}× slower")
     for name in best:
@@ -320,8 +342,11 @@ def main():
     ap.add_argument("--only", default="formats,dir", help="comma-separated sections: formats, dir, fresh")
     ap.add_argument("--fresh", action="store_true", help="also time a fresh clone's cargo test")
     ap.add_argument("--bin", help="time this boo-normalize binary instead of building target/release's")
+    ap.add_argument("--base", help="also time this binary (formats section), paired with --bin's")
     a = ap.parse_args()
-    global BIN
+    global BIN, BASE
+    if a.base:
+        BASE = os.path.abspath(a.base)
     if a.bin:
         BIN = os.path.abspath(a.bin)
         a.no_build = True

@@ -46,6 +46,7 @@ pub mod sink;
 pub mod sniff;
 #[cfg(unix)]
 pub mod spawn;
+pub mod tool;
 pub mod transcript;
 pub mod transform;
 pub mod view;

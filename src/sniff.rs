@@ -235,10 +235,16 @@ fn object_kind(o: &serde_json::Map<String, Value>) -> Kind {
     {
         return Kind::Envelope;
     }
-    let transcript = (has("sessionId") && !has("session_id"))
-        || (has("parentUuid") && has("uuid"))
-        || (str_of("type") == Some("summary") && has("leafUuid"));
-    if transcript {
+    let marks = crate::transcript::detect::Marks {
+        kind: str_of("type"),
+        session_snake: has("session_id"),
+        session_camel: has("sessionId"),
+        parent_uuid: has("parentUuid"),
+        is_sidechain: has("isSidechain"),
+        leaf_uuid: has("leafUuid"),
+        seq: has("seq"),
+    };
+    if crate::transcript::detect::transcript_line(&marks) == Some(true) {
         return Kind::Transcript;
     }
     match str_of("type") {

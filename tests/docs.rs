@@ -308,3 +308,52 @@ fn readme_lists_every_exit_status() {
         );
     }
 }
+
+/// The library never prints: `eprintln!`/`println!` appear only in the files
+/// `docs/development.md` names as the places where no writer reaches (and it names them all).
+#[test]
+fn only_the_files_development_md_allows_print() {
+    const ALLOWED: &[&str] = &[
+        "src/sink/otlp/export.rs",
+        "src/sink/otlp/mod.rs",
+        "src/replay/mod.rs",
+        "src/replay/play.rs",
+        "src/cmd/replay.rs",
+    ];
+    let doc = std::fs::read_to_string(root().join("docs/development.md")).unwrap();
+    for f in ALLOWED {
+        assert!(
+            doc.contains(&format!("`{f}`")),
+            "docs/development.md does not name {f}"
+        );
+    }
+    let mut printing = Vec::new();
+    let mut dirs = vec![root().join("src")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            // Tests may print (SKIP notes); the code before a file's test module may not.
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            if p.extension().is_some_and(|x| x == "rs")
+                && !p.ends_with("tests.rs")
+                && (code.contains("eprintln!") || code.contains("println!"))
+            {
+                let rel = p
+                    .strip_prefix(root())
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                printing.push(rel);
+            }
+        }
+    }
+    printing.sort();
+    let mut allowed: Vec<String> = ALLOWED.iter().map(|s| (*s).to_owned()).collect();
+    allowed.sort();
+    assert_eq!(printing, allowed, "files under src/ that print");
+}

@@ -10,7 +10,8 @@
 //! removed, inserted or reordered byte or record fails one of these.
 //!
 //! A run whose last record is not `run.end` is listed in [`Summary::incomplete`]: its writer was
-//! killed (or is still writing). The chain is intact, so this is not a failure by itself.
+//! killed (or is still writing). The chain is intact, so this is not a failure by itself, unless
+//! `--require-complete` asks for it ([`report`], the command's words and exit status).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -22,6 +23,8 @@ use sha2::{Digest, Sha256};
 use super::read::Record;
 use super::{GENESIS, TAIL_LEN, parse_tail};
 use crate::envelope::kind;
+use crate::error::{Error, counted, sanitize};
+use crate::exit::Exit;
 
 /// A verified log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,4 +190,54 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
         incomplete,
         head: String::from_utf8(prev.to_vec()).expect("hex is ASCII"),
     })
+}
+
+/// `audit verify FILE`'s whole report on the log called `name` read from `r`: the verdict line
+/// on `out` (`NAME: ok: …` or, with `require_complete` and a run without `run.end`,
+/// `NAME: incomplete: N runs without run.end (--require-complete)`), each incomplete run on
+/// `err`, and the exit status (findings when a record is bad or, with `require_complete`, a run
+/// is incomplete; a bad record is the error `NAME:LINE: reason`).
+pub fn report<R: BufRead>(
+    name: &str,
+    r: R,
+    require_complete: bool,
+    out: &mut dyn io::Write,
+    err: &mut dyn io::Write,
+) -> Result<Exit, Error> {
+    let s = match verify(r) {
+        Ok(s) => s,
+        Err(Failure::Io(e)) => return Err(Error::io(name, e)),
+        Err(Failure::Bad { line, reason }) => {
+            return Err(Error::msg(name, reason)
+                .at(line, None)
+                .with_exit(Exit::FINDINGS));
+        }
+    };
+    // With --require-complete a run without run.end fails the file: never "ok" then.
+    let failed = require_complete && !s.incomplete.is_empty();
+    let verdict = match failed {
+        true => format!(
+            "incomplete: {} without run.end (--require-complete)",
+            counted(s.incomplete.len() as u64, "run")
+        ),
+        false => "ok".to_owned(),
+    };
+    writeln!(
+        out,
+        "{}: {verdict}: {} in {}, last hash {}",
+        sanitize(name),
+        counted(s.records, "record"),
+        counted(s.runs, "run"),
+        s.head
+    )
+    .map_err(|e| Error::io("stdout", e))?;
+    for id in &s.incomplete {
+        let _ = writeln!(
+            err,
+            "{}: run {}: incomplete: no run.end",
+            sanitize(name),
+            sanitize(id)
+        );
+    }
+    Ok(if failed { Exit::FINDINGS } else { Exit::OK })
 }

@@ -103,3 +103,27 @@ pub enum FailOn {
     /// Any change fails.
     Info,
 }
+
+impl DiffArgs {
+    /// The library's options for this comparison.
+    pub fn options(&self) -> boo_normalize::profile::compare::Options {
+        use boo_normalize::profile::compare::Format;
+        use boo_normalize::profile::diff::Severity;
+        boo_normalize::profile::compare::Options {
+            old: self.old.clone(),
+            new: self.new.clone(),
+            format: match self.format {
+                DiffFormat::Text => Format::Text,
+                DiffFormat::Json => Format::Json,
+                DiffFormat::Markdown => Format::Markdown,
+            },
+            fail_on: match self.fail_on {
+                FailOn::Breaking => Severity::Breaking,
+                FailOn::Additive => Severity::Additive,
+                FailOn::Info => Severity::Info,
+            },
+            allow: self.allow.clone(),
+            verbose: self.verbose,
+        }
+    }
+}

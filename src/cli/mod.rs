@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use drift::{DiffArgs, DiffFormat, FailOn, ProfileArgs};
+pub use drift::{DiffArgs, ProfileArgs};
 pub use input::InputArgs;
 pub use normalize::NormalizeArgs;
 pub use probe::ProbeArgs;

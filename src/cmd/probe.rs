@@ -1,11 +1,12 @@
 //! `probe`: list the scenarios, serve one for a test, or sweep a CLI release
-//! ([`probe::sweep`]) and diff it against a baseline.
+//! ([`probe::sweep`]) and compare it with a baseline ([`compare`], as `diff` does).
 
 use std::io::{self, Write};
 
 use boo_normalize::error::Error;
 use boo_normalize::exit::Exit;
 use boo_normalize::probe::{self, Probe};
+use boo_normalize::profile::compare::compare;
 
 use crate::cli::{DiffArgs, ProbeArgs};
 
@@ -42,15 +43,21 @@ pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
         timeout: a.timeout,
     };
     probe::sweep(&p, &sources, &mut io::stderr())?;
-    match &a.baseline {
-        Some(base) => super::diff::run(DiffArgs {
-            old: base.clone(),
-            new: out.clone(),
-            format: a.diff_format,
-            fail_on: a.fail_on,
-            allow: a.allow.clone(),
-            verbose: false,
-        }),
-        None => Ok(Exit::OK),
-    }
+    let Some(base) = &a.baseline else {
+        return Ok(Exit::OK);
+    };
+    let diff = DiffArgs {
+        old: base.clone(),
+        new: out.clone(),
+        format: a.diff_format,
+        fail_on: a.fail_on,
+        allow: a.allow.clone(),
+        verbose: false,
+    };
+    let failed = compare(&diff.options(), &mut io::stdout().lock(), &mut io::stderr())?;
+    Ok(if failed {
+        super::diff::EXIT_DRIFT
+    } else {
+        Exit::OK
+    })
 }

@@ -8,12 +8,104 @@ use std::sync::LazyLock;
 
 use super::{State, ToolInfo};
 use crate::envelope::{Ctx, Events, kind};
-use crate::json::{Out, Val, get, str_of};
+use crate::json::{Out, Spans, Val, get, str_of};
+use crate::tool::{self, Kind, Meaning};
 use simd_json::prelude::*;
 
-/// Tool names that start a subagent (renamed between releases).
-pub(super) fn is_subagent_tool(name: &str) -> bool {
-    matches!(name, "Task" | "Agent")
+/// Write a value of the current line: its canonical bytes when `spans` knows them, else from the
+/// tape.
+fn write_val(o: &mut Out, v: Val<'_, '_>, spans: Option<&Spans<'_>>) {
+    match spans.and_then(|s| s.canonical(v)) {
+        Some(b) => o.raw_value(b),
+        None => o.value(v),
+    }
+}
+
+/// Write what a call does ([`crate::tool`]): `kind`, `paths`, `command` and `edit` (`null` when
+/// it has none). The one writer of these members, for calls from messages and from deltas.
+pub(super) fn write_meaning(o: &mut Out, m: &Meaning<Val<'_, '_>>, spans: Option<&Spans<'_>>) {
+    o.key("kind");
+    o.str(m.kind.as_str());
+    o.key("paths");
+    o.raw(b"[");
+    for (i, p) in m.paths.iter().enumerate() {
+        if i > 0 {
+            o.raw(b",");
+        }
+        write_val(o, *p, spans);
+    }
+    o.raw(b"]");
+    o.key("command");
+    match m.command {
+        Some(c) => write_val(o, c, spans),
+        None => o.raw(b"null"),
+    }
+    o.key("edit");
+    let Some(e) = &m.edit else {
+        o.raw(b"null");
+        return;
+    };
+    o.raw(b"{");
+    o.str("path");
+    o.raw(b":");
+    write_val(o, e.path, spans);
+    if let Some(cell) = e.cell {
+        o.key("cell");
+        match cell {
+            Some(c) => write_val(o, c, spans),
+            None => o.raw(b"null"),
+        }
+    }
+    o.key("changes");
+    o.raw(b"[");
+    for (i, c) in e.changes.iter().enumerate() {
+        if i > 0 {
+            o.raw(b",");
+        }
+        o.raw(b"{");
+        o.str("old_text");
+        o.raw(b":");
+        match c.old {
+            Some(v) => write_val(o, v, spans),
+            None => o.raw(b"null"),
+        }
+        o.key("new_text");
+        write_val(o, c.new, spans);
+        if c.all {
+            o.key("replace_all");
+            o.bool(true);
+        }
+        o.raw(b"}");
+    }
+    o.raw(b"]}");
+}
+
+/// Write a tool result's `kind` (its call's, `null` when unpaired) and `edit`: the file and the
+/// CLI's structured patch when the result carries them (see [`tool::result_patch`]).
+pub(super) fn write_result_meaning(
+    o: &mut Out,
+    kind: Option<Kind>,
+    structured: Option<Val<'_, '_>>,
+    spans: Option<&Spans<'_>>,
+) {
+    o.key("kind");
+    match kind {
+        Some(k) => o.str(k.as_str()),
+        None => o.raw(b"null"),
+    }
+    o.key("edit");
+    match tool::result_patch(structured) {
+        Some((path, patch)) => {
+            o.raw(b"{");
+            o.str("path");
+            o.raw(b":");
+            write_val(o, path, spans);
+            o.key("patch");
+            write_val(o, patch, spans);
+            o.raw(b"}");
+        }
+        None => o.raw(b"null"),
+    }
 }
 
 /// What a block member must be.
@@ -188,6 +280,7 @@ impl State {
         let canonical = input.and_then(|v| ctx.spans.canonical(v));
         let digest = input_digest(input, canonical, &ev.out, ctx.raw);
         let bad = violations(b, &[("id", Want::Str), ("name", Want::Str)]);
+        let meaning = tool::meaning(self.opts.dialect, name, input);
         // Without an id the call cannot be paired with a result: it is not remembered.
         if let Some(id) = id {
             let scope = self.scope;
@@ -201,6 +294,7 @@ impl State {
                     return;
                 }
                 t.input = digest;
+                t.kind = meaning.kind;
                 let o = ev.begin(kind::TOOL_CALL_REVISED, ctx);
                 o.key("tool_use_id");
                 o.str(id);
@@ -210,6 +304,7 @@ impl State {
                 write_input(o, input, canonical);
                 o.key("message_id");
                 o.opt_str(message_id);
+                write_meaning(o, &meaning, Some(&ctx.spans));
                 ev.end();
                 return;
             }
@@ -221,6 +316,7 @@ impl State {
                     call_emitted: true,
                     scope: self.scope,
                     input: digest,
+                    kind: meaning.kind,
                 },
             );
         }
@@ -236,7 +332,8 @@ impl State {
         o.key("message_id");
         o.opt_str(message_id);
         o.key("subagent");
-        o.bool(name.is_some_and(is_subagent_tool));
+        o.bool(meaning.kind == Kind::Subagent);
+        write_meaning(o, &meaning, Some(&ctx.spans));
         o.key("server");
         o.bool(server);
         o.key("source");

@@ -4,7 +4,7 @@
 use super::State;
 use super::calls::{
     RESULT_MAPPED, TEXT_MAPPED, THINKING_MAPPED, Want, violations, write_block_extra,
-    write_violation,
+    write_result_meaning, write_violation,
 };
 use super::write::promote;
 use crate::envelope::{Ctx, Events, kind};
@@ -305,9 +305,9 @@ impl State {
         {
             self.flush_call_by_id(id, ev);
         }
-        let name = id
-            .and_then(|id| self.tools.get(id))
-            .and_then(|t| t.name.clone());
+        let call = id.and_then(|id| self.tools.get(id));
+        let name = call.and_then(|t| t.name.clone());
+        let call_kind = call.map(|t| t.kind);
         let is_error = get(b, "is_error")
             .and_then(|x| x.as_bool())
             .unwrap_or(false);
@@ -331,6 +331,7 @@ impl State {
             Some(s) => self.write_blobbed(s, o_buf(ev), &ctx.spans),
             None => o_buf(ev).raw(b"null"),
         }
+        write_result_meaning(ev.out(), call_kind, structured, Some(&ctx.spans));
         write_violation(ev, &bad, b);
         write_block_extra(ev.out(), b, RESULT_MAPPED);
         ev.end();

@@ -33,6 +33,22 @@ use crate::json::repair::{self, Refused};
 use crate::json::{Engine, HOLLOW_DEFAULT, ParseError, Parser, Spans, Val, get, get_str, str_of};
 use crate::read::Line;
 
+/// What line `v` shows of a session transcript's ids. Its type is left out: the line types only
+/// transcripts have (`summary`, `api-request-blob`, …) are the normalizer's to map, from the
+/// transcript reader's stream-json lines.
+fn transcript_marks(v: Val<'_, '_>) -> crate::transcript::detect::Marks<'static> {
+    let has = |k: &str| get(v, k).is_some();
+    crate::transcript::detect::Marks {
+        kind: None,
+        session_snake: has("session_id"),
+        session_camel: has("sessionId"),
+        parent_uuid: has("parentUuid"),
+        is_sidechain: has("isSidechain"),
+        leaf_uuid: has("leafUuid"),
+        seq: has("seq"),
+    }
+}
+
 /// Normalizer options.
 #[derive(Debug, Clone, Default)]
 pub struct NormalizeOptions {
@@ -48,6 +64,10 @@ pub struct NormalizeOptions {
     pub write_from_tape: bool,
     /// Do not treat a stream without `result` as an error: no `run.error` before `run.end`.
     pub allow_no_result: bool,
+    /// Whose tool names the stream's calls use (what `kind`, `paths`, `command` and `edit` of
+    /// `tool.call` are read with; see [`crate::tool`]): Claude Code's unless a reader of another
+    /// agent's output says otherwise.
+    pub dialect: crate::tool::Dialect,
 }
 
 /// A tool call whose input is being assembled from `input_json_delta` fragments.
@@ -115,6 +135,8 @@ struct ToolInfo {
     scope: u64,
     /// Digest of the emitted input (see [`calls::input_digest`]).
     input: u64,
+    /// What the call does (see [`crate::tool`]), for its result's `kind`.
+    kind: crate::tool::Kind,
 }
 
 /// The maps of [`State`], keyed by ids from the input: hashed with foldhash (seeded per
@@ -380,7 +402,9 @@ impl State {
         let kind = str_of(kind).unwrap_or("");
         // Claude Code session transcripts (~/.claude/projects/*.jsonl) share type names with
         // stream-json but use camelCase ids: never read them as CLI output.
-        let lookalike = get(v, "session_id").is_none() && get(v, "sessionId").is_some();
+        // (A line with `session_id`, nearly every one, is asked nothing more.)
+        let lookalike = get(v, "session_id").is_none()
+            && crate::transcript::detect::transcript_line(&transcript_marks(v)) == Some(true);
         if lookalike {
             let ctx = Ctx {
                 session_id: self.session.as_deref(),

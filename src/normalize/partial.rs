@@ -8,7 +8,7 @@
 //! `tool_result`, at `result` or at the end of input. Text and thinking streamed for a message
 //! that never got an `assistant` line are emitted from the deltas at `message_stop` too.
 
-use super::calls::{CALL_MAPPED, block_extra_detached, input_digest, is_subagent_tool};
+use super::calls::{CALL_MAPPED, block_extra_detached, input_digest, write_meaning};
 use super::{PendingCall, State, StreamBlock, ToolInfo};
 use crate::envelope::kind as ek;
 use crate::envelope::{Ctx, Events};
@@ -378,6 +378,11 @@ impl State {
         };
         let mut parser = Parser::default();
         let parsed = parser.parse(text.as_bytes());
+        let meaning = crate::tool::meaning(
+            self.opts.dialect,
+            c.name.as_deref(),
+            parsed.as_ref().ok().map(|p| p.tape.as_value()),
+        );
         if let Some(id) = &c.id {
             let input = parsed.as_ref().ok().map(|p| p.tape.as_value());
             self.tools.insert(
@@ -387,6 +392,7 @@ impl State {
                     call_emitted: true,
                     scope: self.scope,
                     input: input_digest(input, None, &Out::default(), b""),
+                    kind: meaning.kind,
                 },
             );
         }
@@ -419,7 +425,8 @@ impl State {
         o.key("message_id");
         o.opt_str(c.message_id.as_deref());
         o.key("subagent");
-        o.bool(c.name.as_deref().is_some_and(is_subagent_tool));
+        o.bool(meaning.kind == crate::tool::Kind::Subagent);
+        write_meaning(o, &meaning, None);
         o.key("server");
         o.bool(c.server);
         o.key("source");

@@ -11,6 +11,7 @@
 
 pub mod allow;
 pub mod change;
+pub mod compare;
 pub mod diff;
 pub mod infer;
 pub mod input;

@@ -67,6 +67,7 @@
 //! the secret. The normalizer writes them as the common member `redactions` of every event
 //! made from that line.
 
+pub mod copy;
 mod deltas;
 mod detect;
 mod engine;

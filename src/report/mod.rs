@@ -199,6 +199,11 @@ fn digest(f: &Path, stdin: &(Sha256, u64)) -> Result<InputDigest, Error> {
     })
 }
 
+/// `[REDACTED:` placeholders in `bytes`.
+fn placeholders(bytes: &[u8]) -> usize {
+    memchr::memmem::find_iter(bytes, b"[REDACTED:").count()
+}
+
 /// The sink that builds the model: ephemeral events are counted and dropped unparsed.
 struct Collect {
     run: Rc<RefCell<Run>>,
@@ -212,8 +217,15 @@ impl Sink for Collect {
             return Ok(());
         }
         let bytes = events.bytes(meta);
-        run.placeholders += memchr::memmem::find_iter(bytes, b"[REDACTED:").count() as u64;
-        let v = serde_json::from_slice(bytes).map_err(io::Error::other)?;
+        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(io::Error::other)?;
+        // What a tool call does (command, paths, edit) repeats its input's text: a placeholder
+        // there is counted once, in the input.
+        let derived: usize = ["command", "paths", "edit"]
+            .iter()
+            .filter_map(|k| v.get(*k).filter(|x| !x.is_null()))
+            .map(|x| placeholders(x.to_string().as_bytes()))
+            .sum();
+        run.placeholders += placeholders(bytes).saturating_sub(derived) as u64;
         run.push(meta.kind, meta.seq, v, ctx.stamp.unix_us);
         Ok(())
     }

@@ -32,6 +32,57 @@ fn any() -> Value {
     json!({})
 }
 
+/// The schema of `tool.call`'s `kind`: the tool kinds, a closed list. The title names the
+/// TypeScript type (once: `tool.call.revised` has the same list untitled).
+fn tool_kind(titled: bool) -> Value {
+    let kinds: Vec<&str> = crate::tool::Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let mut k = json!({ "enum": kinds });
+    if titled {
+        k["title"] = "ToolKind".into();
+    }
+    k
+}
+
+/// The schema of `tool.result`'s `kind`: a tool kind, or null for a result without its call.
+fn tool_kind_or_null() -> Value {
+    let mut kinds: Vec<Value> = crate::tool::Kind::ALL
+        .iter()
+        .map(|k| Value::from(k.as_str()))
+        .collect();
+    kinds.push(Value::Null);
+    json!({ "enum": kinds })
+}
+
+/// The schema of `tool.call`'s `edit` (titled as [`tool_kind`]).
+fn call_edit(titled: bool) -> Value {
+    let mut e = json!({
+        "type": ["object", "null"],
+        "required": ["path", "changes"],
+        "properties": {
+            "path": {"type": "string", "description": "The file (a notebook for a cell edit), as the input gives it."},
+            "cell": {"type": ["string", "null"], "description": "A notebook edit: the cell's id (null when the input names none)."},
+            "changes": {
+                "type": "array",
+                "description": "The replacements, in order (at least one).",
+                "items": {
+                    "type": "object",
+                    "required": ["old_text", "new_text"],
+                    "properties": {
+                        "old_text": {"type": ["string", "null"], "description": "The text replaced; null when the whole file (or cell source) is written."},
+                        "new_text": {"type": "string", "description": "The text written in its place."},
+                        "replace_all": {"const": true, "description": "Present when every occurrence of old_text is replaced."}
+                    }
+                }
+            }
+        }
+    });
+    if titled {
+        e["title"] = "ToolEdit".into();
+        e["properties"]["changes"]["items"]["title"] = "ToolChange".into();
+    }
+    e
+}
+
 /// `(event type, description, [(field, schema)], required fields, ephemeral)`.
 pub(super) type Def = (&'static str, &'static str, Vec<(&'static str, Value)>, bool);
 
@@ -118,6 +169,13 @@ pub(super) fn defs() -> Vec<Def> {
                 ("input_error", ns()),
                 ("message_id", ns()),
                 ("subagent", b()),
+                ("kind", tool_kind(true)),
+                (
+                    "paths",
+                    json!({"type": "array", "items": {"type": "string"}}),
+                ),
+                ("command", ns()),
+                ("edit", call_edit(true)),
                 ("server", b()),
                 ("source", json!({"enum": ["message", "deltas"]})),
                 ("partial_json", s()),
@@ -137,6 +195,18 @@ pub(super) fn defs() -> Vec<Def> {
                 ("server", b()),
                 ("content", any()),
                 ("structured", any()),
+                ("kind", tool_kind_or_null()),
+                (
+                    "edit",
+                    json!({
+                        "type": ["object", "null"],
+                        "required": ["path", "patch"],
+                        "properties": {
+                            "path": {"type": "string", "description": "The file (filePath)."},
+                            "patch": {"type": "array", "description": "The hunks (structuredPatch), as the CLI wrote them."}
+                        }
+                    }),
+                ),
                 ("violation", s()),
                 ("raw", any()),
                 ("block_extra", obj()),
@@ -145,12 +215,19 @@ pub(super) fn defs() -> Vec<Def> {
         ),
         (
             kind::TOOL_CALL_REVISED,
-            "A tool_use id that was already emitted came again with a different input (the later input; nothing is dropped silently). An identical repeat gives skipped.",
+            "A tool_use id that was already emitted came again with a different input (the later input, with kind, paths, command and edit read from it; nothing is dropped silently). An identical repeat gives skipped.",
             vec![
                 ("tool_use_id", s()),
                 ("name", ns()),
                 ("input", any()),
                 ("message_id", ns()),
+                ("kind", tool_kind(false)),
+                (
+                    "paths",
+                    json!({"type": "array", "items": {"type": "string"}}),
+                ),
+                ("command", ns()),
+                ("edit", call_edit(false)),
             ],
             false,
         ),

@@ -119,6 +119,39 @@ fn argv_safe(prompt: &[u8], max: usize) -> bool {
         && !prompt.contains(&0)
 }
 
+/// The run's prompt: `text` (`--prompt`), or the file `file` (`--prompt-file`; `-`: `stdin`);
+/// none only when the claude arguments `claude_args` continue a session or read their input
+/// from stdin ([`continues_a_session`]), else an error that says how to give one.
+pub fn prompt(
+    text: Option<&str>,
+    file: Option<&Path>,
+    claude_args: &[OsString],
+    stdin: &mut dyn std::io::Read,
+) -> Result<Option<Vec<u8>>, crate::error::Error> {
+    use crate::error::Error;
+    let prompt = match (text, file) {
+        (Some(p), _) => Some(p.as_bytes().to_vec()),
+        (None, None) => None,
+        (None, Some(f)) if f.as_os_str() == "-" => {
+            let mut buf = Vec::new();
+            stdin
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io("stdin", e))?;
+            Some(buf)
+        }
+        (None, Some(f)) => {
+            Some(std::fs::read(f).map_err(|e| Error::io(f.display().to_string(), e))?)
+        }
+    };
+    if prompt.is_none() && !continues_a_session(claude_args) {
+        return Err(Error::msg(
+            "spawn",
+            "no prompt: give --prompt TEXT or --prompt-file FILE (or --resume ID / --continue after --)",
+        ));
+    }
+    Ok(prompt)
+}
+
 /// Whether the claude arguments resume or continue a session, or take their input from stdin
 /// (`--input-format stream-json`): then no prompt is needed.
 pub fn continues_a_session(args: &[OsString]) -> bool {

@@ -159,6 +159,21 @@ pub fn is_allowed(name: &str) -> bool {
         || ALLOW_PROXY.iter().any(|p| name.eq_ignore_ascii_case(p))
 }
 
+/// `--refuse-api-key`: an error naming the credential variables set in `vars` (the
+/// environment `claude` would inherit), if any.
+pub fn refuse_credentials<'a>(
+    vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
+) -> Result<(), crate::error::Error> {
+    let found = credentials_in(vars);
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::Error::msg(
+        "--refuse-api-key",
+        format!("{} is set in the environment", found.join(", ")),
+    ))
+}
+
 /// The credential variables set in `vars` (names only, for `--refuse-api-key`).
 pub fn credentials_in<'a>(vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>) -> Vec<String> {
     vars.into_iter()

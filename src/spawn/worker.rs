@@ -1,6 +1,7 @@
-//! `spawn`'s run in the worker process (after [`super::guardian::split`]): the child's program,
-//! argv and environment; the pipeline and the capture; supervision with the guards; and the
-//! ending, `run.end` on every sink and in the capture, also when the child cannot start.
+//! `spawn`'s run: the split into guardian and worker ([`run_guarded`]), then in the worker
+//! process the child's program, argv and environment; the pipeline and the capture;
+//! supervision with the guards; and the ending, `run.end` on every sink and in the capture,
+//! also when the child cannot start.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -42,6 +43,51 @@ pub struct Run {
     pub record: Option<PathBuf>,
     /// `--stderr-events`: the child's stderr as `child.stderr` events, not copied to stderr.
     pub stderr_events: bool,
+}
+
+/// How long the end of a run waits for a stdout reader that takes nothing (a third of it more
+/// for stderr): the run exits at most about a second after it ended.
+const OUTPUT_STALL: std::time::Duration = std::time::Duration::from_millis(750);
+
+/// Split off the guardian ([`guardian::split`]); then, in the worker, become the subreaper of
+/// the run's processes, open its outputs with `open` (after the split: its files and sinks are
+/// the worker's) and [`run`] it, with `stdout` and `stderr` written by threads of their own
+/// ([`Outbox`]: a reader that stops reading cannot stall the supervisor). What a reader did not
+/// take by the end is said on stderr.
+pub fn run_guarded(
+    spec: Run,
+    open: impl FnOnce() -> Result<Setup, Error>,
+    stdout: std::os::fd::BorrowedFd<'_>,
+    stderr: std::os::fd::BorrowedFd<'_>,
+    notes: &mut dyn Write,
+) -> Result<Exit, Error> {
+    // From here on, the process the caller started is the guardian; the run goes on in the
+    // worker, which survives neither its guardian nor lets the run survive it.
+    guardian::split().map_err(|e| Error::io("spawn: fork", e))?;
+    let dup = |fd: std::os::fd::BorrowedFd<'_>| {
+        fd.try_clone_to_owned()
+            .map(std::fs::File::from)
+            .map_err(|e| Error::io("dup", e))
+    };
+    let std_out = Outbox::start(dup(stdout)?, super::outbox::Full::Hold, "stdout")
+        .map_err(|e| Error::io("stdout", e))?;
+    let mut std_err = Outbox::start(dup(stderr)?, super::outbox::Full::Drop, "stderr")
+        .map_err(|e| Error::io("stderr", e))?;
+    let res = super::procs::become_subreaper()
+        .map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))
+        .and_then(|()| open())
+        .and_then(|setup| run(spec, setup, &std_out, &std_err, notes));
+    // Deliver what the readers take; give up after a stall (nobody reads).
+    let left = std_out.finish(OUTPUT_STALL);
+    if left > 0 {
+        let _ = writeln!(
+            std_err,
+            "boo-normalize: stdout: {} not delivered (the reader stopped reading)",
+            counted(left as u64, "byte")
+        );
+    }
+    std_err.finish(OUTPUT_STALL / 3);
+    res
 }
 
 /// Run `run` through `setup`'s pipeline, the envelope to `std_out` and the child's stderr and

@@ -60,6 +60,48 @@ enum Verdict {
     Unsure,
 }
 
+/// The members of a JSON object line that tell a session transcript's line from other formats,
+/// as each reader of lines finds them (serde here and in `sniff`, the tape in the normalizer).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Marks<'a> {
+    /// Its `type`, when a string.
+    pub kind: Option<&'a str>,
+    /// It has `session_id` (stream-json's spelling).
+    pub session_snake: bool,
+    /// It has `sessionId` (a transcript's).
+    pub session_camel: bool,
+    /// It has `parentUuid`.
+    pub parent_uuid: bool,
+    /// It has `isSidechain`.
+    pub is_sidechain: bool,
+    /// It has `leafUuid`.
+    pub leaf_uuid: bool,
+    /// It has `seq` (an envelope event: boo-normalize's own output).
+    pub seq: bool,
+}
+
+/// Whether a line with `m` is a session transcript's: `Some(true)` when it has a transcript's
+/// marks (camelCase ids, a line type only transcripts have), `Some(false)` for any other typed
+/// object, `None` when it says neither (no `type`). The one answer to "is this a transcript
+/// line": input detection, `sniff`'s hints and the normalizer's `lookalike` ask it.
+pub fn transcript_line(m: &Marks<'_>) -> Option<bool> {
+    if m.session_snake || m.seq {
+        return Some(false);
+    }
+    let camel = m.session_camel || m.parent_uuid || m.is_sidechain;
+    let own_type = m
+        .kind
+        .is_some_and(|k| TRANSCRIPT_TYPES.contains(&k) || (k == "summary" && m.leaf_uuid));
+    if camel || own_type {
+        return Some(true);
+    }
+    // A typed object without a transcript's marks (a wrapper's marker line before a stream, a
+    // type the normalizer does not know): the CLI writes every transcript line with them, so
+    // this is not a transcript. Anything else (no `type`: a foreign object, an old flat line)
+    // says nothing.
+    m.kind.map(|_| false)
+}
+
 fn verdict(line: &[u8]) -> Verdict {
     let line = line.trim_ascii();
     if !line.starts_with(b"{") {
@@ -68,24 +110,20 @@ fn verdict(line: &[u8]) -> Verdict {
     let Ok(p) = serde_json::from_slice::<Probe<'_>>(line) else {
         return Verdict::Unsure;
     };
-    if p.session_snake.is_some() || p.seq.is_some() {
-        return Verdict::Other;
+    let marks = Marks {
+        kind: p.kind,
+        session_snake: p.session_snake.is_some(),
+        session_camel: p.session_camel.is_some(),
+        parent_uuid: p.parent_uuid.is_some(),
+        is_sidechain: p.is_sidechain.is_some(),
+        leaf_uuid: p.leaf_uuid.is_some(),
+        seq: p.seq.is_some(),
+    };
+    match transcript_line(&marks) {
+        Some(true) => Verdict::Transcript,
+        Some(false) => Verdict::Other,
+        None => Verdict::Unsure,
     }
-    let camel = p.session_camel.is_some() || p.parent_uuid.is_some() || p.is_sidechain.is_some();
-    let own_type = p.kind.is_some_and(|k| {
-        TRANSCRIPT_TYPES.contains(&k) || (k == "summary" && p.leaf_uuid.is_some())
-    });
-    if camel || own_type {
-        return Verdict::Transcript;
-    }
-    if p.kind.is_some() {
-        // A typed object without a transcript's marks (a wrapper's marker line before a stream,
-        // a type the normalizer does not know): the CLI writes every transcript line with them,
-        // so this is not a transcript.
-        return Verdict::Other;
-    }
-    // Anything else (no `type`: a foreign object, an old flat line): says nothing.
-    Verdict::Unsure
 }
 
 /// Whether `first_lines` (the first bytes of an input: some whole lines, possibly an unfinished

@@ -84,9 +84,6 @@ struct TaskInput {
     prompt: Option<String>,
 }
 
-/// Tool names that start a subagent (`Task`; `Agent` in some 2.1.x releases).
-pub const SUBAGENT_TOOLS: &[&str] = &["Task", "Agent"];
-
 /// What a mapped line said about itself.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LineFacts {
@@ -201,7 +198,7 @@ impl Mapper {
             let is_call = b.kind.as_deref() == Some("tool_use")
                 && b.name
                     .as_deref()
-                    .is_some_and(|n| SUBAGENT_TOOLS.contains(&n));
+                    .is_some_and(|n| crate::tool::is_subagent(crate::tool::Dialect::Claude, n));
             if let (true, Some(id), Some(input)) = (is_call, b.id, b.input)
                 && let Ok(TaskInput {
                     prompt: Some(prompt),

@@ -1,13 +1,15 @@
-//! Edits as unified diffs (the `similar` crate, line-level with a few lines of context): an
-//! `Edit`'s `old_string` → `new_string`, each edit of a `MultiEdit`, with added and removed line
-//! counts. The lines are raw (untrusted) text; renderers make them safe.
+//! Edits as unified diffs (the `similar` crate, line-level with a few lines of context): a
+//! replacement's old text → new text, each replacement of a multi-edit (which members hold them
+//! is the tool's row in [`crate::tool`]), with added and removed line counts. The lines are raw
+//! (untrusted) text; renderers make them safe.
 
 use std::borrow::Cow;
 
 use similar::{ChangeTag, TextDiff};
 
 use super::args::Args;
-use super::tool::{self, Kind};
+use super::tool;
+use crate::tool::{Dialect, EditShape, row};
 
 /// One line of a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,32 +79,25 @@ pub fn diff(old: &str, new: &str, context: usize) -> Diff {
     d
 }
 
-/// The replacements of an `Edit` (one) or `MultiEdit` (each of `edits`) call, as
-/// (old, new) pairs; members that are missing or not strings count as empty.
+/// The replacements of a call that replaces text (one) or several texts in one file (each of
+/// its list), as (old, new) pairs; members that are missing or not strings count as empty.
 pub fn replacements(name: &str, args: &Args<'_>) -> Vec<(String, String)> {
-    #[derive(serde::Deserialize)]
-    struct Edit {
-        #[serde(default)]
-        old_string: Option<String>,
-        #[serde(default)]
-        new_string: Option<String>,
-    }
-    let pair =
-        |o: Option<String>, n: Option<String>| (o.unwrap_or_default(), n.unwrap_or_default());
-    if name == "MultiEdit" {
-        return args
-            .raw("edits")
-            .and_then(|r| serde_json::from_str::<Vec<Edit>>(r.get()).ok())
+    let text = |a: &Args<'_>, k: &str| a.str(k).map(|c| c.into_owned()).unwrap_or_default();
+    match row(Dialect::Claude, name).map(|r| r.edit) {
+        Some(EditShape::Multi { list, old, new, .. }) => args
+            .raw(list)
+            .and_then(|r| serde_json::from_str::<Vec<Args<'_>>>(r.get()).ok())
             .unwrap_or_default()
-            .into_iter()
-            .map(|e| pair(e.old_string, e.new_string))
-            .collect();
+            .iter()
+            .map(|e| (text(e, old), text(e, new)))
+            .collect(),
+        Some(EditShape::Replace { old, new, .. })
+            if args.raw(old).is_some() || args.raw(new).is_some() =>
+        {
+            vec![(text(args, old), text(args, new))]
+        }
+        _ => Vec::new(),
     }
-    let s = |k: &str| args.str(k).map(|c| c.into_owned());
-    if args.raw("old_string").is_none() && args.raw("new_string").is_none() {
-        return Vec::new();
-    }
-    vec![pair(s("old_string"), s("new_string"))]
 }
 
 /// The file a call changes and what it replaces there.
@@ -114,17 +109,19 @@ pub struct FileChange<'a> {
     pub replacements: Vec<(String, String)>,
 }
 
-/// What a call changes: an `Edit`'s or `MultiEdit`'s replacements, a `Write`'s content or a
-/// `NotebookEdit`'s new source as new text; `None` for other tools, a call without a path, or one
-/// with nothing to replace.
+/// What a call changes: its replacements, or a whole new text (a file or a notebook cell
+/// written) with an empty old one; `None` for a tool that changes no file, a call without a
+/// path, or one with nothing to replace.
 pub fn file_change<'a>(name: &str, args: &Args<'a>) -> Option<FileChange<'a>> {
     let path = tool::path(args)?;
     let new = |k: &str| args.str(k).map(|s| vec![(String::new(), s.into_owned())]);
-    let pairs = match tool::kind(name) {
-        Kind::Edit | Kind::MultiEdit => Some(replacements(name, args)).filter(|r| !r.is_empty()),
-        Kind::Write => new("content"),
-        Kind::Notebook => new("new_source"),
-        _ => None,
+    let pairs = match row(Dialect::Claude, name)?.edit {
+        EditShape::Replace { .. } | EditShape::Multi { .. } => {
+            Some(replacements(name, args)).filter(|r| !r.is_empty())
+        }
+        EditShape::Whole { content, .. } => new(content),
+        EditShape::Cell { source, .. } => new(source),
+        EditShape::None => None,
     }?;
     Some(FileChange {
         path,

@@ -1,12 +1,14 @@
-//! What a tool call is about, in one line: per tool, the argument that matters (Bash command,
-//! Read/Write/Edit path and range, Grep/Glob pattern, WebFetch URL, Task/Agent type and
-//! description, an MCP tool's first string argument) and short details; unknown tools as `key: value`;
-//! and whether the headline says all the input holds. The strings are raw (untrusted): each
-//! renderer makes them safe its own way.
+//! What a tool call is about, in one line: the argument that matters (a shell command, the path
+//! and range of a read or an edit, a search pattern, a URL, a subagent's type and description, an
+//! MCP tool's first string argument) and short details; unknown tools as `key: value`; and
+//! whether the headline says all the input holds. Which of these a tool gets is its row's
+//! [`Head`] in the tool table ([`crate::tool`]); this module only renders it. The strings are raw
+//! (untrusted): each renderer makes them safe its own way.
 
 use std::borrow::Cow;
 
 use super::args::{Args, display, string};
+use crate::tool::{self as meaning, Dialect, EditShape, Head};
 
 /// The one-line summary of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22,34 +24,37 @@ pub struct Headline {
 /// Tools whose calls a view treats specially.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Starts a subagent (`Task`, `Agent`).
+    /// Starts a subagent.
     Subagent,
-    /// Replaces text in a file (`Edit`).
+    /// Replaces text in a file.
     Edit,
-    /// Several replacements in one file (`MultiEdit`).
+    /// Several replacements in one file.
     MultiEdit,
-    /// Writes a whole file (`Write`).
+    /// Writes a whole file.
     Write,
-    /// Reads a file (`Read`).
+    /// Reads a file (a line range of it).
     Read,
-    /// Edits a notebook cell (`NotebookEdit`).
+    /// Edits a notebook cell.
     Notebook,
-    /// Updates the todo list (`TodoWrite`).
+    /// Updates the todo list.
     Todo,
     /// Anything else.
     Other,
 }
 
-/// The kind of tool `name` is.
+/// The kind of tool `name` is, from its row in the tool table.
 pub fn kind(name: &str) -> Kind {
-    match name {
-        "Task" | "Agent" => Kind::Subagent,
-        "Edit" | "str_replace_based_edit_tool" => Kind::Edit,
-        "MultiEdit" => Kind::MultiEdit,
-        "Write" => Kind::Write,
-        "Read" => Kind::Read,
-        "NotebookEdit" => Kind::Notebook,
-        "TodoWrite" => Kind::Todo,
+    let Some(r) = meaning::row(Dialect::Claude, name) else {
+        return Kind::Other;
+    };
+    match (r.kind, r.edit, r.head) {
+        (meaning::Kind::Subagent, ..) => Kind::Subagent,
+        (_, EditShape::Replace { .. }, _) => Kind::Edit,
+        (_, EditShape::Multi { .. }, _) => Kind::MultiEdit,
+        (_, EditShape::Whole { .. }, _) => Kind::Write,
+        (_, EditShape::Cell { .. }, _) => Kind::Notebook,
+        (_, _, Head::Read) => Kind::Read,
+        (_, _, Head::Todo) => Kind::Todo,
         _ => Kind::Other,
     }
 }
@@ -109,8 +114,8 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
         h.arg = first;
         h.detail.extend(more);
     };
-    match name {
-        "Bash" | "PowerShell" => {
+    match meaning::head(Dialect::Claude, name) {
+        Head::Shell => {
             arg(s("command"), &mut h);
             if args.bool("run_in_background") == Some(true) {
                 h.detail.push("background".into());
@@ -122,29 +127,27 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                 ));
             }
         }
-        "BashOutput" => arg(s("bash_id"), &mut h),
-        "KillShell" | "KillBash" => arg(s("shell_id"), &mut h),
-        "TaskStop" | "TaskOutput" => arg(s("task_id").or_else(|| s("shell_id")), &mut h),
-        "Read" => {
+        Head::Key(keys) => arg(keys.iter().find_map(|k| s(k)), &mut h),
+        Head::Read => {
             arg(path(args).map(Cow::into_owned), &mut h);
             h.detail.extend(range(args));
             if let Some(p) = s("pages") {
                 h.detail.push(format!("pages {p}"));
             }
         }
-        "Write" => {
+        Head::Write => {
             arg(path(args).map(Cow::into_owned), &mut h);
             if let Some((lines, _)) = args.size("content") {
                 h.detail.push(format!("+{lines} lines"));
             }
         }
-        "Edit" => {
+        Head::Edit => {
             arg(path(args).map(Cow::into_owned), &mut h);
             if args.bool("replace_all") == Some(true) {
                 h.detail.push("replace all".into());
             }
         }
-        "MultiEdit" => {
+        Head::MultiEdit => {
             arg(path(args).map(Cow::into_owned), &mut h);
             let n = args
                 .raw("edits")
@@ -154,30 +157,27 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                 .map_or(0, |v| v.len());
             h.detail.push(super::num::plural(n as u64, "edit", "edits"));
         }
-        "NotebookRead" => arg(path(args).map(Cow::into_owned), &mut h),
-        "NotebookEdit" => {
+        Head::Notebook => {
             arg(path(args).map(Cow::into_owned), &mut h);
             h.detail.extend(s("edit_mode"));
             h.detail.extend(s("cell_id").map(|c| format!("cell {c}")));
         }
-        "Grep" => {
+        Head::Grep => {
             arg(s("pattern"), &mut h);
             h.detail.extend(s("path").map(|p| format!("in {p}")));
             h.detail.extend(s("glob").map(|g| format!("glob {g}")));
             h.detail.extend(s("type").map(|t| format!("type {t}")));
             h.detail.extend(s("output_mode"));
         }
-        "Glob" => {
+        Head::Glob => {
             arg(s("pattern"), &mut h);
             h.detail.extend(s("path").map(|p| format!("in {p}")));
         }
-        "LS" => arg(s("path"), &mut h),
-        "WebFetch" => {
+        Head::Fetch => {
             arg(s("url"), &mut h);
             h.detail.extend(s("prompt").map(|p| one(&p).0));
         }
-        "WebSearch" | "ToolSearch" => arg(s("query"), &mut h),
-        "Task" | "Agent" => {
+        Head::Subagent => {
             if let Some(t) = s("subagent_type") {
                 h.tool = format!("{name} {}", one(&t).0);
             }
@@ -186,17 +186,14 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
                 h.detail.push("background".into());
             }
         }
-        "TodoWrite" => {
+        Head::Todo => {
             let todos = todos(args);
             let done = todos.iter().filter(|t| t.status == "completed").count();
             let doing = todos.iter().filter(|t| t.status == "in_progress").count();
             h.arg = format!("{} todos", todos.len());
             h.detail.push(format!("{done} done, {doing} in progress"));
         }
-        "ExitPlanMode" | "exit_plan_mode" => arg(s("plan"), &mut h),
-        "Skill" => arg(s("skill").or_else(|| s("command")), &mut h),
-        "SlashCommand" => arg(s("command"), &mut h),
-        "AskUserQuestion" => {
+        Head::Ask => {
             let q = args
                 .raw("questions")
                 .and_then(|r| serde_json::from_str::<Vec<Question>>(r.get()).ok())
@@ -205,11 +202,11 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
             arg(q, &mut h);
         }
         // An MCP tool's first string argument (its other arguments are often flags or limits).
-        _ if name.starts_with("mcp__") => match args.members.iter().find_map(|(_, v)| string(v)) {
+        Head::Mcp => match args.members.iter().find_map(|(_, v)| string(v)) {
             Some(first) => arg(Some(first.into_owned()), &mut h),
             None => h.arg = generic(args),
         },
-        _ => h.arg = generic(args),
+        Head::Generic => h.arg = generic(args),
     }
     h
 }
@@ -218,15 +215,10 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
 /// range, a Glob's pattern: only keys the headline shows, no value on several lines), so a view
 /// need not show the input again. `args` must be the members of an object.
 pub fn said(name: &str, args: &Args<'_>) -> bool {
-    let keys: &[&str] = match name {
-        "Read" => &["file_path", "offset", "limit"],
-        "Grep" | "Glob" => &["pattern", "path"],
-        "LS" => &["path"],
-        "WebSearch" => &["query"],
-        "WebFetch" => &["url"],
-        "KillShell" | "KillBash" => &["shell_id"],
-        _ => return false,
-    };
+    let keys = meaning::row(Dialect::Claude, name).map_or(&[][..], |r| r.said);
+    if keys.is_empty() {
+        return false;
+    }
     args.members
         .iter()
         .all(|(k, v)| keys.contains(&k.as_ref()) && !string(v).is_some_and(|s| s.contains('\n')))

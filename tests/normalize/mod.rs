@@ -5,3 +5,4 @@ mod golden;
 mod latency;
 mod props;
 mod regression;
+mod tools;

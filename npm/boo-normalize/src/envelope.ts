@@ -98,6 +98,40 @@ export type EnvelopeEvent =
   | ApiRequestShapeEvent
   | ApiRequestBlobEvent
   | AtisLatchEvent;
+/**
+ * What the call does, from its tool's row in the tool table (src/tool/): read, edit, delete, move, search, execute, think, fetch, switch_mode (ACP's tool kinds), subagent (starts a subagent, as subagent true says) or plan (writes or reads the todo list / plan); other for MCP tools and tools the table does not know (a closed list: other is the fallback).
+ */
+export type ToolKind =
+  | "read"
+  | "edit"
+  | "delete"
+  | "move"
+  | "search"
+  | "execute"
+  | "think"
+  | "fetch"
+  | "switch_mode"
+  | "subagent"
+  | "plan"
+  | "other";
+/**
+ * What an edit call changes, from its input: {path, changes: [{old_text, new_text, replace_all?}]} (old_text null: the whole file written; a notebook edit adds cell, the cell id, and its new_text is the cell's source). null for other calls and when the input lacks a member the edit needs (no guess).
+ */
+export type ToolEdit = {
+  /**
+   * The file (a notebook for a cell edit), as the input gives it.
+   */
+  path: string;
+  /**
+   * A notebook edit: the cell's id (null when the input names none).
+   */
+  cell?: string | null;
+  /**
+   * The replacements, in order (at least one).
+   */
+  changes: ToolChange[];
+  [k: string]: unknown;
+} | null;
 
 /**
  * From system/init: the run's configuration. Re-emitted per turn by multi-turn sessions.
@@ -757,6 +791,16 @@ export interface ToolCallEvent {
    * true when the tool starts a subagent (a Task or Agent call, the name across CLI releases): the subagent's events follow with parent_tool_use_id set to this call's tool_use_id. It says what this call does; whether this event is itself inside a subagent is parent_tool_use_id.
    */
   subagent: boolean;
+  kind: ToolKind;
+  /**
+   * The files or directories the call reads or writes, as its input gives them (absolute when the tool takes absolute paths); [] when it names none or the table does not know the tool.
+   */
+  paths: string[];
+  /**
+   * The command a shell call runs, as given; null for other calls and when the input has none.
+   */
+  command: string | null;
+  edit: ToolEdit;
   /**
    * true for a tool the API ran itself (a server_tool_use or mcp_tool_use block: web search, code execution, an MCP connector), not the CLI.
    */
@@ -779,6 +823,21 @@ export interface ToolCallEvent {
   block_extra?: {
     [k: string]: unknown;
   };
+}
+export interface ToolChange {
+  /**
+   * The text replaced; null when the whole file (or cell source) is written.
+   */
+  old_text: string | null;
+  /**
+   * The text written in its place.
+   */
+  new_text: string;
+  /**
+   * Present when every occurrence of old_text is replaced.
+   */
+  replace_all?: true;
+  [k: string]: unknown;
 }
 /**
  * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.
@@ -877,6 +936,37 @@ export interface ToolResultEvent {
    */
   structured: unknown;
   /**
+   * The paired call's kind (see tool.call); null when no call with this tool_use_id was seen.
+   */
+  kind:
+    | "read"
+    | "edit"
+    | "delete"
+    | "move"
+    | "search"
+    | "execute"
+    | "think"
+    | "fetch"
+    | "switch_mode"
+    | "subagent"
+    | "plan"
+    | "other"
+    | null;
+  /**
+   * What the tool changed, as the CLI's structured result reports it: {path, patch} (filePath and structuredPatch of tool_use_result: the hunks as the CLI wrote them, {oldStart, oldLines, newStart, newLines, lines}); null when the result carries none.
+   */
+  edit: {
+    /**
+     * The file (filePath).
+     */
+    path: string;
+    /**
+     * The hunks (structuredPatch), as the CLI wrote them.
+     */
+    patch: unknown[];
+    [k: string]: unknown;
+  } | null;
+  /**
    * The source block as written, when a member had the wrong type.
    */
   raw?: unknown;
@@ -888,7 +978,7 @@ export interface ToolResultEvent {
   };
 }
 /**
- * A tool_use id that was already emitted came again with a different input (the later input; nothing is dropped silently). An identical repeat gives skipped.
+ * A tool_use id that was already emitted came again with a different input (the later input, with kind, paths, command and edit read from it; nothing is dropped silently). An identical repeat gives skipped.
  */
 export interface ToolCallRevisedEvent {
   /**
@@ -975,6 +1065,62 @@ export interface ToolCallRevisedEvent {
    * The API message id (message.id); null for a message without one.
    */
   message_id: string | null;
+  /**
+   * What the call does with the later input (see tool.call).
+   */
+  kind:
+    | "read"
+    | "edit"
+    | "delete"
+    | "move"
+    | "search"
+    | "execute"
+    | "think"
+    | "fetch"
+    | "switch_mode"
+    | "subagent"
+    | "plan"
+    | "other";
+  /**
+   * The paths of the later input (see tool.call).
+   */
+  paths: string[];
+  /**
+   * The command of the later input (see tool.call).
+   */
+  command: string | null;
+  /**
+   * The edit of the later input (see tool.call).
+   */
+  edit: {
+    /**
+     * The file (a notebook for a cell edit), as the input gives it.
+     */
+    path: string;
+    /**
+     * A notebook edit: the cell's id (null when the input names none).
+     */
+    cell?: string | null;
+    /**
+     * The replacements, in order (at least one).
+     */
+    changes: {
+      /**
+       * The text replaced; null when the whole file (or cell source) is written.
+       */
+      old_text: string | null;
+      /**
+       * The text written in its place.
+       */
+      new_text: string;
+      /**
+       * Present when every occurrence of old_text is replaced.
+       */
+      replace_all?: true;
+      [k: string]: unknown;
+    }[];
+    [k: string]: unknown;
+  } | null;
 }
 /**
  * Text the CLI adds as the user (a subagent's prompt, replayed prompts, local command output, a compaction summary: is_synthetic). A text block without a string text gives text null with violation (and raw). block_extra: the block's members no field maps (cache_control, …), when it has any.

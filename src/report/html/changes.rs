@@ -4,6 +4,7 @@
 use super::thread::W;
 use crate::view::diff::{Diff, Line};
 use crate::view::num;
+use crate::view::tool::{self, Kind};
 
 /// Diffs longer than this many lines are cut (head and tail kept).
 const DIFF_LINES: usize = 120;
@@ -62,7 +63,7 @@ impl W<'_> {
                 if c.failed() {
                     self.raw(" <span class=\"errn\">failed: not applied</span>");
                 }
-                if c.name == "Write" {
+                if tool::kind(&c.name) == Kind::Write {
                     let n = diffs.first().map_or(0, |d| d.added);
                     self.raw(&format!(
                         " <span class=\"dim\">+{n} lines written (content in the call)</span>"

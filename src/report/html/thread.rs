@@ -11,12 +11,13 @@ use super::super::blob::Blobs;
 use super::super::escape::{attr, html, text};
 use super::super::markdown;
 use super::super::model::{Call, Item, Run, Subtotals, Tokens};
+use crate::tool::Head;
 use crate::view::args::Args;
 use crate::view::clip::{Limits, Source, clip};
 use crate::view::diff::Diff;
 use crate::view::num::{self, Style::Roomy};
 use crate::view::text::clip_line;
-use crate::view::tool;
+use crate::view::tool::{self, Kind};
 
 /// Tool output and long inputs: the first 8 and last 4 lines, at most 1.2 KB in all.
 const BODY: Limits = Limits {
@@ -365,8 +366,10 @@ impl<'r> W<'r> {
             self.raw("</div>");
         }
         let get = |k: &str| c.input.get(k).and_then(Value::as_str);
-        match (c.name.as_str(), edits) {
-            ("Bash" | "PowerShell", _) if get("command").is_some() => {
+        let kind = tool::kind(&c.name);
+        let shell = crate::tool::head(crate::tool::Dialect::Claude, &c.name) == Head::Shell;
+        match (kind, edits) {
+            _ if shell && get("command").is_some() => {
                 if let Some(d) = get("description") {
                     self.raw("<div class=\"dim\">");
                     self.text(d);
@@ -376,7 +379,7 @@ impl<'r> W<'r> {
                 self.text(get("command").unwrap_or(""));
                 self.raw("</pre>");
             }
-            ("Write", Some([d])) => {
+            (Kind::Write, Some([d])) => {
                 self.raw(&format!(
                     "<div class=\"dim\">+{} lines (written)</div>",
                     d.added
@@ -394,7 +397,7 @@ impl<'r> W<'r> {
                     c.seq
                 ));
             }
-            ("TodoWrite", _) if c.input.get("todos").is_some_and(Value::is_array) => {
+            (Kind::Todo, _) if c.input.get("todos").is_some_and(Value::is_array) => {
                 self.raw("<ul class=\"todo\">");
                 for t in c.input["todos"].as_array().into_iter().flatten() {
                     let mark = match t.get("status").and_then(Value::as_str) {
@@ -408,7 +411,7 @@ impl<'r> W<'r> {
                 }
                 self.raw("</ul>");
             }
-            ("Task" | "Agent", _) if get("prompt").is_some() => {
+            (Kind::Subagent, _) if get("prompt").is_some() => {
                 self.raw("<div class=\"in md\">");
                 markdown::render(&mut self.out, get("prompt").unwrap_or(""));
                 self.raw("</div>");

@@ -1,5 +1,6 @@
 //! The `execute_tool` spans: one per tool call, from the call to its result (a call without
-//! id ends where it starts), with what a subagent it starts is called.
+//! id ends where it starts), with what the call does (`boo_normalize.tool.kind`, the envelope's
+//! `kind`) and what a subagent it starts is called.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -48,6 +49,12 @@ impl Trace {
             "gen_ai.tool.type",
             if server { "extension" } else { "function" },
         ));
+        // What the call does, as the envelope says it (the tool table's answer).
+        let kind = text(ev, "kind").and_then(|k| crate::tool::Kind::parse(&k));
+        if let Some(k) = kind {
+            span.attributes
+                .push(attr::str("boo_normalize.tool.kind", k.as_str()));
+        }
         if named.is_none() {
             span.attributes
                 .push(attr::bool("boo_normalize.tool.name_missing", true));
@@ -68,9 +75,11 @@ impl Trace {
             self.finished.push(span);
             return;
         };
+        // Only a subagent call names an agent (an envelope without kind: any call may).
+        let starts_agent = kind.is_none_or(|k| k == crate::tool::Kind::Subagent);
         let [agent, description] = ev
             .raw("input")
-            .filter(|i| may_name_agent(i))
+            .filter(|i| starts_agent && may_name_agent(i))
             .map_or([None; 2], |i| {
                 fields::members_named(i, ["subagent_type", "description"])
             });
