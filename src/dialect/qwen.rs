@@ -1,0 +1,48 @@
+//! Qwen Code, `qwen -p … --output-format stream-json [--include-partial-messages]`: Claude's
+//! stream-json with small changes (`QwenLM/qwen-code:packages/cli/src/nonInteractive/types.ts`),
+//! read as stream-json after these:
+//!
+//! - the system line's subtype is `init` in current releases and `session_start` in its docs and
+//!   older fixtures: both are the run's `system/init`; `qwen_code_version` is the agent's version;
+//! - an assistant line holds one content-block type (a new type starts a new line of the same
+//!   message id): the normalizer counts the message's usage once by its id;
+//! - a failed `result` carries `error` as an object (`{type, message}`), kept under its extra;
+//! - `stream_event` `tool_progress` (a running tool's progress) is `skipped` with its reason.
+//!
+//! Every other line is Claude's shape and passes as it is.
+
+use serde_json::{Map, Value};
+
+use super::{Emit, Reader, s};
+
+/// See the module docs.
+#[derive(Default)]
+pub struct Qwen;
+
+impl Reader for Qwen {
+    fn line(&mut self, mut v: Map<String, Value>, e: &mut Emit<'_>) {
+        match s(&v, "type").unwrap_or("") {
+            "system" if matches!(s(&v, "subtype"), Some("init" | "session_start")) => {
+                if s(&v, "session_id").is_none() {
+                    e.violation("the system line has no \"session_id\"");
+                }
+                let version = s(&v, "qwen_code_version").map(str::to_owned);
+                v.remove("type");
+                // The subtype as Qwen wrote it is kept under extra.
+                if let Some(sub) = v.remove("subtype") {
+                    v.insert("qwen_subtype".into(), sub);
+                }
+                e.init(version.as_deref(), v);
+            }
+            "stream_event"
+                if v.get("event")
+                    .and_then(|x| x.get("type"))
+                    .and_then(Value::as_str)
+                    == Some("tool_progress") =>
+            {
+                e.skip("a running tool's progress (tool_progress)")
+            }
+            _ => e.keep(),
+        }
+    }
+}
