@@ -125,8 +125,8 @@ impl Dialect {
         match self {
             Dialect::Codex => Some(Box::new(codex::Codex::default())),
             Dialect::Gemini => Some(Box::new(gemini::Gemini::default())),
-            Dialect::Qwen => Some(Box::new(qwen::Qwen::default())),
-            Dialect::Amp => Some(Box::new(amp::Amp::default())),
+            Dialect::Qwen => Some(Box::new(qwen::Qwen)),
+            Dialect::Amp => Some(Box::new(amp::Amp)),
             Dialect::Claude | Dialect::Cursor | Dialect::OpenCode | Dialect::Copilot => None,
         }
     }
@@ -216,6 +216,19 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
         return Some(Dialect::Claude);
     }
     None
+}
+
+/// Whether `t` is a line type that only another agent's stream has (not stream-json's, not one
+/// of boo-normalize's own outputs): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
+/// `message`, OpenCode's `step_start`/`step_finish`, Cursor's `tool_call`.
+pub fn is_own_type(t: &str) -> bool {
+    t.starts_with("thread.")
+        || t.starts_with("turn.")
+        || t.starts_with("item.")
+        || matches!(
+            t,
+            "init" | "message" | "step_start" | "step_finish" | "tool_call"
+        )
 }
 
 /// The dialect of the first line of `head` (some lines of an input) that tells one; `None` when

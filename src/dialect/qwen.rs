@@ -7,7 +7,9 @@
 //! - an assistant line holds one content-block type (a new type starts a new line of the same
 //!   message id): the normalizer counts the message's usage once by its id;
 //! - a failed `result` carries `error` as an object (`{type, message}`), kept under its extra;
-//! - `stream_event` `tool_progress` (a running tool's progress) is `skipped` with its reason.
+//! - `stream_event` `tool_progress` (a running tool's progress) is `skipped` with its reason;
+//! - an API error arrives as assistant text (`[API Error: 500 …]`): the line gets `error`
+//!   (`api_error`), so the envelope has an `api.error` beside its text.
 //!
 //! Every other line is Claude's shape and passes as it is.
 
@@ -42,7 +44,26 @@ impl Reader for Qwen {
             {
                 e.skip("a running tool's progress (tool_progress)")
             }
+            "assistant" if api_error_text(&v) && !v.contains_key("error") => {
+                v.insert("error".into(), Value::from("api_error"));
+                e.line(&Value::Object(v));
+            }
             _ => e.keep(),
         }
     }
+}
+
+/// Whether an assistant line's message is an API error written as its text.
+fn api_error_text(v: &Map<String, Value>) -> bool {
+    let blocks = v
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array);
+    blocks.is_some_and(|b| {
+        b.iter().any(|b| {
+            b.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with("[API Error"))
+        })
+    })
 }
