@@ -27,7 +27,7 @@ pub enum InputFormatArg {
     Gemini,
     /// Cursor: `cursor-agent -p … --output-format stream-json` (recognised; read as stream-json).
     Cursor,
-    /// OpenCode: `opencode run --format json` (recognised; not yet read).
+    /// OpenCode: `opencode run --format json`.
     Opencode,
     /// Amp: `amp -x … --stream-json`.
     Amp,

@@ -19,6 +19,7 @@
 //! | [`gemini`] | Gemini CLI | `gemini -p … --output-format stream-json` |
 //! | [`qwen`] | Qwen Code | `qwen -p … --output-format stream-json` |
 //! | [`amp`] | Amp | `amp -x … --stream-json` |
+//! | [`opencode`] | OpenCode | `opencode run --format json` |
 //!
 //! Tool names of each dialect that the tool-meaning module needs are in [`tools`].
 
@@ -26,6 +27,7 @@ pub mod amp;
 pub mod codex;
 pub mod emit;
 pub mod gemini;
+pub mod opencode;
 pub mod qwen;
 pub mod tools;
 
@@ -49,7 +51,7 @@ pub enum Dialect {
     Gemini,
     /// `cursor-agent --output-format stream-json` (recognised, not yet read).
     Cursor,
-    /// `opencode run --format json` (recognised, not yet read).
+    /// `opencode run --format json`.
     OpenCode,
     /// `amp --stream-json`.
     Amp,
@@ -127,7 +129,8 @@ impl Dialect {
             Dialect::Gemini => Some(Box::new(gemini::Gemini::default())),
             Dialect::Qwen => Some(Box::new(qwen::Qwen)),
             Dialect::Amp => Some(Box::new(amp::Amp)),
-            Dialect::Claude | Dialect::Cursor | Dialect::OpenCode | Dialect::Copilot => None,
+            Dialect::OpenCode => Some(Box::new(opencode::OpenCode::default())),
+            Dialect::Claude | Dialect::Cursor | Dialect::Copilot => None,
         }
     }
 }

@@ -15,6 +15,9 @@ pub fn agent_fixtures() -> Vec<(String, PathBuf)> {
     let mut v = Vec::new();
     let base = root().join("fixtures/agents");
     for d in std::fs::read_dir(&base).expect("fixtures/agents").flatten() {
+        if !d.path().is_dir() {
+            continue;
+        }
         let name = d.file_name().to_string_lossy().into_owned();
         for f in std::fs::read_dir(d.path()).unwrap().flatten() {
             if f.path().extension().is_some_and(|x| x == "jsonl") {
@@ -28,7 +31,7 @@ pub fn agent_fixtures() -> Vec<(String, PathBuf)> {
 }
 
 /// The types a fixture holds on purpose that no documentation lists (kept as `unknown`).
-const UNDOCUMENTED: &[&str] = &["thread.compacted", "compression"];
+const UNDOCUMENTED: &[&str] = &["thread.compacted", "compression", "session.diff"];
 
 /// `(input, cache read, output)` as the CLI itself accounts for the run.
 fn cli_totals(dialect: &str, lines: &[Value]) -> (u64, u64, u64) {
@@ -62,6 +65,18 @@ fn cli_totals(dialect: &str, lines: &[Value]) -> (u64, u64, u64) {
             let cached = n(s, "cached");
             (n(s, "input_tokens") - cached, cached, n(s, "output_tokens"))
         }
+        // Tokens per step (step_finish), input uncached as OpenCode counts it.
+        "opencode" => lines
+            .iter()
+            .filter(|l| l["type"] == "step_finish")
+            .map(|l| &l["part"]["tokens"])
+            .fold((0, 0, 0), |a, t| {
+                (
+                    a.0 + n(t, "input"),
+                    a.1 + n(&t["cache"], "read"),
+                    a.2 + n(t, "output"),
+                )
+            }),
         // Claude's semantics: the result's usage when it has one, else each message once.
         _ => {
             if let Some(u) = lines
@@ -165,8 +180,19 @@ fn every_fixture_keeps_the_contract() {
             assert!(UNDOCUMENTED.contains(&t), "{name}: unknown {t}");
             assert_eq!(e["raw"]["type"], t, "{name}");
         }
-        // No cost where the CLI reports none (none of these does).
-        assert!(end["cost_usd"].is_null(), "{name}: cost invented");
+        // A cost only where the CLI reports one (OpenCode, per step), never invented.
+        let step_costs: Vec<f64> = raw
+            .iter()
+            .filter(|l| l["type"] == "step_finish")
+            .filter_map(|l| l["part"]["cost"].as_f64())
+            .collect();
+        if step_costs.is_empty() {
+            assert!(end["cost_usd"].is_null(), "{name}: cost invented");
+        } else {
+            let sum: f64 = step_costs.iter().sum();
+            let got = end["cost_usd"].as_f64().unwrap();
+            assert!((got - sum).abs() < 1e-9, "{name}: cost {got} != {sum}");
+        }
     }
 }
 
