@@ -25,7 +25,7 @@ pub enum InputFormatArg {
     Codex,
     /// Gemini CLI: `gemini -p … --output-format stream-json`.
     Gemini,
-    /// Cursor: `cursor-agent -p … --output-format stream-json` (recognised; read as stream-json).
+    /// Cursor: `cursor-agent -p … --output-format stream-json [--stream-partial-output]`.
     Cursor,
     /// OpenCode: `opencode run --format json`.
     Opencode,

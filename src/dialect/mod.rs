@@ -20,11 +20,13 @@
 //! | [`qwen`] | Qwen Code | `qwen -p … --output-format stream-json` |
 //! | [`amp`] | Amp | `amp -x … --stream-json` |
 //! | [`opencode`] | OpenCode | `opencode run --format json` |
+//! | [`cursor`] | Cursor | `cursor-agent -p … --output-format stream-json` |
 //!
 //! Tool names of each dialect that the tool-meaning module needs are in [`tools`].
 
 pub mod amp;
 pub mod codex;
+pub mod cursor;
 pub mod emit;
 pub mod gemini;
 pub mod opencode;
@@ -49,7 +51,7 @@ pub enum Dialect {
     Codex,
     /// `gemini --output-format stream-json`.
     Gemini,
-    /// `cursor-agent --output-format stream-json` (recognised, not yet read).
+    /// `cursor-agent --output-format stream-json`.
     Cursor,
     /// `opencode run --format json`.
     OpenCode,
@@ -130,7 +132,8 @@ impl Dialect {
             Dialect::Qwen => Some(Box::new(qwen::Qwen)),
             Dialect::Amp => Some(Box::new(amp::Amp)),
             Dialect::OpenCode => Some(Box::new(opencode::OpenCode::default())),
-            Dialect::Claude | Dialect::Cursor | Dialect::Copilot => None,
+            Dialect::Cursor => Some(Box::new(cursor::Cursor::default())),
+            Dialect::Claude | Dialect::Copilot => None,
         }
     }
 }

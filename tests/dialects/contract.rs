@@ -77,6 +77,18 @@ fn cli_totals(dialect: &str, lines: &[Value]) -> (u64, u64, u64) {
                     a.2 + n(t, "output"),
                 )
             }),
+        // result.usage in camelCase (newer releases only).
+        "cursor" => lines
+            .iter()
+            .rfind(|l| l["type"] == "result")
+            .and_then(|r| r.get("usage"))
+            .map_or((0, 0, 0), |u| {
+                (
+                    n(u, "inputTokens"),
+                    n(u, "cacheReadTokens"),
+                    n(u, "outputTokens"),
+                )
+            }),
         // Claude's semantics: the result's usage when it has one, else each message once.
         _ => {
             if let Some(u) = lines
@@ -292,4 +304,43 @@ fn a_wrong_explicit_choice_names_what_the_input_looks_like() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("looks like Gemini CLI"), "{err}");
     assert!(err.contains("--input-format gemini"), "{err}");
+}
+
+#[test]
+fn cursor_text_is_never_doubled_in_any_of_its_forms() {
+    for f in [
+        "documented-parallel-calls.jsonl",
+        "documented-partial-output.jsonl",
+    ] {
+        let path = root().join("fixtures/agents/cursor").join(f);
+        let raw = std::fs::read_to_string(&path).unwrap();
+        let result: Value = serde_json::from_str(raw.lines().last().unwrap()).unwrap();
+        let ev = events(&run(&[path.to_str().unwrap()], b"").stdout);
+        let texts: String = ev
+            .iter()
+            .filter(|e| e["type"] == "text")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        // Cursor's result glues every message's text: the texts are exactly that, once.
+        assert_eq!(texts, result["result"].as_str().unwrap(), "{f}");
+    }
+    let path = root().join("fixtures/agents/cursor/documented-parallel-calls.jsonl");
+    let ev = events(&run(&[path.to_str().unwrap()], b"").stdout);
+    let call = ev
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["tool_use_id"] == "call_UAP6kq2\nfc_05e0a1b2")
+        .expect("the id with a newline pairs");
+    assert_eq!(call["is_error"], false);
+    let cat = ev
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["tool_use_id"] == "call_C4t")
+        .unwrap();
+    assert_eq!(cat["is_error"], false, "as Cursor says");
+    assert_eq!(cat["structured"]["exit_code"], 1, "the exit code kept");
+    let read = ev
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["tool_use_id"] == "call_R3ad9")
+        .unwrap();
+    assert_eq!(read["is_error"], true);
+    assert_eq!(ev.iter().filter(|e| e["type"] == "thinking").count(), 1);
 }
