@@ -11,6 +11,12 @@
 //! - an API error arrives as assistant text (`[API Error: 500 …]`): the line gets `error`
 //!   (`api_error`), so the envelope has an `api.error` beside its text.
 //!
+//! - usage counts are OpenAI's (`input_tokens` is the prompt's, cached tokens included, as the
+//!   `total_tokens` beside them shows): the envelope's `input_tokens` is the uncached part
+//!   (`input_tokens` − `cache_read_input_tokens`), the CLI's figure kept as `qwen_input_tokens`;
+//!   each assistant line of one response has its own id, the first ones with zero usage, so
+//!   counting once per id counts the response once.
+//!
 //! Every other line is Claude's shape and passes as it is.
 
 use serde_json::{Map, Value};
@@ -44,9 +50,33 @@ impl Reader for Qwen {
             {
                 e.skip("a running tool's progress (tool_progress)")
             }
-            "assistant" if api_error_text(&v) && !v.contains_key("error") => {
-                v.insert("error".into(), Value::from("api_error"));
-                e.line(&Value::Object(v));
+            "assistant" => {
+                let mut changed = false;
+                if let Some(u) = v
+                    .get_mut("message")
+                    .and_then(|m| m.get_mut("usage"))
+                    .and_then(Value::as_object_mut)
+                {
+                    changed |= uncached(u);
+                }
+                if api_error_text(&v) && !v.contains_key("error") {
+                    v.insert("error".into(), Value::from("api_error"));
+                    changed = true;
+                }
+                match changed {
+                    true => e.line(&Value::Object(v)),
+                    false => e.keep(),
+                }
+            }
+            "result" => {
+                let changed = v
+                    .get_mut("usage")
+                    .and_then(Value::as_object_mut)
+                    .is_some_and(uncached);
+                match changed {
+                    true => e.line(&Value::Object(v)),
+                    false => e.keep(),
+                }
             }
             _ => e.keep(),
         }
@@ -66,4 +96,21 @@ fn api_error_text(v: &Map<String, Value>) -> bool {
                 .is_some_and(|t| t.starts_with("[API Error"))
         })
     })
+}
+
+/// Make `u`'s `input_tokens` the uncached part (see the module docs); whether it changed.
+fn uncached(u: &mut Map<String, Value>) -> bool {
+    let read = u
+        .get("cache_read_input_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let Some(input) = u.get("input_tokens").and_then(Value::as_u64) else {
+        return false;
+    };
+    if read == 0 || read > input {
+        return false;
+    }
+    u.insert("qwen_input_tokens".into(), Value::from(input));
+    u.insert("input_tokens".into(), Value::from(input - read));
+    true
 }
