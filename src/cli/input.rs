@@ -33,7 +33,8 @@ pub enum InputFormatArg {
     Amp,
     /// Qwen Code: `qwen -p … --output-format stream-json`.
     Qwen,
-    /// GitHub Copilot CLI: `copilot -p … --output-format json` (recognised; not yet read).
+    /// GitHub Copilot CLI: `copilot -p … --output-format json`, or its session log
+    /// (events.jsonl).
     Copilot,
 }
 

@@ -81,6 +81,13 @@ impl<'a> Emit<'a> {
         self.line(&json!({"type": SKIP_TYPE, "reason": reason}));
     }
 
+    /// `skipped` with `reason` when nothing was written for the input line yet.
+    pub fn skip_unless_written(&mut self, reason: &str) {
+        if !self.main {
+            self.skip(reason);
+        }
+    }
+
     /// The input line, if nothing was written for it, is skipped as consumed.
     pub(super) fn finish_line(&mut self) {
         if !self.main {

@@ -21,11 +21,13 @@
 //! | [`amp`] | Amp | `amp -x … --stream-json` |
 //! | [`opencode`] | OpenCode | `opencode run --format json` |
 //! | [`cursor`] | Cursor | `cursor-agent -p … --output-format stream-json` |
+//! | [`copilot`] | GitHub Copilot CLI | `copilot -p … --output-format json`, `events.jsonl` |
 //!
 //! Tool names of each dialect that the tool-meaning module needs are in [`tools`].
 
 pub mod amp;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod emit;
 pub mod gemini;
@@ -59,7 +61,7 @@ pub enum Dialect {
     Amp,
     /// `qwen --output-format stream-json`.
     Qwen,
-    /// `copilot --output-format json` (recognised, not yet read).
+    /// `copilot --output-format json`, and its session log (`events.jsonl`).
     Copilot,
 }
 
@@ -133,7 +135,8 @@ impl Dialect {
             Dialect::Amp => Some(Box::new(amp::Amp)),
             Dialect::OpenCode => Some(Box::new(opencode::OpenCode::default())),
             Dialect::Cursor => Some(Box::new(cursor::Cursor::default())),
-            Dialect::Claude | Dialect::Copilot => None,
+            Dialect::Copilot => Some(Box::new(copilot::Copilot::default())),
+            Dialect::Claude => None,
         }
     }
 }
@@ -226,14 +229,27 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
 
 /// Whether `t` is a line type that only another agent's stream has (not stream-json's, not one
 /// of boo-normalize's own outputs): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
-/// `message`, OpenCode's `step_start`/`step_finish`, Cursor's `tool_call`.
+/// `message`, OpenCode's `step_start`/`step_finish`, Cursor's `tool_call`, Copilot's session
+/// events (`session.start`, `user.message`, `assistant.message`, `tool.execution_start`, …).
 pub fn is_own_type(t: &str) -> bool {
     t.starts_with("thread.")
         || t.starts_with("turn.")
         || t.starts_with("item.")
         || matches!(
             t,
-            "init" | "message" | "step_start" | "step_finish" | "tool_call"
+            "init"
+                | "message"
+                | "step_start"
+                | "step_finish"
+                | "tool_call"
+                | "session.start"
+                | "session.shutdown"
+                | "user.message"
+                | "assistant.message"
+                | "assistant.message_delta"
+                | "assistant.turn_start"
+                | "tool.execution_start"
+                | "tool.execution_complete"
         )
 }
 

@@ -44,6 +44,7 @@ const UNDOCUMENTED: &[&str] = &[
     "thread.compacted",
     "compression",
     "session.diff",
+    "session.background_tasks_changed",
     // Qwen Code 0.24's goal state, in its real output, in no documentation.
     "stream_event.goal_state",
 ];
@@ -110,6 +111,32 @@ fn cli_totals(dialect: &str, lines: &[Value]) -> (u64, u64, u64) {
             let u = &r["usage"];
             let cached = n(u, "cache_read_input_tokens");
             (n(u, "input_tokens") - cached, cached, n(u, "output_tokens"))
+        }
+        // assistant.usage per response, else the log's session.shutdown per model; stdout's
+        // result has no tokens at all.
+        "copilot" => {
+            let per_response: Vec<&Value> = lines
+                .iter()
+                .filter(|l| l["type"] == "assistant.usage")
+                .map(|l| &l["data"])
+                .collect();
+            let usages: Vec<&Value> = if per_response.is_empty() {
+                lines
+                    .iter()
+                    .filter(|l| l["type"] == "session.shutdown")
+                    .flat_map(|l| l["data"]["modelMetrics"].as_object().into_iter().flatten())
+                    .map(|(_, m)| &m["usage"])
+                    .collect()
+            } else {
+                per_response
+            };
+            usages.iter().fold((0, 0, 0), |a, u| {
+                (
+                    a.0 + n(u, "inputTokens"),
+                    a.1 + n(u, "cacheReadTokens"),
+                    a.2 + n(u, "outputTokens"),
+                )
+            })
         }
         // Claude's semantics: the result's usage when it has one, else each message once.
         _ => {
