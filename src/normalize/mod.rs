@@ -80,6 +80,10 @@ struct PendingUsage {
     /// The values are final: they came from a `message_delta`, or from an assistant line that
     /// carries its `stop_reason` (see [`usage_is_final`](State::note_usage)).
     final_seen: bool,
+    /// The message came from a session transcript (its lines carry `isSidechain`): its later
+    /// lines, written after its tool results, may carry larger counts (see
+    /// [`State::usage_awaits_lines`]).
+    from_transcript: bool,
     /// The message's `stop_reason` and `stop_sequence` (raw JSON; the last non-null wins).
     stop_reason: Option<Vec<u8>>,
     stop_sequence: Option<Vec<u8>>,
