@@ -147,6 +147,22 @@ impl fmt::Display for Dialect {
     }
 }
 
+/// The agent's name for people (`Codex`, `Gemini CLI`, …) of an `agent` as `session.init` and
+/// `run.end` say it; `Claude Code` for none (Claude Code's own stream-json names no agent).
+pub fn agent_display(agent: Option<&str>) -> &'static str {
+    match agent {
+        None | Some("claude-code") => "Claude Code",
+        Some("codex") => "Codex",
+        Some("gemini-cli") => "Gemini CLI",
+        Some("cursor-agent") => "Cursor",
+        Some("opencode") => "OpenCode",
+        Some("amp") => "Amp",
+        Some("qwen-code") => "Qwen Code",
+        Some("copilot-cli") => "Copilot CLI",
+        Some(_) => "agent",
+    }
+}
+
 /// One dialect's reader: input lines (JSON objects) in, stream-json lines out.
 pub trait Reader: Send {
     /// Read one input line that is a JSON object (`v`), writing what it says to `out`. A line
