@@ -163,6 +163,24 @@ pub fn agent_display(agent: Option<&str>) -> &'static str {
     }
 }
 
+/// The OpenTelemetry GenAI `gen_ai.provider.name` of an `agent`'s run: the well-known value of
+/// the API its CLI talks to (`anthropic`, `openai`, `gcp.gemini`), else the agent's own name
+/// (Cursor, Amp, OpenCode, Qwen Code and Copilot CLI use several providers, or one the
+/// conventions do not name).
+pub fn agent_provider(agent: Option<&str>) -> &'static str {
+    match agent {
+        None | Some("claude-code") => "anthropic",
+        Some("codex") => "openai",
+        Some("gemini-cli") => "gcp.gemini",
+        Some("cursor-agent") => "cursor",
+        Some("opencode") => "opencode",
+        Some("amp") => "amp",
+        Some("qwen-code") => "qwen",
+        Some("copilot-cli") => "github.copilot",
+        Some(_) => "unknown",
+    }
+}
+
 /// One dialect's reader: input lines (JSON objects) in, stream-json lines out.
 pub trait Reader: Send {
     /// Read one input line that is a JSON object (`v`), writing what it says to `out`. A line
