@@ -26,6 +26,7 @@
 pub mod audit;
 pub mod capture;
 pub mod clock;
+pub mod dialect;
 pub mod envelope;
 pub mod error;
 pub mod exit;

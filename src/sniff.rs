@@ -4,7 +4,8 @@
 //! something other than stream-json (see `docs/input-detection.md`).
 //!
 //! The rule: look at the first [`HEAD_BYTES`] bytes, at most [`HEAD_LINES`] non-blank lines.
-//! Any line that is a stream-json object makes the input stream-json; otherwise the first line
+//! Any line that is a stream-json object, or a line of another agent's stream
+//! ([`crate::dialect::recognise`]), makes the input stream-json; otherwise the first line
 //! of a recognised format names it; otherwise it is other JSON, text or binary data. Commands
 //! only ask when they read no stream-json line at all, so the detector costs nothing on normal
 //! input beyond keeping a copy of the first bytes ([`Head`]).
@@ -234,6 +235,10 @@ fn object_kind(o: &serde_json::Map<String, Value>) -> Kind {
         && str_of("type").is_some()
     {
         return Kind::Envelope;
+    }
+    // Another agent's stream (see crate::dialect) is read like stream-json.
+    if crate::dialect::recognise(o).is_some_and(|d| d != crate::dialect::Dialect::Claude) {
+        return Kind::StreamJson;
     }
     let marks = crate::transcript::detect::Marks {
         kind: str_of("type"),

@@ -10,6 +10,7 @@ mod common;
 
 mod adapters;
 mod audit;
+mod dialects;
 mod docs;
 mod faults;
 mod fidelity;

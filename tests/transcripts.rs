@@ -971,3 +971,48 @@ fn report_draws_a_session_by_file_and_by_id() {
         );
     }
 }
+
+/// A message whose later line, written after the result of its first tool call, carries larger
+/// counts (25 then 173 output tokens, as in a real session): the envelope and `sessions` count
+/// its final usage, once, and agree (issue 38: they were 34 and 182 here).
+#[test]
+fn a_message_counts_its_final_usage_in_the_envelope_and_in_sessions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("projects").join("-work");
+    std::fs::create_dir_all(&proj).unwrap();
+    let sid = "11111111-2222-4333-8444-555555555555";
+    let line = |kind: &str, uuid: &str, t: u32, message: Value| {
+        json!({"parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/work",
+               "sessionId": sid, "version": "2.1.90", "type": kind, "message": message,
+               "uuid": uuid, "timestamp": format!("2026-01-01T00:00:0{t}.000Z")})
+        .to_string()
+    };
+    let usage = |out: u64| json!({"input_tokens": 10, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0, "output_tokens": out});
+    let assistant = |id: &str, block: Value, stop: Value, out: u64| {
+        json!({"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+               "content": [block], "stop_reason": stop, "usage": usage(out)})
+    };
+    let result = |id: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "x", "is_error": false}]});
+    let text = [
+        line("user", "u1", 0, json!({"role": "user", "content": "go"})),
+        line("assistant", "a1", 1, assistant("msg_A", json!({"type": "thinking", "thinking": "hmm", "signature": "s"}), Value::Null, 25)),
+        line("assistant", "a2", 2, assistant("msg_A", json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}), Value::Null, 25)),
+        line("user", "u2", 3, result("toolu_1")),
+        line("assistant", "a3", 4, assistant("msg_A", json!({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "pwd"}}), json!("tool_use"), 173)),
+        line("user", "u3", 5, result("toolu_2")),
+        line("assistant", "a4", 6, assistant("msg_B", json!({"type": "text", "text": "done"}), json!("end_turn"), 9)),
+    ]
+    .join("\n");
+    let file = proj.join(format!("{sid}.jsonl"));
+    std::fs::write(&file, format!("{text}\n")).unwrap();
+    let ev = envelope(&[&file]);
+    let usage_a = of_type(&ev, "usage")
+        .into_iter()
+        .find(|e| e["message_id"] == "msg_A")
+        .unwrap();
+    assert_eq!(usage_a["usage"]["output_tokens"], 173, "the final count");
+    let end = ev.last().unwrap();
+    assert_eq!(end["usage"]["output_tokens"], 173 + 9);
+    let s = sessions_json(&tmp.path().join("projects"), &[]);
+    assert_eq!(s["total"]["tokens"]["output_tokens"], 173 + 9, "{s}");
+}

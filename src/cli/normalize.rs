@@ -101,6 +101,7 @@ impl StreamArgs {
                 run_id: self.output.run_id(),
                 redact: None,
                 first_seq: 0,
+                input_format: Default::default(),
             },
             redact: self.redact.options(),
             continue_audit: self.output.continue_run,

@@ -12,7 +12,8 @@ use crate::cli::NormalizeArgs;
 
 pub fn run(a: NormalizeArgs) -> Result<Exit, Error> {
     crate::cli::no_mistyped_subcommand(&a.files)?;
-    let setup = a.stream.plan()?.open()?;
+    let mut setup = a.stream.plan()?.open()?;
+    setup.input_format = a.input.format();
     let prices = a.input.prices()?;
     // Open everything first, so a missing file fails before any output.
     let ins = open::open_inputs(&a.files, a.input.format(), open::Lines::StreamJson)?;

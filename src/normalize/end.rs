@@ -122,6 +122,10 @@ impl Normalizer {
         o.u64(st.turns);
         o.key("cli_version");
         o.opt_str(st.cli_version.as_deref());
+        if let Some(agent) = st.agent {
+            o.key("agent");
+            o.str(agent);
+        }
         st.totals.write(o, s);
         for (k, raw) in &end.extra {
             o.key(k);

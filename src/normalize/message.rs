@@ -216,7 +216,7 @@ impl State {
         {
             self.note_output_limit(&key);
         }
-        if !self.usage_awaits_delta(&key) {
+        if !self.usage_awaits_delta(&key) && !self.usage_awaits_lines(&key) {
             self.flush_usage(&key, ev);
         }
         let replay = get(v, "isReplay")

@@ -100,6 +100,10 @@ struct PendingUsage {
     /// The values are final: they came from a `message_delta`, or from an assistant line that
     /// carries its `stop_reason` (see [`usage_is_final`](State::note_usage)).
     final_seen: bool,
+    /// The message came from a session transcript (its lines carry `isSidechain`): its later
+    /// lines, written after its tool results, may carry larger counts (see
+    /// [`State::usage_awaits_lines`]).
+    from_transcript: bool,
     /// The message's `stop_reason` and `stop_sequence` (raw JSON; the last non-null wins).
     stop_reason: Option<Vec<u8>>,
     stop_sequence: Option<Vec<u8>>,
@@ -151,6 +155,9 @@ struct State {
     opts: NormalizeOptions,
     session: Option<String>,
     cli_version: Option<String>,
+    /// The agent whose dialect the lines were read from ([`crate::dialect`]): `None` for Claude
+    /// Code's own stream-json.
+    agent: Option<&'static str>,
     tools: Map<String, ToolInfo>,
     streams: Map<Option<String>, StreamState>,
     usage: Map<Option<String>, PendingUsage>,
@@ -226,6 +233,19 @@ impl Normalizer {
     /// The CLI version from the last `system/init` that carried one.
     pub fn cli_version(&self) -> Option<&str> {
         self.st.cli_version.as_deref()
+    }
+
+    /// The lines come from `agent`'s dialect, read into stream-json ([`crate::dialect`]):
+    /// `session.init` and `run.end` name it, its init's `agent_version` is the CLI version, and
+    /// the lines' schema rules are the dialect reader's (a dialect that names its session on one
+    /// line only has lines without `session_id`).
+    pub fn set_agent(&mut self, agent: Option<&'static str>) {
+        self.st.agent = agent;
+    }
+
+    /// The agent set by [`Normalizer::set_agent`].
+    pub fn agent(&self) -> Option<&'static str> {
+        self.st.agent
     }
 
     /// Whether a `result` came after the last `init`.
@@ -424,7 +444,9 @@ impl State {
         if crate::sniff::STREAM_JSON_TYPES.contains(&kind) {
             self.stats.stream_json_lines += 1;
         }
-        if let Some(why) = calls::line_violation(kind, v) {
+        if self.agent.is_none()
+            && let Some(why) = calls::line_violation(kind, v)
+        {
             ev.set_line_violation(line, why);
         }
         let own_sid = get_str(v, "session_id");

@@ -137,6 +137,14 @@ impl State {
         ctx: &Ctx<'_>,
         ev: &mut Events,
     ) {
+        if kind == crate::dialect::emit::SKIP_TYPE {
+            // A dialect line that says nothing the envelope shows (see crate::dialect).
+            let o = ev.begin(kind::SKIPPED, ctx);
+            o.key("reason");
+            o.opt_str(get_str(v, "reason"));
+            ev.end();
+            return;
+        }
         if kind == "conversation_reset"
             && let Some(new) = get_str(v, "new_conversation_id")
         {
@@ -189,18 +197,26 @@ impl State {
         self.scope += 1;
         // A result after this init covers only the messages after it.
         self.totals.close_open();
-        if let Some(ver) = get_str(v, "claude_code_version") {
+        // A dialect's version is its init's `agent_version` (see crate::dialect).
+        let version_key = match self.agent {
+            Some(_) => "agent_version",
+            None => "claude_code_version",
+        };
+        let version = get_str(v, version_key);
+        if let Some(ver) = version {
             self.cli_version = Some(ver.to_owned());
         }
         let o = ev.begin(kind::SESSION_INIT, ctx);
         promote(o, v, INIT_FIELDS);
         o.key("cli_version");
-        o.opt_str(get_str(v, "claude_code_version"));
+        o.opt_str(version);
+        if let Some(agent) = self.agent {
+            o.key("agent");
+            o.str(agent);
+        }
         promote(o, v, &[("api_key_source", "apiKeySource")]);
         let promoted = INIT_FIELDS.iter().map(|(_, p)| *p);
-        let skip: Vec<&str> = promoted
-            .chain(["claude_code_version", "apiKeySource"])
-            .collect();
+        let skip: Vec<&str> = promoted.chain([version_key, "apiKeySource"]).collect();
         write_extra(o, v, &skip);
         ev.end();
     }

@@ -83,6 +83,16 @@ impl State {
         ev.end();
     }
 
+    /// Whether usage of the message on stream `parent` may still get larger counts from later
+    /// lines of the same message: a session transcript writes a message's lines as its blocks
+    /// end, after the results of its earlier tool calls (25 output tokens on a message's first
+    /// line, 173 on its last, in a real session), so a tool result does not end its count; the
+    /// message's next line, the next message or the end of the input does. One accounting with
+    /// `sessions` ([`crate::transcript::usage`]): each message's last (final) usage.
+    pub(super) fn usage_awaits_lines(&self, parent: &Option<String>) -> bool {
+        self.usage.get(parent).is_some_and(|u| u.from_transcript)
+    }
+
     /// Whether usage of the message on stream `parent` may still get its final counts from a
     /// `message_delta` that has not arrived: the message is being streamed (partial messages) and
     /// its `message_delta` has not come yet. Such usage is not emitted at a tool result; it waits
@@ -161,6 +171,7 @@ impl State {
             );
         }
         let p = self.usage.get_mut(&key).expect("inserted above");
+        p.from_transcript |= ctx.src.is_some_and(|v| get(v, "isSidechain").is_some());
         if model.is_some() {
             p.model = model.map(str::to_owned);
         }

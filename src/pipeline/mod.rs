@@ -17,6 +17,7 @@ pub mod setup;
 use std::io::{self, Read};
 
 use crate::clock::{Clock, Stamp, SystemClock};
+use crate::dialect::{Choice, Dialect, Stage};
 use crate::envelope::Events;
 use crate::json::fields::Index;
 use crate::normalize::{EndInfo, Normalizer, Stats};
@@ -40,6 +41,11 @@ pub struct Pipeline<'a> {
     start_after: Option<u64>,
     transform: Option<Box<dyn LineTransform + 'a>>,
     transformed: Transformed,
+    /// How each input's dialect is chosen (`None`: every line is stream-json as it is).
+    choice: Option<Choice>,
+    /// The current input's dialect reader, until the input is known to be stream-json.
+    dialect: Option<Stage>,
+    dialect_out: Transformed,
     last_line: u64,
     input_ready: Option<Box<dyn FnMut() -> bool + 'a>>,
     /// The members of the event being handed out, for the sinks that read them.
@@ -62,6 +68,9 @@ impl<'a> Pipeline<'a> {
             start_after: None,
             transform: None,
             transformed: Transformed::default(),
+            choice: Some(Choice::Auto),
+            dialect: Some(Stage::new(Choice::Auto)),
+            dialect_out: Transformed::default(),
             last_line: 0,
             input_ready: None,
             index: Index::default(),
@@ -83,6 +92,20 @@ impl<'a> Pipeline<'a> {
     pub fn transform(mut self, t: Box<dyn LineTransform + 'a>) -> Self {
         self.transform = Some(t);
         self
+    }
+
+    /// How each input's dialect is chosen ([`crate::dialect`]): from its lines (the default),
+    /// as given, or `None` to read every line as Claude stream-json.
+    pub fn dialect(mut self, choice: Option<Choice>) -> Self {
+        self.choice = choice;
+        self.dialect = choice.map(Stage::new);
+        self
+    }
+
+    /// The dialect of the input being read, once known (`None`: stream-json as it is, or not
+    /// yet known).
+    pub fn input_dialect(&self) -> Option<Dialect> {
+        self.dialect.as_ref().and_then(Stage::dialect)
     }
 
     /// Read times from `clock` instead of the system clock (replays, tests).
@@ -181,6 +204,11 @@ impl<'a> Pipeline<'a> {
     /// Read every line of `src`. Line numbers continue across calls, as if the inputs were
     /// concatenated (each input's end also ends its last line).
     pub fn run<R: Read>(&mut self, src: R, max_line: Option<usize>) -> io::Result<()> {
+        // Each input's dialect is its own.
+        if self.choice.is_some() && self.dialect.as_ref().is_none_or(|d| d.dialect().is_some()) {
+            self.finish_dialect()?;
+            self.dialect = self.choice.map(Stage::new);
+        }
         let mut reader = LineReader::new(src).with_max_line(max_line);
         loop {
             if !reader.has_buffered_line() && !self.input_ready.as_mut().is_some_and(|r| r()) {
@@ -213,18 +241,103 @@ impl<'a> Pipeline<'a> {
         inspect: impl FnMut(&mut Events, usize),
     ) -> io::Result<()> {
         self.last_line = line.number;
-        if self.transform.is_some() {
-            let t = self.transform.as_mut().expect("checked");
-            self.transformed.clear();
-            t.line(line, &mut self.transformed);
-            self.push_transformed(line, inspect)?;
-        } else {
-            self.push_one(line, inspect)?;
+        let mut inspect = inspect;
+        match self.dialect.as_mut() {
+            Some(stage) => {
+                let mut out = std::mem::take(&mut self.dialect_out);
+                out.clear();
+                stage.line(line, &mut out);
+                let res = self.push_dialect_lines(line, &out, &mut inspect);
+                self.dialect_out = out;
+                res?;
+            }
+            None => self.push_read(line, &mut inspect)?,
         }
         if self.line_buffered {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// The stream-json lines the dialect stage made of input line `orig` (in `out`), through the
+    /// rest of the pipeline; the stage is dropped once the input is stream-json as it is.
+    fn push_dialect_lines(
+        &mut self,
+        orig: &Line<'_>,
+        out: &Transformed,
+        inspect: &mut impl FnMut(&mut Events, usize),
+    ) -> io::Result<()> {
+        let Some(stage) = self.dialect.as_ref() else {
+            return Ok(());
+        };
+        let agent = stage
+            .dialect()
+            .filter(|d| *d != Dialect::Claude)
+            .map(Dialect::agent);
+        if agent.is_some() && self.normalizer.agent() != agent {
+            self.normalizer.set_agent(agent);
+        }
+        let violations: Vec<(usize, String)> = (0..out.len())
+            .filter_map(|i| stage.violation(i).map(|w| (i, w.to_owned())))
+            .collect();
+        if stage.passes_through() {
+            self.dialect = None;
+        }
+        for i in 0..out.len() {
+            let (bytes, _, origin) = out.get(i, orig.bytes);
+            let from = origin.unwrap_or_else(|| Origin::of(orig));
+            let l = Line {
+                bytes,
+                number: from.number,
+                raw_len: from.raw_len,
+                terminated: from.terminated,
+                oversized: from.oversized,
+                cr: from.cr,
+            };
+            if let Some((_, w)) = violations.iter().find(|(j, _)| *j == i) {
+                self.events.set_line_violation(from.number, w.clone());
+            }
+            self.push_read(&l, inspect)?;
+        }
+        Ok(())
+    }
+
+    /// The end of an input read by a dialect reader: what it still holds.
+    fn finish_dialect(&mut self) -> io::Result<()> {
+        let Some(stage) = self.dialect.as_mut() else {
+            return Ok(());
+        };
+        let mut out = std::mem::take(&mut self.dialect_out);
+        out.clear();
+        let last = Line {
+            bytes: b"",
+            number: self.last_line,
+            raw_len: 0,
+            terminated: true,
+            oversized: None,
+            cr: false,
+        };
+        stage.finish(&last, &mut out);
+        let res = self.push_dialect_lines(&last, &out, &mut |_: &mut Events, _| {});
+        self.dialect_out = out;
+        res
+    }
+
+    /// A stream-json line (as read, or made by the dialect stage) through the line transform,
+    /// if any, and the normalizer.
+    fn push_read(
+        &mut self,
+        line: &Line<'_>,
+        inspect: &mut impl FnMut(&mut Events, usize),
+    ) -> io::Result<()> {
+        if self.transform.is_some() {
+            let t = self.transform.as_mut().expect("checked");
+            self.transformed.clear();
+            t.line(line, &mut self.transformed);
+            self.push_transformed(line, inspect)
+        } else {
+            self.push_one(line, inspect)
+        }
     }
 
     /// Normalize one (possibly rewritten) line, let `inspect` see its events, hand them out.
@@ -357,7 +470,7 @@ impl<'a> Pipeline<'a> {
     /// Write `run.end` (and whatever was pending) and finish every sink. After a sink failed,
     /// the others still get it: pass [`EndInfo::sink_failed`] so `run.end` names the sink.
     pub fn finish(&mut self, end: &EndInfo) -> io::Result<()> {
-        let mut released = Ok(());
+        let mut released = self.finish_dialect();
         if let Some(t) = self.transform.as_mut() {
             self.transformed.clear();
             t.finish(&mut self.transformed);
@@ -369,7 +482,7 @@ impl<'a> Pipeline<'a> {
                 oversized: None,
                 cr: false,
             };
-            released = self.push_transformed(&last, |_, _| {});
+            released = released.and(self.push_transformed(&last, |_, _| {}));
         }
         // Whatever the input left pending first, then the sinks' end hooks, then run.end.
         let stamp = self.stamp();

@@ -13,6 +13,7 @@ use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::redact::setup::RuleOptions;
 use crate::redact::{Engine, Redactor};
 use crate::sink::registry::Outputs;
+use crate::transcript::InputFormat;
 
 /// What a command line asked of a run, before any file is read: a [`Setup`] without its
 /// redaction engine, the redaction rules, and whether to continue the audit log's last run.
@@ -70,6 +71,8 @@ pub struct Setup {
     pub first_seq: u64,
     /// Redaction of every input line, before anything is written or recorded.
     pub redact: Option<Arc<Engine>>,
+    /// What the inputs are (`--input-format`): how each input's dialect is chosen.
+    pub input_format: InputFormat,
 }
 
 impl Setup {
@@ -87,7 +90,8 @@ impl Setup {
             .first_seq(self.first_seq)
             .line_buffered(self.line_buffered)
             .resume_after(hide_until)
-            .start_after(self.resume);
+            .start_after(self.resume)
+            .dialect(self.input_format.dialect_choice());
         if let Some(r) = self.redactor() {
             p = p.transform(r);
         }

@@ -257,8 +257,14 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
 
 /// `part`, or why it is not a capture when it holds no stream-json object.
 fn checked(part: Profile, name: &str, head: &[u8]) -> Loaded {
-    // A session transcript is profiled as it is written (its shape drifts like a capture's).
-    if part.stream_json_objects() > 0 || sniff::sniff(head) == sniff::Kind::Transcript {
+    // A session transcript, or another agent's stream (crate::dialect), is profiled as it is
+    // written (its shape drifts like a capture's).
+    let other_agent =
+        crate::dialect::detect(head).is_some_and(|d| d != crate::dialect::Dialect::Claude);
+    if part.stream_json_objects() > 0
+        || other_agent
+        || sniff::sniff(head) == sniff::Kind::Transcript
+    {
         return Loaded::Profile(part);
     }
     let kind = match part.input.lines {

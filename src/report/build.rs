@@ -170,6 +170,7 @@ impl Run {
                     model: s(&v, "model"),
                     cwd: s(&v, "cwd"),
                     cli_version: s(&v, "cli_version"),
+                    agent: s(&v, "agent"),
                     permission_mode: s(&v, "permission_mode"),
                     tools: v.get("tools").and_then(Value::as_array).map_or(0, Vec::len),
                     session_id: s(&v, "session_id"),
@@ -333,6 +334,7 @@ fn run_end(seq: u64, v: &Value) -> RunEnd {
         cause: s(v, "cause").unwrap_or_default(),
         turns: n(v, "turns"),
         cli_version: s(v, "cli_version"),
+        agent: s(v, "agent"),
         tokens: Tokens::of(usage),
         provisional: usage
             .get("provisional")

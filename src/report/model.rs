@@ -261,6 +261,8 @@ pub struct Init {
     pub cwd: Option<String>,
     /// `cli_version`.
     pub cli_version: Option<String>,
+    /// `agent` (another agent's stream: [`crate::dialect`]).
+    pub agent: Option<String>,
     /// `permission_mode`.
     pub permission_mode: Option<String>,
     /// Number of tools offered.
@@ -280,6 +282,8 @@ pub struct RunEnd {
     pub turns: Option<u64>,
     /// `cli_version`.
     pub cli_version: Option<String>,
+    /// `agent` (another agent's stream: [`crate::dialect`]).
+    pub agent: Option<String>,
     /// The run's tokens.
     pub tokens: Tokens,
     /// Whether the counts are provisional.
@@ -376,7 +380,17 @@ impl Run {
         m
     }
 
-    /// The Claude Code version: `run.end`'s, else the last init's.
+    /// The agent, for people: `Claude Code` unless `run.end` or an init names another.
+    pub fn agent(&self) -> &'static str {
+        let named = self
+            .end
+            .as_ref()
+            .and_then(|e| e.agent.as_deref())
+            .or_else(|| self.inits.iter().rev().find_map(|i| i.agent.as_deref()));
+        crate::dialect::agent_display(named)
+    }
+
+    /// The agent's version: `run.end`'s, else the last init's.
     pub fn cli_version(&self) -> Option<&str> {
         self.end
             .as_ref()

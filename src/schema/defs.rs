@@ -103,6 +103,10 @@ pub(super) fn defs() -> Vec<Def> {
                 ("mcp_servers", any()),
                 ("permission_mode", any()),
                 ("cli_version", ns()),
+                (
+                    "agent",
+                    json!({"type": "string", "description": "The coding agent whose stream this is, when it is not Claude Code's own stream-json (codex, gemini-cli, qwen-code, amp, …; docs/agents.md); cli_version is then that agent's version when its stream says it."}),
+                ),
                 ("api_key_source", any()),
                 ("extra", obj()),
             ],
@@ -429,6 +433,10 @@ pub(super) fn defs() -> Vec<Def> {
                 ("terminal_seen", b()),
                 ("turns", json!({"type": "integer"})),
                 ("cli_version", ns()),
+                (
+                    "agent",
+                    json!({"type": "string", "description": "As session.init's agent: present when the input was another coding agent's stream (docs/agents.md)."}),
+                ),
                 (
                     "usage",
                     json!({"type": "object", "required": ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "provisional"], "properties": {"input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"}, "cache_read_input_tokens": {"type": "integer"}, "cache_creation_input_tokens": {"type": "integer"}, "provisional": {"type": "boolean"}}}),

@@ -126,6 +126,7 @@ pub fn schema(strict: bool) -> Value {
                         | "cost_source"
                         | "prices_date"
                         | "unpriced_models"
+                        | "agent"
                 )
             {
                 required.push(Value::from(*f));

@@ -27,4 +27,18 @@ pub enum InputFormat {
     StreamJson,
     /// A session transcript.
     Transcript,
+    /// Another coding agent's stream, read by its dialect reader ([`crate::dialect`]).
+    Agent(crate::dialect::Dialect),
+}
+
+impl InputFormat {
+    /// How the pipeline picks each input's dialect (`None`: stream-json as it is).
+    pub fn dialect_choice(self) -> Option<crate::dialect::Choice> {
+        use crate::dialect::Choice;
+        match self {
+            InputFormat::StreamJson => None,
+            InputFormat::Auto | InputFormat::Transcript => Some(Choice::Auto),
+            InputFormat::Agent(d) => Some(Choice::Forced(d)),
+        }
+    }
 }

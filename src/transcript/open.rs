@@ -56,12 +56,14 @@ pub fn open_inputs(files: &[PathBuf], format: InputFormat, lines: Lines) -> Resu
         lines,
         stdin_transcript: Decided::default(),
     };
+    // Another agent's stream is read line by line like stream-json (no transcript lookup).
+    let plain = matches!(format, InputFormat::StreamJson | InputFormat::Agent(_));
     for f in files {
         let name = f.display().to_string();
         if name == "-" {
             let i = input::open_all(std::slice::from_ref(f))?.remove(0);
             o.stdin(i, format).map_err(|e| Error::io("stdin", e))?;
-        } else if f.is_dir() && format != InputFormat::StreamJson {
+        } else if f.is_dir() && !plain {
             let sessions = sessions_in(f)?;
             if sessions.is_empty() {
                 // A directory that holds no sessions is refused as every command refuses a
@@ -74,9 +76,12 @@ pub fn open_inputs(files: &[PathBuf], format: InputFormat, lines: Lines) -> Resu
             for s in sessions {
                 o.session(s)?;
             }
-        } else if f.exists() || format == InputFormat::StreamJson {
+        } else if f.exists() || plain {
+            if let InputFormat::Agent(chosen) = format {
+                check_dialect(f, chosen)?;
+            }
             let is_transcript = match format {
-                InputFormat::StreamJson => false,
+                InputFormat::StreamJson | InputFormat::Agent(_) => false,
                 InputFormat::Transcript => true,
                 // A file whose first bytes cannot be read is no transcript to the sniffer: the
                 // pipeline meets the error and ends the run with run.end naming it.
@@ -117,6 +122,35 @@ pub fn sessions_in(dir: &Path) -> Result<Vec<SessionFiles>, Error> {
     session::all_sessions(dir, None)
 }
 
+/// Refuse, before any output, a file whose first lines are another dialect than the `chosen`
+/// one (`--input-format`): the message names what it looks like.
+fn check_dialect(path: &Path, chosen: crate::dialect::Dialect) -> Result<(), Error> {
+    if !path.is_file() {
+        return Ok(());
+    }
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    if let Ok(f) = File::open(path) {
+        let _ = f.take(SNIFF_BYTES as u64).read_to_end(&mut head);
+    }
+    if detect::looks_like_transcript(&head) {
+        let why = format!(
+            "--input-format {chosen} was given, but this looks like a Claude Code session transcript; use --input-format transcript (or auto)"
+        );
+        return Err(Error::msg(path.display().to_string(), why).with_exit(crate::exit::Exit::ERROR));
+    }
+    match crate::dialect::detect(&head) {
+        Some(seen) if seen != chosen => {
+            let msg = crate::dialect::mismatch(&path.display().to_string(), chosen, seen);
+            let why = msg
+                .split_once(": ")
+                .map_or(msg.as_str(), |(_, w)| w)
+                .to_owned();
+            Err(Error::msg(path.display().to_string(), why).with_exit(crate::exit::Exit::ERROR))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Whether the file at `path` starts like a transcript.
 fn sniff_file(path: &Path) -> io::Result<bool> {
     if !path.is_file() {
@@ -147,7 +181,7 @@ impl Opened {
     }
 
     fn stdin(&mut self, i: Input, format: InputFormat) -> io::Result<()> {
-        if format == InputFormat::StreamJson {
+        if matches!(format, InputFormat::StreamJson | InputFormat::Agent(_)) {
             self.inputs.push(i);
             return Ok(());
         }

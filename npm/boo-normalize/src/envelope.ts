@@ -230,6 +230,10 @@ export interface SessionInitEvent {
    */
   cli_version: string | null;
   /**
+   * The coding agent whose stream this is, when it is not Claude Code's own stream-json (codex, gemini-cli, qwen-code, amp, …; docs/agents.md); cli_version is then that agent's version when its stream says it.
+   */
+  agent?: string;
+  /**
    * Where the CLI got its API credentials (apiKeySource: none, ANTHROPIC_API_KEY, …).
    */
   api_key_source: unknown;
@@ -2859,6 +2863,10 @@ export interface RunEndEvent {
    * The CLI's version from the last system/init that named one; null otherwise.
    */
   cli_version: string | null;
+  /**
+   * As session.init's agent: present when the input was another coding agent's stream (docs/agents.md).
+   */
+  agent?: string;
   /**
    * The run's token totals: the result lines' final counts plus every message no result covers (subagents, messages after the last result); provisional when some count was not final.
    */

@@ -54,7 +54,8 @@ pub fn page(run: &Run, src: &Source) -> String {
     w.raw("\">\n<title>");
     let models = run.models();
     w.text(&format!(
-        "Claude Code run · {outcome} · {}",
+        "{} run · {outcome} · {}",
+        run.agent(),
         models.first().map_or("unknown model", String::as_str)
     ));
     w.raw("</title>\n<style>");

@@ -28,7 +28,9 @@ impl W<'_> {
     pub fn header(&mut self, src: &Source) {
         let run = self.run;
         let (out, ok) = outcome(run);
-        self.raw("<header id=\"top\"><h1>Claude Code run <span class=\"badge ");
+        self.raw("<header id=\"top\"><h1>");
+        self.text(run.agent());
+        self.raw(" run <span class=\"badge ");
         self.raw(if ok { "ok\">" } else { "bad\">" });
         self.text(&clip_line(&out, 40));
         self.raw("</span></h1>\n");
@@ -54,7 +56,7 @@ impl W<'_> {
                 models.join(", ")
             },
         );
-        self.row("Claude Code", run.cli_version().unwrap_or("unknown"));
+        self.row(run.agent(), run.cli_version().unwrap_or("unknown"));
         if let Some(i) = run.inits.last() {
             if let Some(c) = &i.cwd {
                 self.row("cwd", c);

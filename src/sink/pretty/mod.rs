@@ -120,7 +120,7 @@ borrowed! {
         values:
             text, thinking, redacted, name, input, input_error, is_error, content, structured,
             outcome, result, errors, cost_usd, duration_ms, duration_api_ms, num_turns, usage,
-            model, cwd, cli_version, permission_mode, tools, mcp_servers, session_id, cause,
+            model, cwd, cli_version, agent, permission_mode, tools, mcp_servers, session_id, cause,
             terminal_seen, turns, exit_code, signal, reason, elapsed_ms, tool_calls, tool_results,
             kind, detail, bytes, rule, enforced, quiet_ms, status, attempt, max_retries,
             retry_delay_ms, error_status, error, trigger, pre_tokens, description, subagent_type,

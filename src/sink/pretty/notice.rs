@@ -266,7 +266,14 @@ impl<W: Write> Pretty<W> {
                 .unwrap_or_else(|| "?".into())
         )];
         parts.extend(s(e.model).map(|m| m.into_owned()));
-        parts.extend(s(e.cli_version).map(|v| format!("Claude Code {v}")));
+        // Another agent's stream names it (crate::dialect); Claude Code's own says its version.
+        let agent = s(e.agent);
+        let name = crate::dialect::agent_display(agent.as_deref());
+        match s(e.cli_version) {
+            Some(v) => parts.push(format!("{name} {v}")),
+            None if agent.is_some() => parts.push(name.to_owned()),
+            None => {}
+        }
         parts.extend(s(e.cwd).map(|c| c.into_owned()));
         parts.extend(s(e.permission_mode).map(|p| format!("mode {p}")));
         let count = |r: Option<&serde_json::value::RawValue>| {

@@ -30,9 +30,11 @@ use crate::clock::Stamp;
 use crate::envelope::kind as ek;
 use crate::json::fields::Fields;
 
-/// `gen_ai.provider.name` of every span (Claude Code talks to Anthropic's Messages API).
+/// `gen_ai.provider.name` of every span of a Claude Code run (Anthropic's Messages API); another
+/// agent's run names its own ([`crate::dialect::agent_provider`]).
 pub const PROVIDER: &str = "anthropic";
-/// `gen_ai.agent.name` of the root span.
+/// `gen_ai.agent.name` of the root span of a Claude Code run (another agent's run says its
+/// name: [`crate::dialect::agent_display`]).
 pub const AGENT: &str = "Claude Code";
 
 /// Spans a trace's maps have room for from the start (a run has dozens: growing them one
@@ -119,6 +121,9 @@ pub struct Trace {
     /// of a chat whose first event names none (the CLI tries its main model again next turn).
     fallback: Option<String>,
     cli_version: Option<String>,
+    /// `gen_ai.provider.name` of the spans: [`PROVIDER`], or another agent's (its
+    /// `session.init` names it).
+    provider: &'static str,
     /// The last turn's outcome when it was not `success`.
     failed_outcome: Option<String>,
     /// Whether a `turn.end` came after the last `session.init`.
@@ -171,6 +176,7 @@ impl Trace {
             model: None,
             fallback: None,
             cli_version: None,
+            provider: PROVIDER,
             failed_outcome: None,
             terminal: false,
         }
@@ -258,7 +264,7 @@ impl Trace {
         let mut attributes = Vec::with_capacity(room.max(2));
         attributes.extend([
             attr::str("gen_ai.operation.name", op),
-            attr::str("gen_ai.provider.name", PROVIDER),
+            attr::str("gen_ai.provider.name", self.provider),
         ]);
         Span {
             trace_id: self.trace_id,
@@ -271,6 +277,24 @@ impl Trace {
             attributes,
             events: Vec::new(),
             status: None,
+        }
+    }
+
+    /// The run is another agent's (`session.init` said `agent`): the spans name its provider,
+    /// the root span its name.
+    fn name_agent(&mut self, agent: &str) {
+        self.provider = crate::dialect::agent_provider(Some(agent));
+        let name = crate::dialect::agent_display(Some(agent));
+        let provider = self.provider;
+        if let Some(root) = self.root.as_mut() {
+            root.name = format!("invoke_agent {name}");
+            for a in &mut root.attributes {
+                match a.key.as_ref() {
+                    "gen_ai.agent.name" => *a = attr::str("gen_ai.agent.name", name),
+                    "gen_ai.provider.name" => *a = attr::str("gen_ai.provider.name", provider),
+                    _ => {}
+                }
+            }
         }
     }
 
@@ -338,6 +362,9 @@ impl Trace {
                 }
                 if let Some(v) = text(ev, "cli_version") {
                     self.cli_version.get_or_insert_with(|| v.into_owned());
+                }
+                if let Some(a) = text(ev, "agent") {
+                    self.name_agent(&a);
                 }
             }
             ek::TOOL_CALL => self.tool_call(&thread, msg.as_deref(), ev, now),

@@ -1,0 +1,511 @@
+//! Input dialects: the JSON streams of coding-agent CLIs other than Claude Code, each read by one
+//! module of this folder into the stream-json lines the one normalizer reads, so every output
+//! (envelope, audit, SSE, OTLP, pretty, report, …) works on any agent's run unchanged.
+//!
+//! The seam: a dialect is recognised from its content ([`recognise`], [`detect`]) or chosen
+//! with `--input-format`; its [`Reader`] turns each input line into zero or more stream-json
+//! lines through [`Emit`], which accounts for the input line once (its first line carries the
+//! input line's bytes count; the others are marked as synthesized) and marks a line that lacks a
+//! field its dialect requires ([`Emit::violation`]). The rules every dialect shares are then the
+//! normalizer's, applied once: one `tool.call` per call id and one paired `tool.result`, usage
+//! once per message id, `run.end` last with totals, every line an event or a `diagnostic`,
+//! unknown types as `unknown`. Claude Code's own stream-json needs no reading (the stage steps
+//! aside once the input is known to be it); session transcripts are read by
+//! [`crate::transcript`].
+//!
+//! | module | CLI | command |
+//! |---|---|---|
+//! | [`codex`] | OpenAI Codex | `codex exec --json` |
+//! | [`gemini`] | Gemini CLI | `gemini -p … --output-format stream-json` |
+//! | [`qwen`] | Qwen Code | `qwen -p … --output-format stream-json` |
+//! | [`amp`] | Amp | `amp -x … --stream-json` |
+//! | [`opencode`] | OpenCode | `opencode run --format json` |
+//! | [`cursor`] | Cursor | `cursor-agent -p … --output-format stream-json` |
+//! | [`copilot`] | GitHub Copilot CLI | `copilot -p … --output-format json`, `events.jsonl` |
+//!
+//! Tool names of each dialect that the tool-meaning module needs are in [`tools`].
+
+pub mod amp;
+pub mod codex;
+pub mod copilot;
+pub mod cursor;
+pub mod emit;
+pub mod gemini;
+pub mod opencode;
+pub mod qwen;
+pub mod tools;
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+pub use emit::Emit;
+
+use crate::read::Line;
+use crate::transform::Transformed;
+
+/// A stream's dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// Claude Code stream-json (read as it is).
+    Claude,
+    /// `codex exec --json`.
+    Codex,
+    /// `gemini --output-format stream-json`.
+    Gemini,
+    /// `cursor-agent --output-format stream-json`.
+    Cursor,
+    /// `opencode run --format json`.
+    OpenCode,
+    /// `amp --stream-json`.
+    Amp,
+    /// `qwen --output-format stream-json`.
+    Qwen,
+    /// `copilot --output-format json`, and its session log (`events.jsonl`).
+    Copilot,
+}
+
+impl Dialect {
+    /// Every dialect but Claude's own.
+    pub const OTHERS: &'static [Dialect] = &[
+        Dialect::Codex,
+        Dialect::Gemini,
+        Dialect::Cursor,
+        Dialect::OpenCode,
+        Dialect::Amp,
+        Dialect::Qwen,
+        Dialect::Copilot,
+    ];
+
+    /// The `--input-format` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Claude => "stream-json",
+            Dialect::Codex => "codex",
+            Dialect::Gemini => "gemini",
+            Dialect::Cursor => "cursor",
+            Dialect::OpenCode => "opencode",
+            Dialect::Amp => "amp",
+            Dialect::Qwen => "qwen",
+            Dialect::Copilot => "copilot",
+        }
+    }
+
+    /// The agent's name as `session.init` and `run.end` say it (`agent`).
+    pub fn agent(self) -> &'static str {
+        match self {
+            Dialect::Claude => "claude-code",
+            Dialect::Codex => "codex",
+            Dialect::Gemini => "gemini-cli",
+            Dialect::Cursor => "cursor-agent",
+            Dialect::OpenCode => "opencode",
+            Dialect::Amp => "amp",
+            Dialect::Qwen => "qwen-code",
+            Dialect::Copilot => "copilot-cli",
+        }
+    }
+
+    /// What the stream is, as a phrase (in messages).
+    pub fn what(self) -> &'static str {
+        match self {
+            Dialect::Claude => "Claude Code stream-json",
+            Dialect::Codex => "OpenAI Codex JSON (`codex exec --json`)",
+            Dialect::Gemini => "Gemini CLI stream-json (`gemini --output-format stream-json`)",
+            Dialect::Cursor => "Cursor stream-json (`cursor-agent --output-format stream-json`)",
+            Dialect::OpenCode => "OpenCode JSON (`opencode run --format json`)",
+            Dialect::Amp => "Amp stream-json (`amp --stream-json`)",
+            Dialect::Qwen => "Qwen Code stream-json (`qwen --output-format stream-json`)",
+            Dialect::Copilot => "GitHub Copilot CLI JSON (`copilot --output-format json`)",
+        }
+    }
+
+    /// The dialect named `name` (an `--input-format` value).
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        std::iter::once(Dialect::Claude)
+            .chain(Dialect::OTHERS.iter().copied())
+            .find(|d| d.name() == name)
+    }
+
+    /// A reader of this dialect, when there is one.
+    pub fn reader(self) -> Option<Box<dyn Reader>> {
+        match self {
+            Dialect::Codex => Some(Box::new(codex::Codex::default())),
+            Dialect::Gemini => Some(Box::new(gemini::Gemini::default())),
+            Dialect::Qwen => Some(Box::new(qwen::Qwen)),
+            Dialect::Amp => Some(Box::new(amp::Amp)),
+            Dialect::OpenCode => Some(Box::new(opencode::OpenCode::default())),
+            Dialect::Cursor => Some(Box::new(cursor::Cursor::default())),
+            Dialect::Copilot => Some(Box::new(copilot::Copilot::default())),
+            Dialect::Claude => None,
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The agent's name for people (`Codex`, `Gemini CLI`, …) of an `agent` as `session.init` and
+/// `run.end` say it; `Claude Code` for none (Claude Code's own stream-json names no agent).
+pub fn agent_display(agent: Option<&str>) -> &'static str {
+    match agent {
+        None | Some("claude-code") => "Claude Code",
+        Some("codex") => "Codex",
+        Some("gemini-cli") => "Gemini CLI",
+        Some("cursor-agent") => "Cursor",
+        Some("opencode") => "OpenCode",
+        Some("amp") => "Amp",
+        Some("qwen-code") => "Qwen Code",
+        Some("copilot-cli") => "Copilot CLI",
+        Some(_) => "agent",
+    }
+}
+
+/// The OpenTelemetry GenAI `gen_ai.provider.name` of an `agent`'s run: the well-known value of
+/// the API its CLI talks to (`anthropic`, `openai`, `gcp.gemini`), else the agent's own name
+/// (Cursor, Amp, OpenCode, Qwen Code and Copilot CLI use several providers, or one the
+/// conventions do not name).
+pub fn agent_provider(agent: Option<&str>) -> &'static str {
+    match agent {
+        None | Some("claude-code") => "anthropic",
+        Some("codex") => "openai",
+        Some("gemini-cli") => "gcp.gemini",
+        Some("cursor-agent") => "cursor",
+        Some("opencode") => "opencode",
+        Some("amp") => "amp",
+        Some("qwen-code") => "qwen",
+        Some("copilot-cli") => "github.copilot",
+        Some(_) => "unknown",
+    }
+}
+
+/// One dialect's reader: input lines (JSON objects) in, stream-json lines out.
+pub trait Reader: Send {
+    /// Read one input line that is a JSON object (`v`), writing what it says to `out`. A line
+    /// the reader leaves without output is accounted for by [`Emit::finish_line`].
+    fn line(&mut self, v: Map<String, Value>, out: &mut Emit<'_>);
+    /// End of input: write what is still pending (an open text message).
+    fn finish(&mut self, _out: &mut Emit<'_>) {}
+}
+
+/// What one line says about the dialect of its stream: `Some` when it tells.
+pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
+    let t = o.get("type").and_then(Value::as_str)?;
+    let has = |k: &str| o.contains_key(k);
+    let str_of = |k: &str| o.get(k).and_then(Value::as_str);
+    // An envelope event or a transcript line is none of these.
+    if (has("v") && has("seq")) || has("parentUuid") || has("isSidechain") {
+        return None;
+    }
+    if t.starts_with("thread.")
+        || t.starts_with("turn.")
+        || t.starts_with("item.")
+        || t == "request_user_input"
+    {
+        return Some(Dialect::Codex);
+    }
+    if t == "error" && o.keys().all(|k| k == "type" || k == "message") && has("message") {
+        return Some(Dialect::Codex);
+    }
+    if has("sessionID") && (has("part") || matches!(t, "error" | "done")) {
+        return Some(Dialect::OpenCode);
+    }
+    if o.get("data").is_some_and(Value::is_object) && t.contains('.') && has("id") {
+        return Some(Dialect::Copilot);
+    }
+    if t == "result" && has("sessionId") && has("exitCode") {
+        return Some(Dialect::Copilot);
+    }
+    let stamped = o.get("timestamp").is_some_and(Value::is_string);
+    let gemini = match t {
+        "init" => has("session_id") && has("model"),
+        "message" => has("role") && o.get("content").is_some_and(Value::is_string),
+        "tool_use" => has("tool_name") && has("tool_id"),
+        "tool_result" => has("tool_id") && has("status"),
+        "result" => has("stats") || (has("status") && !has("subtype")),
+        "error" => has("severity"),
+        _ => false,
+    };
+    if stamped && gemini {
+        return Some(Dialect::Gemini);
+    }
+    if t == "tool_call" && has("call_id")
+        || t == "thinking" && matches!(str_of("subtype"), Some("delta" | "completed"))
+        || has("model_call_id")
+        || has("timestamp_ms")
+        || (t == "result" && has("request_id"))
+    {
+        return Some(Dialect::Cursor);
+    }
+    if t == "system" && (has("qwen_code_version") || str_of("subtype") == Some("session_start")) {
+        return Some(Dialect::Qwen);
+    }
+    if crate::sniff::STREAM_JSON_TYPES.contains(&t)
+        && str_of("session_id").is_some_and(|s| s.starts_with("T-"))
+    {
+        return Some(Dialect::Amp);
+    }
+    if t == "system"
+        && str_of("subtype") == Some("init")
+        && has("apiKeySource")
+        && !has("tools")
+        && !has("claude_code_version")
+    {
+        return Some(Dialect::Cursor);
+    }
+    if crate::sniff::STREAM_JSON_TYPES.contains(&t) {
+        return Some(Dialect::Claude);
+    }
+    None
+}
+
+/// Whether `t` is a line type that only another agent's stream has (not stream-json's, not one
+/// of boo-normalize's own outputs): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
+/// `message`, OpenCode's `step_start`/`step_finish`, Cursor's `tool_call`, Copilot's session
+/// events (`session.start`, `user.message`, `assistant.message`, `tool.execution_start`, …).
+pub fn is_own_type(t: &str) -> bool {
+    t.starts_with("thread.")
+        || t.starts_with("turn.")
+        || t.starts_with("item.")
+        || matches!(
+            t,
+            "init"
+                | "message"
+                | "step_start"
+                | "step_finish"
+                | "tool_call"
+                | "session.start"
+                | "session.shutdown"
+                | "user.message"
+                | "assistant.message"
+                | "assistant.message_delta"
+                | "assistant.turn_start"
+                | "tool.execution_start"
+                | "tool.execution_complete"
+        )
+}
+
+/// The dialect of the first line of `head` (some lines of an input) that tells one; `None` when
+/// none does.
+pub fn detect(head: &[u8]) -> Option<Dialect> {
+    head.split(|&b| b == b'\n')
+        .take(crate::sniff::HEAD_LINES)
+        .find_map(|l| line_dialect(l.trim_ascii()))
+}
+
+fn line_dialect(line: &[u8]) -> Option<Dialect> {
+    if !line.starts_with(b"{") {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(o)) => recognise(&o),
+        _ => None,
+    }
+}
+
+/// The message for a wrong explicit `--input-format` (`chosen`) on input `name` whose lines look
+/// like `seen`.
+pub fn mismatch(name: &str, chosen: Dialect, seen: Dialect) -> String {
+    format!(
+        "{name}: --input-format {chosen} was given, but this looks like {}; use --input-format {} (or auto)",
+        seen.what(),
+        seen.name()
+    )
+}
+
+/// How a stage picks its dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Choice {
+    /// From the first line that tells ([`recognise`]).
+    #[default]
+    Auto,
+    /// As given (`--input-format`).
+    Forced(Dialect),
+}
+
+enum State {
+    Undecided,
+    Reading(Dialect, Box<dyn Reader>),
+    /// Claude stream-json, or a dialect without a reader yet: lines pass as they are.
+    Asis(Dialect),
+}
+
+/// The dialect stage of a pipeline: every input line through its dialect's reader. See the
+/// module docs.
+pub struct Stage {
+    state: State,
+    violations: Vec<(usize, String)>,
+}
+
+impl Stage {
+    /// A stage choosing its dialect as `choice` says.
+    pub fn new(choice: Choice) -> Self {
+        let state = match choice {
+            Choice::Auto => State::Undecided,
+            Choice::Forced(d) => Self::reading(d),
+        };
+        Stage {
+            state,
+            violations: Vec::new(),
+        }
+    }
+
+    fn reading(d: Dialect) -> State {
+        match d.reader() {
+            Some(r) => State::Reading(d, r),
+            None => State::Asis(d),
+        }
+    }
+
+    /// The dialect, once known.
+    pub fn dialect(&self) -> Option<Dialect> {
+        match &self.state {
+            State::Undecided => None,
+            State::Reading(d, _) | State::Asis(d) => Some(*d),
+        }
+    }
+
+    /// Whether lines pass as they are from now on (the stage can be dropped).
+    pub fn passes_through(&self) -> bool {
+        matches!(self.state, State::Asis(_))
+    }
+
+    /// The violation of output line `i` of the last call, if it has one.
+    pub fn violation(&self, i: usize) -> Option<&str> {
+        self.violations
+            .iter()
+            .find(|(j, _)| *j == i)
+            .map(|(_, w)| w.as_str())
+    }
+
+    /// Read one input line, appending the stream-json lines it makes to `out`.
+    pub fn line(&mut self, line: &Line<'_>, out: &mut Transformed) {
+        self.violations.clear();
+        let trimmed = line.bytes.trim_ascii();
+        let parsed = if line.oversized.is_none() && trimmed.starts_with(b"{") {
+            match serde_json::from_slice::<Value>(trimmed) {
+                Ok(Value::Object(o)) => Some(o),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if matches!(self.state, State::Undecided)
+            && let Some(d) = parsed.as_ref().and_then(recognise)
+        {
+            self.state = Self::reading(d);
+        }
+        match (&mut self.state, parsed) {
+            (State::Reading(_, r), Some(o)) => {
+                let mut e = Emit::new(out, Some(line), &mut self.violations);
+                r.line(o, &mut e);
+                e.finish_line();
+            }
+            // Not a JSON object (the normalizer says what it is), undecided or read as it is.
+            _ => out.keep_line(),
+        }
+    }
+
+    /// End of input: what the reader still holds, as lines of the last input line `last`.
+    pub fn finish(&mut self, last: &Line<'_>, out: &mut Transformed) {
+        self.violations.clear();
+        if let State::Reading(_, r) = &mut self.state {
+            let mut e = Emit::new(out, Some(last), &mut self.violations);
+            e.main_done();
+            r.finish(&mut e);
+        }
+    }
+}
+
+/// The string member `k` of `o`.
+pub(crate) fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+/// The integer member `k` of `o`, or 0.
+pub(crate) fn n(o: &Map<String, Value>, k: &str) -> u64 {
+    o.get(k).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(line: &str) -> Option<Dialect> {
+        detect(line.as_bytes())
+    }
+
+    #[test]
+    fn each_dialect_is_recognised_from_its_lines() {
+        let cases = [
+            (
+                r#"{"type":"thread.started","thread_id":"t"}"#,
+                Dialect::Codex,
+            ),
+            (
+                r#"{"type":"error","message":"Reconnecting... 1/5"}"#,
+                Dialect::Codex,
+            ),
+            (
+                r#"{"type":"init","timestamp":"2026-01-01T00:00:00Z","session_id":"s","model":"m"}"#,
+                Dialect::Gemini,
+            ),
+            (
+                r#"{"type":"step_start","timestamp":1,"sessionID":"s","part":{}}"#,
+                Dialect::OpenCode,
+            ),
+            (
+                r#"{"type":"session.start","data":{},"id":"e","timestamp":"t"}"#,
+                Dialect::Copilot,
+            ),
+            (
+                r#"{"type":"tool_call","subtype":"started","call_id":"c","session_id":"s"}"#,
+                Dialect::Cursor,
+            ),
+            (
+                r#"{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/","session_id":"s","model":"Auto","permissionMode":"default"}"#,
+                Dialect::Cursor,
+            ),
+            (
+                r#"{"type":"system","subtype":"init","session_id":"s","qwen_code_version":"0.24.4"}"#,
+                Dialect::Qwen,
+            ),
+            (
+                r#"{"type":"system","subtype":"session_start","session_id":"s"}"#,
+                Dialect::Qwen,
+            ),
+            (
+                r#"{"type":"system","subtype":"init","session_id":"T-1","tools":[]}"#,
+                Dialect::Amp,
+            ),
+            (
+                r#"{"type":"system","subtype":"init","session_id":"s","apiKeySource":"none","tools":[],"claude_code_version":"2.1.3"}"#,
+                Dialect::Claude,
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(rec(line), Some(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn transcripts_and_other_lines_are_not_a_dialect() {
+        assert_eq!(
+            rec(
+                r#"{"type":"user","parentUuid":null,"uuid":"u","sessionId":"s","session_id":"T-1"}"#
+            ),
+            None
+        );
+        assert_eq!(rec(r#"{"v":1,"seq":0,"type":"session.init"}"#), None);
+        assert_eq!(rec("banner\n{\"a\":1}\n"), None);
+        // The first line that tells decides.
+        assert_eq!(
+            rec(
+                "YOLO mode\n{\"type\":\"init\",\"timestamp\":\"x\",\"session_id\":\"s\",\"model\":\"m\"}\n"
+            ),
+            Some(Dialect::Gemini)
+        );
+    }
+}
