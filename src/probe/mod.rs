@@ -19,6 +19,7 @@ pub mod serve;
 pub mod sse;
 pub mod summary;
 pub mod sweep;
+pub mod wire;
 
 use std::fs;
 use std::path::Path;
