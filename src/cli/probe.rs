@@ -35,8 +35,13 @@ answered unexpectedly; the error and summary.json name it); 126 the CLI is not e
 /// `probe` options.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// The claude CLI to probe (a path, or a name looked up in PATH).
-    #[arg(long, value_name = "PATH", required_unless_present_any = ["list", "serve_only"])]
+    /// The agent CLI to probe: claude (default), codex, gemini, qwen, opencode or copilot.
+    #[arg(long, value_name = "NAME", default_value = "claude",
+          value_parser = ["claude", "codex", "gemini", "qwen", "opencode", "copilot"])]
+    pub agent: String,
+    /// The CLI to probe (a path, or a name looked up in PATH); --claude-bin is the same.
+    #[arg(long = "bin", visible_alias = "claude-bin", value_name = "PATH",
+          required_unless_present_any = ["list", "serve_only"])]
     pub claude_bin: Option<PathBuf>,
     /// Directory for the captures, profile.json and summary.json (created if missing).
     #[arg(long, value_name = "DIR", required_unless_present_any = ["list", "serve_only"])]
@@ -44,9 +49,10 @@ pub struct ProbeArgs {
     /// Run only this scenario (repeatable; built-in or from --scenario-file).
     #[arg(long = "scenario", value_name = "NAME")]
     pub scenarios: Vec<String>,
-    /// Output modes, comma-separated.
-    #[arg(long, value_name = "MODES", value_delimiter = ',', default_value = "stream,partial",
-          value_parser = ["stream", "partial"])]
+    /// Output modes, comma-separated (default: every mode of the agent; claude and qwen:
+    /// stream,partial; gemini: stream; codex, opencode, copilot: json).
+    #[arg(long, value_name = "MODES", value_delimiter = ',',
+          value_parser = ["stream", "partial", "json"])]
     pub modes: Vec<String>,
     /// Scenarios of your own (JSON; see docs/probe.md); without --scenario only these run.
     #[arg(long, value_name = "FILE")]

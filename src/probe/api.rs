@@ -269,7 +269,7 @@ fn handle(mut rq: Request, shared: &Shared) {
                 rq,
                 shared,
                 wire,
-                &r.to_owned(),
+                r,
                 b,
                 &raw,
                 &request_id,

@@ -11,6 +11,7 @@
 //! - [`mod@sweep`]: a whole probe, every scenario in every mode, and its verdict;
 //! - [`serve`]: `--serve-only`, one script on loopback for a test.
 
+pub mod agent;
 pub mod api;
 pub mod run;
 pub mod scenario;

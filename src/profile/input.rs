@@ -175,7 +175,7 @@ pub fn load_sides(
     )?;
     for (side, p) in out.iter_mut().enumerate() {
         p.finalize();
-        if p.stream_json_objects() == 0 {
+        if p.stream_json_objects() == 0 && p.input.objects == 0 {
             let names: Vec<String> = sides[side]
                 .iter()
                 .map(|p| p.display().to_string())
@@ -259,6 +259,12 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
 fn checked(part: Profile, name: &str, head: &[u8]) -> Loaded {
     // A session transcript is profiled as it is written (its shape drifts like a capture's).
     if part.stream_json_objects() > 0 || sniff::sniff(head) == sniff::Kind::Transcript {
+        return Loaded::Profile(part);
+    }
+    // Another agent's JSON stream (Codex, Gemini CLI, OpenCode, Copilot CLI): every line a JSON
+    // object with a `type`, profiled by that type as any capture is.
+    let i = &part.input;
+    if i.objects > 0 && i.objects + i.blank == i.lines {
         return Loaded::Profile(part);
     }
     let kind = match part.input.lines {
