@@ -158,7 +158,10 @@ impl Agent {
                 add("GEMINI_CLI_NO_RELAUNCH", "true".into());
             }
             Agent::Qwen => {
+                // The managed memory extraction (a second conversation after the answer) is
+                // off: it held every run about five seconds longer (it is answered if it runs).
                 let settings = json!({
+                    "memory": {"enableManagedAutoMemory": false},
                     "privacy": {"usageStatisticsEnabled": false},
                     "telemetry": {"enabled": false},
                     "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
@@ -195,6 +198,9 @@ impl Agent {
                 add("COPILOT_PROVIDER_WIRE_API", "responses".into());
                 add("COPILOT_MODEL", "gpt-5.4".into());
                 add("COPILOT_AUTO_UPDATE", "false".into());
+                // No GitHub sign-in, telemetry, web tools or update checks (it looked up
+                // api.github.com without this).
+                add("COPILOT_OFFLINE", "true".into());
             }
         }
         Ok(env)
