@@ -18,6 +18,7 @@ mod normalize;
 mod packaging;
 mod pretty;
 mod probe;
+mod probe_agents;
 mod profile;
 mod redact;
 mod replay;

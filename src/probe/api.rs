@@ -265,16 +265,7 @@ fn handle(mut rq: Request, shared: &Shared) {
     match (method.as_str(), route.as_str(), &body) {
         ("POST", r, Some(b)) if b.is_object() && Wire::of_post(r).is_some() => {
             let wire = Wire::of_post(r).unwrap_or(Wire::Messages);
-            messages(
-                rq,
-                shared,
-                wire,
-                r,
-                b,
-                &raw,
-                &request_id,
-                &mut rec,
-            );
+            messages(rq, shared, wire, r, b, &raw, &request_id, &mut rec);
         }
         ("POST", r, _) if r.ends_with(":countTokens") => {
             rec.kind = Kind::CountTokens;

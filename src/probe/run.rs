@@ -461,7 +461,7 @@ pub fn version(setup: &Setup) -> Result<Option<String>, RunFailure> {
     };
     let found = text
         .split_whitespace()
-        .map(|w| w.trim_start_matches('v'))
+        .map(|w| w.trim_start_matches('v').trim_end_matches(['.', ',', ')']))
         .find(|w| looks(w));
     Ok(found
         .filter(|_| outcome.ended == Some(Ended::Code(0)))

@@ -184,6 +184,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("write_edit", include_str!("scenarios/write_edit.json")),
     ("tool_error", include_str!("scenarios/tool_error.json")),
     ("subagent", include_str!("scenarios/subagent.json")),
+    (
+        "subagent_default",
+        include_str!("scenarios/subagent_default.json"),
+    ),
     ("thinking", include_str!("scenarios/thinking.json")),
     ("max_turns", include_str!("scenarios/max_turns.json")),
     ("retry", include_str!("scenarios/retry.json")),
