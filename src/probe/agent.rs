@@ -134,6 +134,7 @@ impl Agent {
                         "model = \"{OPENAI_MODEL}\"\nmodel_provider = \"probe\"\n\
                          check_for_update_on_startup = false\n\n\
                          [analytics]\nenabled = false\n\n\
+                         [features]\nplugins = false\n\n\
                          [model_providers.probe]\nname = \"probe\"\n\
                          base_url = \"{base_url}/v1\"\nenv_key = \"PROBE_OPENAI_API_KEY\"\n\
                          wire_api = \"responses\"\nrequest_max_retries = 0\n\
