@@ -188,3 +188,109 @@ pub fn parts_text(v: &Value) -> String {
 
 /// A fixed creation time (2026-01-01T00:00:00Z): captures stay the same from run to run.
 pub const CREATED: u64 = 1_767_225_600;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::api::{Api, Kind};
+    use crate::probe::scenario::parse_file;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    fn post(port: u16, path: &str, body: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn routes_pick_the_api() {
+        assert_eq!(Wire::of_post("/v1/messages"), Some(Wire::Messages));
+        assert_eq!(Wire::of_post("/v1/responses"), Some(Wire::Responses));
+        assert_eq!(Wire::of_post("/api/v1/chat/completions"), Some(Wire::Chat));
+        assert_eq!(
+            Wire::of_post("/v1beta/models/gemini-2.5-pro:streamGenerateContent"),
+            Some(Wire::Gemini { stream: true })
+        );
+        assert_eq!(
+            Wire::of_post("/v1beta/models/m:generateContent"),
+            Some(Wire::Gemini { stream: false })
+        );
+        assert_eq!(Wire::of_post("/v1/embeddings"), None);
+    }
+
+    /// One script answers every API in its own shape; side requests (no tools) and errors too.
+    #[test]
+    fn every_api_is_served_from_one_script() {
+        let sc = parse_file(
+            r#"{"name": "w", "prompt": "p", "responses": [
+                {"label": "resp", "content": [{"type": "tool_use", "name": "shell", "input": {"command": "ls"}}]},
+                {"label": "chat", "content": [{"type": "text", "text": "hi there"}]},
+                {"label": "gem", "content": [{"type": "text", "text": "hello"}]},
+                {"label": "err", "error": 400}]}"#,
+        )
+        .unwrap();
+        let api = Api::start(&sc[0].scenario).unwrap();
+        let port = api.port();
+        let r = post(
+            port,
+            "/v1/responses",
+            r#"{"model": "gpt-5.5", "stream": true, "tools": [{"type": "function", "name": "shell"}], "input": "go"}"#,
+        );
+        assert!(r.contains("text/event-stream"), "{r}");
+        assert!(
+            r.contains("event: response.completed") && r.contains("\"function_call\""),
+            "{r}"
+        );
+        let r = post(
+            port,
+            "/v1/chat/completions",
+            r#"{"model": "q", "stream": true, "tools": [{"type": "function", "function": {"name": "edit"}}], "messages": [{"role": "user", "content": "go"}]}"#,
+        );
+        assert!(
+            r.contains("chat.completion.chunk") && r.contains("data: [DONE]"),
+            "{r}"
+        );
+        let r = post(
+            port,
+            "/v1beta/models/g:streamGenerateContent?alt=sse",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "go"}]}], "tools": [{"functionDeclarations": [{"name": "read_file"}]}]}"#,
+        );
+        assert!(
+            r.contains("usageMetadata") && r.contains("\"hello\""),
+            "{r}"
+        );
+        let r = post(
+            port,
+            "/v1beta/models/flash-lite:generateContent",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "give a complexity_score"}]}]}"#,
+        );
+        assert!(
+            r.contains("complexity_score") && r.contains("candidates"),
+            "{r}"
+        );
+        let r = post(
+            port,
+            "/v1/responses",
+            r#"{"stream": true, "tools": [{"type": "function", "name": "shell"}], "input": "again"}"#,
+        );
+        assert!(
+            r.starts_with("HTTP/1.1 400") && r.contains("invalid_request_error"),
+            "{r}"
+        );
+        let done = api.finish();
+        let kinds: Vec<Kind> = done.served.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            [Kind::Main, Kind::Main, Kind::Main, Kind::Side, Kind::Main]
+        );
+        assert!(done.unused.is_empty(), "{:?}", done.unused);
+    }
+}
