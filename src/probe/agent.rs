@@ -259,6 +259,35 @@ impl Agent {
         a
     }
 
+    /// The CLI's arguments for resuming the last session of `sc` with `prompt` in `mode`.
+    pub fn resume_argv(self, sc: &Scenario, mode: &str, prompt: &str) -> Vec<OsString> {
+        let mut again = sc.clone();
+        again.prompt = prompt.to_owned();
+        let mut a = self.argv(&again, mode);
+        match self {
+            // `exec resume` takes no `-s`: the sandbox goes through `-c`.
+            Agent::Codex => {
+                a = [
+                    "exec",
+                    "--json",
+                    "--skip-git-repo-check",
+                    "-c",
+                    "sandbox_mode=\"danger-full-access\"",
+                    "resume",
+                    "--last",
+                ]
+                .map(OsString::from)
+                .to_vec();
+                a.extend(sc.args.iter().map(OsString::from));
+                a.push(prompt.into());
+            }
+            Agent::Gemini => a.extend(["--resume", "latest"].map(OsString::from)),
+            Agent::Opencode => a.insert(3, "--continue".into()),
+            Agent::Claude | Agent::Qwen | Agent::Copilot => a.push("--continue".into()),
+        }
+        a
+    }
+
     /// How a stdout line ends the run, if it does: the result (`success`, `error`, or the
     /// CLI's own subtype) and its `is_error`.
     pub fn terminal(self, m: &Map<String, Value>) -> Option<(String, Option<bool>)> {
@@ -316,7 +345,8 @@ scenarios!(
         "write_edit",
         "api_error",
         "turns",
-        "thinking"
+        "thinking",
+        "resume"
     ]
 );
 scenarios!(
@@ -329,7 +359,8 @@ scenarios!(
         "write_edit",
         "api_error",
         "turns",
-        "thinking"
+        "thinking",
+        "resume"
     ]
 );
 scenarios!(
@@ -342,7 +373,8 @@ scenarios!(
         "write_edit",
         "api_error",
         "turns",
-        "thinking"
+        "thinking",
+        "resume"
     ]
 );
 scenarios!(
@@ -355,7 +387,8 @@ scenarios!(
         "write_edit",
         "api_error",
         "turns",
-        "thinking"
+        "thinking",
+        "resume"
     ]
 );
 scenarios!(
@@ -368,7 +401,8 @@ scenarios!(
         "write_edit",
         "api_error",
         "turns",
-        "thinking"
+        "thinking",
+        "resume"
     ]
 );
 
@@ -389,6 +423,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_resumed_run_continues_the_session() {
+        let sc = Agent::Codex
+            .scenarios()
+            .into_iter()
+            .find(|s| s.scenario.name == "resume")
+            .unwrap()
+            .scenario;
+        let s = |a: Vec<OsString>| {
+            a.iter()
+                .map(|x| x.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        let codex = s(Agent::Codex.resume_argv(&sc, "json", "again"));
+        assert_eq!(&codex[codex.len() - 3..], ["resume", "--last", "again"]);
+        assert!(!codex.contains(&"-s".to_owned()), "{codex:?}");
+        let oc = s(Agent::Opencode.resume_argv(&sc, "json", "again"));
+        assert_eq!(oc[..4], ["run", "--format", "json", "--continue"]);
+        assert_eq!(oc.last().map(String::as_str), Some("again"));
+        let g = s(Agent::Gemini.resume_argv(&sc, "stream", "again"));
+        assert_eq!(g[1], "again");
+        assert!(g.ends_with(&["--resume".to_owned(), "latest".to_owned()]));
+        assert!(s(Agent::Qwen.resume_argv(&sc, "stream", "x")).contains(&"--continue".to_owned()));
     }
 
     #[test]

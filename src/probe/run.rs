@@ -216,7 +216,23 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
         stderr: Vec::new(),
         write_error: None,
     };
-    let outcome = supervise(&spec, &setup.limits(), &mut cap);
+    let mut outcome = supervise(&spec, &setup.limits(), &mut cap);
+    let mut resumed = None;
+    // The resumed run follows a first run that ended by itself.
+    if let (Some(again), Ok(first)) = (&sc.resume, &outcome)
+        && matches!(first.cause, Cause::Exit)
+    {
+        let spec2 = Spec {
+            args: setup.agent.resume_argv(&sc, mode, &again.prompt),
+            ..spec.clone()
+        };
+        let killed = first.descendants_killed;
+        outcome = supervise(&spec2, &setup.limits(), &mut cap).map(|mut o| {
+            o.descendants_killed += killed;
+            o
+        });
+        resumed = Some(spec2.args);
+    }
     let api_seen = api.finish();
     let outcome = match outcome {
         Ok(o) => o,
@@ -240,6 +256,11 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
         args: spec
             .args
             .iter()
+            .map(|a| a.to_string_lossy().replace(&work_dir, "$CWD"))
+            .collect(),
+        resume_args: resumed
+            .iter()
+            .flatten()
             .map(|a| a.to_string_lossy().replace(&work_dir, "$CWD"))
             .collect(),
         end: outcome.cause.as_str().to_owned(),

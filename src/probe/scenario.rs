@@ -47,6 +47,18 @@ pub struct Scenario {
     /// The reply to main requests once the script ran out (default: "Done.", `end_turn`).
     #[serde(default)]
     pub exhausted: Option<Reply>,
+    /// A second run of the CLI after the first, resuming its session with another prompt (same
+    /// home, working directory and API; its output goes to the same capture).
+    #[serde(default)]
+    pub resume: Option<Resume>,
+}
+
+/// The resumed second run of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resume {
+    /// Its prompt.
+    pub prompt: String,
 }
 
 fn bypass() -> String {

@@ -76,6 +76,9 @@ pub struct RunReport {
     /// The CLI's arguments (the working directory written `$CWD`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// The resumed second run's arguments (a scenario with `resume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resume_args: Vec<String>,
     /// The CLI's exit code (`None`: it died by a signal or could not be reaped).
     pub exit: Option<i32>,
     /// The signal that ended it, if one did.

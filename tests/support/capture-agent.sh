@@ -7,7 +7,8 @@
 # each capture to fixtures/agents/CLI/VERSION/<scenario>.ndjson (a mode other than
 # the agent's first as <scenario>.<mode>.ndjson; stderr beside it as
 # .stderr.txt), replacing that version's rows in fixtures/agents/PROVENANCE.tsv.
-# Captures are the CLI's stdout verbatim (ids, temp paths and all).
+# Captures are the CLI's stdout verbatim (ids, temp paths and all). With
+# CAPTURE_SCENARIOS="a b" only those scenarios are run and replaced.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 CLI VERSION [BOO_NORMALIZE]" >&2; exit 2; }
 CLI=$1 VERSION=$2
@@ -19,9 +20,11 @@ VERSION=$(basename "$(dirname "$(dirname "$(dirname "$BIN")")")")
 OUT=$ROOT/target/agent-probe/$CLI/$VERSION
 rm -rf "$OUT"
 status=0
-"$BOO" probe --agent "$CLI" --bin "$BIN" --out "$OUT" --keep-going || status=$?
+picked=()
+for s in ${CAPTURE_SCENARIOS:-}; do picked+=(--scenario "$s"); done
+"$BOO" probe --agent "$CLI" --bin "$BIN" --out "$OUT" --keep-going "${picked[@]}" || status=$?
 DEST=$ROOT/fixtures/agents/$CLI/$VERSION
-rm -rf "$DEST"
+[ -n "${CAPTURE_SCENARIOS:-}" ] || rm -rf "$DEST"
 mkdir -p "$DEST"
 python3 - "$OUT" "$DEST" "$CLI" "$VERSION" "$ROOT/fixtures/agents/PROVENANCE.tsv" <<'PY'
 import datetime, json, os, shlex, shutil, sys
@@ -39,6 +42,8 @@ for r in s["runs"]:
     if os.path.exists(err) and os.path.getsize(err) > 0:
         shutil.copy(err, os.path.join(dest, base + ".stderr.txt"))
     cmd = " ".join(shlex.quote(a) for a in [cli] + r.get("args", []))
+    if r.get("resume_args"):
+        cmd += " && " + " ".join(shlex.quote(a) for a in [cli] + r["resume_args"])
     verdict = "ok" if not r.get("problems") else "FAILED: " + "; ".join(r["problems"])
     rows.append([f"{cli}/{version}/{base}.ndjson", cli, version, base, cmd,
                  str(r.get("exit")), datetime.date.today().isoformat(),
@@ -49,7 +54,10 @@ old = []
 if os.path.exists(prov):
     with open(prov) as f:
         old = [l.rstrip("\n").split("\t") for l in f if l.strip()][1:]
-old = [r for r in old if not (r[1] == cli and r[2] == version)]
+new_files = {r[0] for r in rows}
+partial = bool(os.environ.get("CAPTURE_SCENARIOS"))
+old = [r for r in old
+       if not (r[1] == cli and r[2] == version and (not partial or r[0] in new_files))]
 with open(prov, "w") as f:
     for r in [head] + sorted(old + rows):
         f.write("\t".join(c.replace("\t", " ").replace("\n", "\\n") for c in r) + "\n")
