@@ -19,6 +19,7 @@ mod normalize;
 mod packaging;
 mod pretty;
 mod probe;
+mod probe_agents;
 mod profile;
 mod redact;
 mod replay;

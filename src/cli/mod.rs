@@ -102,7 +102,7 @@ pub enum Command {
     /// Compare two captures, capture directories or profiles and report format drift.
     #[command(after_help = drift::DIFF_HELP)]
     Diff(DiffArgs),
-    /// Run a claude CLI against a built-in loopback API with scripted scenarios (no API key)
+    /// Run an agent CLI (claude, codex, gemini, qwen, opencode, copilot) against a built-in loopback API with scripted scenarios (no API key)
     /// and keep its output, for `diff` (Linux).
     #[command(after_help = probe::PROBE_HELP)]
     Probe(Box<ProbeArgs>),

@@ -10,7 +10,7 @@ use super::drift::{DiffFormat, FailOn};
 use super::units;
 
 pub const PROBE_HELP: &str = "\
-Runs the claude CLI given by --claude-bin against a Messages API that boo-normalize serves
+Runs the claude CLI given by --bin (--claude-bin) against a Messages API that boo-normalize serves
 itself on 127.0.0.1 (an ephemeral port), with scripted scenarios: no API key, no network
 beyond loopback, the same output shapes on every run. Each scenario runs with a fresh HOME and
 working directory, a dummy key, and auto-updates, telemetry and non-essential traffic off, in
@@ -18,6 +18,11 @@ each mode (stream: --output-format stream-json --verbose; partial: plus
 --include-partial-messages). DIR gets <scenario>.<mode>.ndjson (the CLI's stdout, verbatim),
 <scenario>.<mode>.stderr.txt, profile.json and summary.json; a table goes to stderr.
 `boo-normalize diff OLD_DIR NEW_DIR` compares two probe directories; --baseline does it here.
+--agent codex|gemini|qwen|opencode|copilot probes that CLI instead (--bin PATH), against a
+stand-in of its own model API (OpenAI Responses, Gemini, OpenAI Chat Completions) built into
+the same server, configured through its own config files and environment in the isolated
+HOME, with its telemetry and update checks off, in its JSON mode (codex, opencode, copilot:
+json; gemini: stream; qwen: stream, partial) and with scenarios in its own tools.
 Scenario format and CI recipe: docs/probe.md.
 
 Examples:
@@ -25,6 +30,7 @@ Examples:
   boo-normalize probe --claude-bin ./node_modules/.bin/claude --out new/ --baseline baseline/
   boo-normalize probe --claude-bin claude --out o/ --scenario bash --scenario subagent --modes stream
   boo-normalize probe --claude-bin claude --out o/ --scenario-file my-scenarios.json
+  boo-normalize probe --agent codex --bin ./node_modules/.bin/codex --out codex-probe/
   boo-normalize probe --list
 
 Exit status: 0 every run passed (and no drift at or above --fail-on with --baseline); 1 drift
@@ -35,8 +41,13 @@ answered unexpectedly; the error and summary.json name it); 126 the CLI is not e
 /// `probe` options.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// The claude CLI to probe (a path, or a name looked up in PATH).
-    #[arg(long, value_name = "PATH", required_unless_present_any = ["list", "serve_only"])]
+    /// The agent CLI to probe: claude (default), codex, gemini, qwen, opencode or copilot.
+    #[arg(long, value_name = "NAME", default_value = "claude",
+          value_parser = ["claude", "codex", "gemini", "qwen", "opencode", "copilot"])]
+    pub agent: String,
+    /// The CLI to probe (a path, or a name looked up in PATH); --claude-bin is the same.
+    #[arg(long = "bin", visible_alias = "claude-bin", value_name = "PATH",
+          required_unless_present_any = ["list", "serve_only"])]
     pub claude_bin: Option<PathBuf>,
     /// Directory for the captures, profile.json and summary.json (created if missing).
     #[arg(long, value_name = "DIR", required_unless_present_any = ["list", "serve_only"])]
@@ -44,9 +55,10 @@ pub struct ProbeArgs {
     /// Run only this scenario (repeatable; built-in or from --scenario-file).
     #[arg(long = "scenario", value_name = "NAME")]
     pub scenarios: Vec<String>,
-    /// Output modes, comma-separated.
-    #[arg(long, value_name = "MODES", value_delimiter = ',', default_value = "stream,partial",
-          value_parser = ["stream", "partial"])]
+    /// Output modes, comma-separated (default: every mode of the agent; claude and qwen:
+    /// stream,partial; gemini: stream; codex, opencode, copilot: json).
+    #[arg(long, value_name = "MODES", value_delimiter = ',',
+          value_parser = ["stream", "partial", "json"])]
     pub modes: Vec<String>,
     /// Scenarios of your own (JSON; see docs/probe.md); without --scenario only these run.
     #[arg(long, value_name = "FILE")]

@@ -5,15 +5,17 @@ use std::io::{self, Write};
 
 use boo_normalize::error::Error;
 use boo_normalize::exit::Exit;
+use boo_normalize::probe::agent::Agent;
 use boo_normalize::probe::{self, Probe};
 use boo_normalize::profile::compare::compare;
 
 use crate::cli::{DiffArgs, ProbeArgs};
 
 pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
+    let agent = Agent::parse(&a.agent).unwrap_or_default();
     if a.list {
         let mut out = io::stdout().lock();
-        out.write_all(probe::scenario::table().as_bytes())
+        out.write_all(probe::scenario::table(agent).as_bytes())
             .map_err(|e| Error::io("stdout", e))?;
         return Ok(Exit::OK);
     }
@@ -32,13 +34,30 @@ pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
         return Err(Error::msg("probe", "only supported on Linux"));
     }
     let (Some(bin), Some(out)) = (&a.claude_bin, &a.out) else {
-        return Err(Error::msg("probe", "--claude-bin and --out are required"));
+        return Err(Error::msg("probe", "--bin and --out are required"));
     };
-    let sources = probe::sweep::select(&a.scenario_file, &a.scenarios)?;
+    let modes: Vec<String> = if a.modes.is_empty() {
+        agent.modes().iter().map(|m| (*m).to_owned()).collect()
+    } else {
+        a.modes.clone()
+    };
+    if let Some(bad) = modes.iter().find(|m| !agent.modes().contains(&m.as_str())) {
+        return Err(Error::msg(
+            "probe: --modes",
+            format!(
+                "{} has no mode {bad:?} (it has: {})",
+                agent.name(),
+                agent.modes().join(", ")
+            ),
+        )
+        .with_exit(Exit::ERROR));
+    }
+    let sources = probe::sweep::select(agent, &a.scenario_file, &a.scenarios)?;
     let p = Probe {
+        agent,
         claude_bin: bin.clone(),
         out: out.clone(),
-        modes: a.modes.clone(),
+        modes,
         keep_going: a.keep_going,
         timeout: a.timeout,
     };

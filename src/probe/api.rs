@@ -17,6 +17,7 @@ use tiny_http::{Header, Request, Response, Server};
 use super::scenario::Scenario;
 use super::script::{self, Incoming, Router};
 use super::sse::{self, DEFAULT_MODEL};
+use super::wire::{self, Wire};
 
 /// What a request was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -262,8 +263,15 @@ fn handle(mut rq: Request, shared: &Shared) {
     };
     let body: Option<Value> = serde_json::from_str(&raw).ok();
     match (method.as_str(), route.as_str(), &body) {
-        ("POST", "/v1/messages", Some(b)) if b.is_object() => {
-            messages(rq, shared, b, &raw, &request_id, &mut rec);
+        ("POST", r, Some(b)) if b.is_object() && Wire::of_post(r).is_some() => {
+            let wire = Wire::of_post(r).unwrap_or(Wire::Messages);
+            messages(rq, shared, wire, r, b, &raw, &request_id, &mut rec);
+        }
+        ("POST", r, _) if r.ends_with(":countTokens") => {
+            rec.kind = Kind::CountTokens;
+            rec.answered = "count_tokens".into();
+            let tokens = sse::est_tokens(&raw);
+            send_json(rq, 200, &json!({"totalTokens": tokens}), &[]);
         }
         ("POST", "/v1/messages/count_tokens", _) => {
             rec.kind = Kind::CountTokens;
@@ -298,14 +306,20 @@ fn handle(mut rq: Request, shared: &Shared) {
         .push(rec);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn messages(
     rq: Request,
     shared: &Shared,
+    wire: Wire,
+    route: &str,
     body: &Value,
     raw: &str,
     request_id: &str,
     rec: &mut Served,
 ) {
+    // Every API's request is routed in the Messages API's shape.
+    let neutral = wire.to_messages(body, route);
+    let body = &neutral;
     let req = Incoming::new(body, raw);
     let (reply, answered) = shared
         .router
@@ -343,7 +357,7 @@ fn messages(
         let body = reply
             .body
             .clone()
-            .unwrap_or_else(|| sse::error_body(status, request_id));
+            .unwrap_or_else(|| wire.error_body(status, request_id));
         headers.push(("x-should-retry", sse::should_retry(status).to_string()));
         if let Some(ra) = &reply.retry_after {
             let v = match ra {
@@ -377,6 +391,11 @@ fn messages(
     let usage = sse::usage(main, &content, reply.usage.as_ref());
     let message = json!({"model": model, "id": msg_id, "type": "message", "role": "assistant",
         "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage});
+    if wire != Wire::Messages {
+        rec.status = 200;
+        other_wire(rq, wire, &message, body, request_id);
+        return;
+    }
     if body.get("stream").and_then(Value::as_bool) != Some(true) {
         rec.status = send_json(rq, 200, &message, &headers);
         return;
@@ -406,6 +425,29 @@ fn messages(
             );
         }
     }
+}
+
+/// `message` answered in the shape of `wire` (not the Messages API): its event stream when the
+/// request streams, else its JSON.
+fn other_wire(rq: Request, wire: Wire, message: &Value, body: &Value, request_id: &str) {
+    let streams = body.get("stream").and_then(Value::as_bool) == Some(true);
+    type Render = (fn(&Value) -> Value, fn(&Value) -> Vec<u8>);
+    let (json_body, events): Render = match wire {
+        Wire::Responses => (wire::responses::json_reply, wire::responses::events),
+        Wire::Chat => (wire::chat::json_reply, wire::chat::events),
+        _ => (wire::gemini::json_reply, wire::gemini::events),
+    };
+    let id = [("x-request-id", request_id.to_owned())];
+    if !streams {
+        send_json(rq, 200, &json_body(message), &id);
+        return;
+    }
+    let mut resp = Response::from_data(events(message))
+        .with_header(header("content-type", "text/event-stream"))
+        .with_header(header("cache-control", "no-cache"))
+        .with_header(header("x-request-id", request_id));
+    resp = resp.with_chunked_threshold(0);
+    let _ = rq.respond(resp);
 }
 
 /// The event stream with `delay` before each piece of tool input, each event sent at once (as

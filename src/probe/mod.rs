@@ -1,16 +1,21 @@
-//! `probe`: check a `claude` CLI release for format drift without an API key. The CLI runs
-//! scripted scenarios against a Messages API that boo-normalize serves itself on loopback; its
-//! raw stream-json output is kept per scenario and mode, profiled, and summarized.
+//! `probe`: check an agent CLI release (`claude`, or Codex, Gemini CLI, Qwen Code, OpenCode,
+//! Copilot CLI) for format drift without an API key. The CLI runs scripted scenarios against a
+//! model API that boo-normalize serves itself on loopback; its raw JSON output is kept per
+//! scenario and mode, profiled, and summarized.
 //!
+//! - [`agent`]: what differs between the agent CLIs (configuration, command line, scenarios,
+//!   the line that ends a run);
 //! - [`scenario`]: the scenario format and the built-in scenarios;
 //! - [`script`]: routing a request to a scripted reply;
 //! - [`sse`]: the API's message, event stream and error shapes;
 //! - [`api`]: the loopback HTTP server;
+//! - [`wire`]: the other model APIs it speaks (OpenAI Responses, Chat Completions, Gemini);
 //! - [`run`]: one scenario in one mode against the real CLI;
 //! - [`summary`]: the per-run reports, `summary.json` and the table;
 //! - [`mod@sweep`]: a whole probe, every scenario in every mode, and its verdict;
 //! - [`serve`]: `--serve-only`, one script on loopback for a test.
 
+pub mod agent;
 pub mod api;
 pub mod run;
 pub mod scenario;
@@ -19,6 +24,7 @@ pub mod serve;
 pub mod sse;
 pub mod summary;
 pub mod sweep;
+pub mod wire;
 
 use std::fs;
 use std::path::Path;

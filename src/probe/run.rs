@@ -15,8 +15,9 @@ use crate::read::Line;
 use crate::spawn::procs::{Ended, signal_name};
 use crate::spawn::{Cause, Driver, Halt, Limits, RunError, Spec, supervise};
 
+use super::agent::Agent;
 use super::api::{Api, Kind};
-use super::scenario::{FileSpec, Scenario, Source, mode_flags};
+use super::scenario::{FileSpec, Scenario, Source};
 use super::summary::{Requests, RunReport};
 
 /// The dummy API key the CLI gets (the built-in API accepts any).
@@ -39,6 +40,8 @@ pub const BASE_ENV: &[(&str, &str)] = &[
 /// What every run shares.
 #[derive(Debug, Clone)]
 pub struct Setup {
+    /// Which agent CLI it is.
+    pub agent: Agent,
     /// The CLI to run.
     pub claude: PathBuf,
     /// Where captures go.
@@ -50,19 +53,19 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// The CLI's environment for a run against `base_url` with `home`, plus `extra`.
+    /// The CLI's environment for a run with `home`: `PATH`, `HOME`, the agent's own
+    /// (`agent_env`, [`Agent::prepare`]), then the scenario's `extra`.
     fn env(
         &self,
         home: &Path,
-        base_url: &str,
+        agent_env: &[(String, String)],
         extra: &[(String, String)],
     ) -> Vec<(OsString, OsString)> {
         let mut env: Vec<(OsString, OsString)> = vec![
             ("PATH".into(), self.path.clone()),
             ("HOME".into(), home.into()),
-            ("ANTHROPIC_BASE_URL".into(), base_url.into()),
         ];
-        env.extend(BASE_ENV.iter().map(|(k, v)| ((*k).into(), (*v).into())));
+        env.extend(agent_env.iter().map(|(k, v)| (k.into(), v.into())));
         for (k, v) in extra {
             env.retain(|(n, _)| n != k.as_str());
             env.push((k.into(), v.into()));
@@ -92,6 +95,7 @@ pub enum RunFailure {
 
 /// Writes the CLI's stdout verbatim and notes what the lines are.
 struct Capture {
+    agent: Agent,
     out: BufWriter<File>,
     lines: u64,
     non_json: u64,
@@ -119,10 +123,9 @@ impl Driver for Capture {
         }
         match serde_json::from_slice::<Value>(line.bytes) {
             Ok(Value::Object(m)) => {
-                if m.get("type").and_then(Value::as_str) == Some("result") {
-                    let sub = m.get("subtype").and_then(Value::as_str).unwrap_or("(none)");
-                    self.results.push(sub.to_owned());
-                    self.is_error = m.get("is_error").and_then(Value::as_bool);
+                if let Some((result, is_error)) = self.agent.terminal(&m) {
+                    self.results.push(result);
+                    self.is_error = is_error;
                 }
             }
             _ => {
@@ -177,10 +180,17 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
     let api = Api::start(&sc).map_err(|e| RunFailure::Setup(format!("loopback API: {e}")))?;
     let port = api.port();
     let extra: Vec<(String, String)> = sc.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let agent_env = match setup.agent.prepare(&home, &work, &api.base_url()) {
+        Ok(e) => e,
+        Err(e) => {
+            api.finish();
+            return Err(RunFailure::Setup(e));
+        }
+    };
     let spec = Spec {
         program: setup.claude.clone(),
-        args: argv(&sc, mode),
-        env: setup.env(&home, &api.base_url(), &extra),
+        args: setup.agent.argv(&sc, mode),
+        env: setup.env(&home, &agent_env, &extra),
         stdin: None,
         max_line: None,
         cwd: Some(work.clone()),
@@ -196,6 +206,7 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
         }
     };
     let mut cap = Capture {
+        agent: setup.agent,
         out: BufWriter::new(out),
         lines: 0,
         non_json: 0,
@@ -205,7 +216,23 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
         stderr: Vec::new(),
         write_error: None,
     };
-    let outcome = supervise(&spec, &setup.limits(), &mut cap);
+    let mut outcome = supervise(&spec, &setup.limits(), &mut cap);
+    let mut resumed = None;
+    // The resumed run follows a first run that ended by itself.
+    if let (Some(again), Ok(first)) = (&sc.resume, &outcome)
+        && matches!(first.cause, Cause::Exit)
+    {
+        let spec2 = Spec {
+            args: setup.agent.resume_argv(&sc, mode, &again.prompt),
+            ..spec.clone()
+        };
+        let killed = first.descendants_killed;
+        outcome = supervise(&spec2, &setup.limits(), &mut cap).map(|mut o| {
+            o.descendants_killed += killed;
+            o
+        });
+        resumed = Some(spec2.args);
+    }
     let api_seen = api.finish();
     let outcome = match outcome {
         Ok(o) => o,
@@ -221,10 +248,21 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
     if let Err(e) = fs::write(&stderr_file, &cap.stderr) {
         cap.write_error.get_or_insert(e);
     }
+    let work_dir = work.to_string_lossy().into_owned();
     let mut r = RunReport {
         scenario: name.clone(),
         mode: mode.to_owned(),
         file,
+        args: spec
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().replace(&work_dir, "$CWD"))
+            .collect(),
+        resume_args: resumed
+            .iter()
+            .flatten()
+            .map(|a| a.to_string_lossy().replace(&work_dir, "$CWD"))
+            .collect(),
         end: outcome.cause.as_str().to_owned(),
         lines: cap.lines,
         non_json: cap.non_json,
@@ -265,14 +303,9 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
     Ok(r)
 }
 
-/// The CLI's arguments for `sc` in `mode`.
+/// Claude's arguments for `sc` in `mode`.
 pub fn argv(sc: &Scenario, mode: &str) -> Vec<OsString> {
-    let mut a: Vec<OsString> = vec!["-p".into(), sc.prompt.clone().into()];
-    a.extend(mode_flags(mode).iter().map(OsString::from));
-    a.push("--permission-mode".into());
-    a.push(sc.permission_mode.clone().into());
-    a.extend(sc.args.iter().map(OsString::from));
-    a
+    Agent::Claude.argv(sc, mode)
 }
 
 fn write_files(sc: &Scenario, work: &Path) -> Result<(), String> {
@@ -417,7 +450,14 @@ pub fn version(setup: &Setup) -> Result<Option<String>, RunFailure> {
     let spec = Spec {
         program: setup.claude.clone(),
         args: vec!["--version".into()],
-        env: setup.env(tmp.path(), "http://127.0.0.1:9", &[]),
+        env: setup.env(
+            tmp.path(),
+            &setup
+                .agent
+                .prepare(tmp.path(), tmp.path(), "http://127.0.0.1:9")
+                .map_err(RunFailure::Setup)?,
+            &[],
+        ),
         stdin: None,
         max_line: None,
         cwd: Some(tmp.path().to_owned()),
@@ -433,11 +473,18 @@ pub fn version(setup: &Setup) -> Result<Option<String>, RunFailure> {
         return Err(RunFailure::Interrupted(sig));
     }
     let text = String::from_utf8_lossy(&c.0);
-    let first = text.split_whitespace().next().unwrap_or("");
-    let ok = outcome.ended == Some(Ended::Code(0))
-        && first.split('.').count() >= 3
-        && first
-            .split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
-    Ok(ok.then(|| first.to_owned()))
+    // `2.1.45 (Claude Code)`, `codex-cli 0.171.0`, `0.61.0`: the first word shaped like one.
+    let looks = |w: &str| {
+        w.split('.').count() >= 3
+            && w.starts_with(|c: char| c.is_ascii_digit())
+            && w.split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    };
+    let found = text
+        .split_whitespace()
+        .map(|w| w.trim_start_matches('v').trim_end_matches(['.', ',', ')']))
+        .find(|w| looks(w));
+    Ok(found
+        .filter(|_| outcome.ended == Some(Ended::Code(0)))
+        .map(str::to_owned))
 }

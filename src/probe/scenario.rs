@@ -47,6 +47,18 @@ pub struct Scenario {
     /// The reply to main requests once the script ran out (default: "Done.", `end_turn`).
     #[serde(default)]
     pub exhausted: Option<Reply>,
+    /// A second run of the CLI after the first, resuming its session with another prompt (same
+    /// home, working directory and API; its output goes to the same capture).
+    #[serde(default)]
+    pub resume: Option<Resume>,
+}
+
+/// The resumed second run of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resume {
+    /// Its prompt.
+    pub prompt: String,
 }
 
 fn bypass() -> String {
@@ -157,8 +169,8 @@ pub struct Match {
     pub stream: Option<bool>,
 }
 
-/// The output modes.
-pub const MODES: &[&str] = &["stream", "partial"];
+/// The output modes (`json`: the one JSON mode of Codex, OpenCode and Copilot CLI).
+pub const MODES: &[&str] = &["stream", "partial", "json"];
 
 /// The CLI flags of an output mode.
 pub fn mode_flags(mode: &str) -> &'static [&'static str] {
@@ -184,6 +196,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("write_edit", include_str!("scenarios/write_edit.json")),
     ("tool_error", include_str!("scenarios/tool_error.json")),
     ("subagent", include_str!("scenarios/subagent.json")),
+    (
+        "subagent_default",
+        include_str!("scenarios/subagent_default.json"),
+    ),
     ("thinking", include_str!("scenarios/thinking.json")),
     ("max_turns", include_str!("scenarios/max_turns.json")),
     ("retry", include_str!("scenarios/retry.json")),
@@ -216,31 +232,35 @@ impl Source {
     }
 }
 
-/// Every built-in scenario.
+/// Every built-in scenario (Claude's; [`super::agent::Agent::scenarios`] has every agent's).
 pub fn builtin() -> Vec<Source> {
     BUILTIN
         .iter()
-        .map(|(name, text)| {
-            let v: Value = serde_json::from_str(text).expect("built-in scenario is JSON");
-            let scenario = parse_one(v).unwrap_or_else(|e| panic!("built-in {name}: {e}"));
-            assert_eq!(&scenario.name, name, "built-in scenario name");
-            Source {
-                scenario,
-                text: (*text).to_owned(),
-            }
-        })
+        .map(|(name, text)| parse_builtin(name, text))
         .collect()
 }
 
-/// The built-in scenarios as `probe --list` prints them: name, modes, description, a line each.
-pub fn table() -> String {
+/// A scenario built into the binary (it must parse and carry its own `name`).
+pub fn parse_builtin(name: &str, text: &str) -> Source {
+    let v: Value = serde_json::from_str(text).expect("built-in scenario is JSON");
+    let scenario = parse_one(v).unwrap_or_else(|e| panic!("built-in {name}: {e}"));
+    assert_eq!(scenario.name, name, "built-in scenario name");
+    Source {
+        scenario,
+        text: text.to_owned(),
+    }
+}
+
+/// The built-in scenarios of `agent` as `probe --list` prints them: name, modes, description,
+/// a line each.
+pub fn table(agent: super::agent::Agent) -> String {
     let mut t = String::new();
-    for s in builtin() {
+    for s in agent.scenarios() {
         let modes = s
             .scenario
             .modes
             .as_ref()
-            .map_or("stream,partial".to_owned(), |m| m.join(","));
+            .map_or(agent.modes().join(","), |m| m.join(","));
         let (name, about) = (&s.scenario.name, &s.scenario.description);
         t.push_str(&format!("{name:<18} {modes:<15} {about}\n"));
     }
@@ -317,7 +337,7 @@ fn parse_one(v: Value) -> Result<Scenario, String> {
         && let Some(bad) = modes.iter().find(|m| !MODES.contains(&m.as_str()))
     {
         return Err(format!(
-            "{}: unknown mode {bad:?} (stream, partial)",
+            "{}: unknown mode {bad:?} (stream, partial, json)",
             s.name
         ));
     }

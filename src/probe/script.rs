@@ -233,10 +233,15 @@ fn text_reply(text: &str) -> Reply {
     }
 }
 
-/// The built-in side answer: the topic check gets its JSON, everything else `OK`.
+/// The built-in side answer: the topic check and Gemini CLI's model router get their JSON,
+/// everything else `OK`.
 fn builtin_side(req: &Incoming<'_>) -> Reply {
     if req.system.contains("isNewTopic") || req.last_user.contains("isNewTopic") {
         text_reply("{\"isNewTopic\": false, \"title\": null}")
+    } else if req.raw.contains("complexity_score") || req.raw.contains("model_choice") {
+        text_reply(
+            "{\"complexity_reasoning\": \"A simple task.\", \"complexity_score\": 10, \"reasoning\": \"A simple task.\", \"model_choice\": \"flash\"}",
+        )
     } else {
         text_reply("OK")
     }

@@ -69,10 +69,16 @@ impl Requests {
 pub struct RunReport {
     /// The scenario.
     pub scenario: String,
-    /// `stream` or `partial`.
+    /// `stream`, `partial` or `json`.
     pub mode: String,
     /// The capture's file name in the output directory.
     pub file: String,
+    /// The CLI's arguments (the working directory written `$CWD`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The resumed second run's arguments (a scenario with `resume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resume_args: Vec<String>,
     /// The CLI's exit code (`None`: it died by a signal or could not be reaped).
     pub exit: Option<i32>,
     /// The signal that ended it, if one did.
@@ -132,6 +138,8 @@ pub struct Summary {
     pub summary_version: u32,
     /// What wrote it.
     pub generator: String,
+    /// The agent CLI probed (`claude`, `codex`, …).
+    pub agent: String,
     /// The CLI binary probed.
     pub claude_bin: String,
     /// What `claude --version` said (`None`: nothing usable).
@@ -250,6 +258,7 @@ mod tests {
         let s = Summary {
             summary_version: SUMMARY_VERSION,
             generator: "t".into(),
+            agent: "claude".into(),
             claude_bin: "c".into(),
             cli_version: Some("2.1.45".into()),
             modes: vec!["stream".into()],

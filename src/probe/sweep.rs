@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::agent::Agent;
 use super::run::{self, RunFailure, Setup};
 use super::scenario::{self, Source};
 use super::summary::{SUMMARY_VERSION, Summary};
@@ -22,6 +23,8 @@ use crate::spawn::{guardian, procs};
 /// What a probe was asked.
 #[derive(Debug, Clone)]
 pub struct Probe {
+    /// Which agent CLI it is.
+    pub agent: Agent,
     /// The CLI to probe (a path, or a name looked up in `PATH`).
     pub claude_bin: PathBuf,
     /// Where the captures, `profile.json` and `summary.json` go.
@@ -39,7 +42,8 @@ pub struct Probe {
 /// `keep_going` and several, their count), with its exit status.
 pub fn sweep(p: &Probe, sources: &[Source], notes: &mut dyn Write) -> Result<(), Error> {
     let setup = start(p)?;
-    let cli_version = run::version(&setup).map_err(|f| failure("claude --version", f))?;
+    let what = format!("{} --version", p.agent.name());
+    let cli_version = run::version(&setup).map_err(|f| failure(&what, f))?;
     let _ = writeln!(
         notes,
         "boo-normalize: probe: {} ({}), API on 127.0.0.1, output in {}",
@@ -50,6 +54,7 @@ pub fn sweep(p: &Probe, sources: &[Source], notes: &mut dyn Write) -> Result<(),
     let mut summary = Summary {
         summary_version: SUMMARY_VERSION,
         generator: format!("boo-normalize {}", env!("CARGO_PKG_VERSION")),
+        agent: p.agent.name().to_owned(),
         claude_bin: setup.claude.display().to_string(),
         cli_version,
         modes: p.modes.clone(),
@@ -92,21 +97,23 @@ pub fn sweep(p: &Probe, sources: &[Source], notes: &mut dyn Write) -> Result<(),
 fn start(p: &Probe) -> Result<Setup, Error> {
     let path =
         std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let flag = if p.agent == Agent::Claude {
+        "probe: --claude-bin"
+    } else {
+        "probe: --bin"
+    };
     let claude =
         resolve_program(Some(p.claude_bin.as_os_str()), Some(&path)).map_err(|e| match e {
-            ResolveError::NotFound(m) => {
-                Error::msg("probe: --claude-bin", m).with_exit(Exit::NOT_FOUND)
-            }
-            ResolveError::NotExecutable(m) => {
-                Error::msg("probe: --claude-bin", m).with_exit(Exit::CANNOT_EXECUTE)
-            }
+            ResolveError::NotFound(m) => Error::msg(flag, m).with_exit(Exit::NOT_FOUND),
+            ResolveError::NotExecutable(m) => Error::msg(flag, m).with_exit(Exit::CANNOT_EXECUTE),
         })?;
     // Runs start in a working directory of their own: a relative path must not change meaning.
-    let claude = std::path::absolute(&claude).map_err(|e| Error::io("probe: --claude-bin", e))?;
+    let claude = std::path::absolute(&claude).map_err(|e| Error::io(flag, e))?;
     prepare_out(&p.out)?;
     guardian::split().map_err(|e| Error::io("probe: fork", e))?;
     let _ = procs::become_subreaper();
     Ok(Setup {
+        agent: p.agent,
         claude,
         out: p.out.clone(),
         timeout: p.timeout,
@@ -217,14 +224,14 @@ fn finish(summary: &Summary, out: &Path, notes: &mut dyn Write) -> Result<(), Er
 
 /// The scenarios to run: the built-ins and those of the `files`, narrowed to `names`; without
 /// names, the files' scenarios if there are any, else the built-ins.
-pub fn select(files: &[PathBuf], names: &[String]) -> Result<Vec<Source>, Error> {
+pub fn select(agent: Agent, files: &[PathBuf], names: &[String]) -> Result<Vec<Source>, Error> {
     let mut from_files = Vec::new();
     for f in files {
         let name = f.display().to_string();
         let text = fs::read_to_string(f).map_err(|e| Error::io(&name, e))?;
         from_files.extend(scenario::parse_file(&text).map_err(|e| Error::msg(&name, e))?);
     }
-    let builtin = scenario::builtin();
+    let builtin = agent.scenarios();
     if names.is_empty() {
         return Ok(if from_files.is_empty() {
             builtin
@@ -274,19 +281,24 @@ mod tests {
         fs::write(&file, format!("[{mine}, {other}]")).unwrap();
         let files = [file];
 
-        let builtin = select(&[], &[]).unwrap();
+        let builtin = select(Agent::Claude, &[], &[]).unwrap();
         assert_eq!(names(&builtin), names(&scenario::builtin()));
-        assert_eq!(names(&select(&files, &[]).unwrap()), ["plain", "other"]);
+        assert_eq!(
+            names(&select(Agent::Claude, &files, &[]).unwrap()),
+            ["plain", "other"]
+        );
 
-        let picked = select(&files, &["bash".into(), "plain".into()]).unwrap();
+        let picked = select(Agent::Claude, &files, &["bash".into(), "plain".into()]).unwrap();
         assert_eq!(names(&picked), ["bash", "plain"]);
         assert_eq!(picked[1].scenario.description, "mine");
 
-        let e = select(&files, &["nope".into()]).unwrap_err().to_string();
+        let e = select(Agent::Claude, &files, &["nope".into()])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("probe: --scenario: no scenario \"nope\" (there are: plain, other, bash"),
             "{e}"
         );
-        assert!(select(&[dir.path().join("missing.json")], &[]).is_err());
+        assert!(select(Agent::Claude, &[dir.path().join("missing.json")], &[]).is_err());
     }
 }

@@ -175,7 +175,7 @@ pub fn load_sides(
     )?;
     for (side, p) in out.iter_mut().enumerate() {
         p.finalize();
-        if p.stream_json_objects() == 0 {
+        if p.stream_json_objects() == 0 && p.input.objects == 0 {
             let names: Vec<String> = sides[side]
                 .iter()
                 .map(|p| p.display().to_string())
@@ -265,6 +265,12 @@ fn checked(part: Profile, name: &str, head: &[u8]) -> Loaded {
         || other_agent
         || sniff::sniff(head) == sniff::Kind::Transcript
     {
+        return Loaded::Profile(part);
+    }
+    // Another agent's JSON stream (Codex, Gemini CLI, OpenCode, Copilot CLI): every line a JSON
+    // object with a `type`, profiled by that type as any capture is.
+    let i = &part.input;
+    if i.objects > 0 && i.objects + i.blank == i.lines {
         return Loaded::Profile(part);
     }
     let kind = match part.input.lines {
