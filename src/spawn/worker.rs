@@ -149,6 +149,7 @@ fn child(
         stdin: inv.stdin,
         max_line,
         cwd: None,
+        attach: None,
     };
     (spec, resolved, removed)
 }
