@@ -145,7 +145,8 @@ impl AcpSink {
             kind::SESSION_INIT => self.commands(v),
             kind::USAGE => {
                 if str_of(v, "parent_tool_use_id").is_none() {
-                    let n = |key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
+                    let u = v.get("usage").unwrap_or(&Value::Null);
+                    let n = |key: &str| u.get(key).and_then(Value::as_u64).unwrap_or(0);
                     let used = n("input_tokens")
                         + n("cache_read_input_tokens")
                         + n("cache_creation_input_tokens")
