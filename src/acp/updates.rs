@@ -321,9 +321,12 @@ pub fn stop_reason(v: &Value) -> Result<StopReason, RpcError> {
     let is_error = v.get("is_error").and_then(Value::as_bool) == Some(true);
     match outcome {
         "max_turns" | "max_budget" => return Ok(StopReason::MaxTurnRequests),
-        // An interrupt.
-        "during_execution" if !is_error || str_of(v, "result").is_none() => {
-            return Ok(StopReason::Cancelled);
+        // Interrupted, and not by a cancel (the session answers those itself).
+        "during_execution" => {
+            return Err(RpcError::internal(
+                "claude: the turn was interrupted (error_during_execution)",
+            )
+            .with_data(v.clone()));
         }
         _ => {}
     }

@@ -142,6 +142,11 @@ impl Env {
         Fake::start(&self.d, &script)
     }
 
+    /// A step that waits until the API got the request its script labels `label`.
+    pub fn until_api(&self, label: &str) -> Value {
+        json!({"op": "until_log", "path": self.d.path().join("requests.jsonl"), "text": format!("\"{label}\""), "timeout_ms": 30000})
+    }
+
     /// Run the client with `steps`, answering permission requests with `permissions`; `args`
     /// go to `acp` before `--`.
     pub fn drive(&self, fake: &Fake, args: &[&str], permissions: Value, steps: Value) -> Report {
@@ -150,6 +155,8 @@ impl Env {
         let mut agent: Vec<String> = vec![crate::common::BIN.into(), "acp".into()];
         agent.extend(["--claude-bin".into(), self.claude.display().to_string()]);
         agent.extend(["--env".into(), "BOO_TEST_MARK".into()]);
+        // bypassPermissions as root (this test machine) needs the sandbox flag.
+        agent.extend(["--env".into(), "IS_SANDBOX".into()]);
         agent.extend(args.iter().map(|s| s.to_string()));
         agent.extend([
             "--".into(),

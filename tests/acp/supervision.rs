@@ -12,9 +12,11 @@ use crate::spawn::common::assert_no_procs;
 #[test]
 fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason() {
     let Some(e) = env("acp_cancel") else { return };
+    // The second prompt's request also holds the first one's text (consecutive user messages
+    // are one): its entry comes first.
     let api = e.api(json!({"responses": [
-        {"label": "stalled", "match": {"last_user": "first"}, "hang": true},
-        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]}
+        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
     ]}));
     let r = e.drive(
         &api,
@@ -24,7 +26,8 @@ fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason(
             {"op": "initialize"},
             {"op": "new", "as": "s"},
             {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            {"op": "sleep", "ms": 1500},
+            e.until_api("stalled"),
+            {"op": "sleep", "ms": 300},
             {"op": "cancel", "session": "s"},
             {"op": "await", "prompt": "p1"},
             {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
@@ -42,8 +45,8 @@ fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason(
 fn cancel_during_a_running_tool_stops_it() {
     let Some(e) = env("acp_cancel_tool") else { return };
     let api = e.api(json!({"responses": [
-        {"label": "long bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "sleep 120", "description": "Wait"}}]},
-        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]}
+        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "long bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 120", "description": "Wait"}}]}
     ]}));
     let r = e.drive(
         &api,
@@ -60,6 +63,7 @@ fn cancel_during_a_running_tool_stops_it() {
             {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
         ]),
     );
+    assert!(e.d.work.join("started.txt").exists(), "the tool was running");
     assert_eq!(r.stop("p1"), "cancelled");
     let took = r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
     assert!(took <= 2000, "cancel took {took} ms");
@@ -72,8 +76,8 @@ fn cancel_during_a_running_tool_stops_it() {
 fn a_cancelled_prompt_denies_the_tool_waiting_for_permission() {
     let Some(e) = env("acp_cancel_perm") else { return };
     let api = e.api(json!({"responses": [
-        {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch never.txt", "description": "Create never.txt"}}]},
-        {"label": "after", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]}
+        {"label": "after", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch never.txt", "description": "Create never.txt"}}]}
     ]}));
     let r = e.drive(
         &api,
@@ -127,9 +131,9 @@ fn always_allow_is_a_rule_the_cli_keeps() {
 fn api_401_is_auth_required_and_500_an_error_naming_it() {
     let Some(e) = env("acp_api_errors") else { return };
     let api = e.api(json!({"responses": [
-        {"label": "401", "match": {"last_user": "first"}, "error": 401, "repeat": -1},
+        {"label": "ok", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Fine now."}]},
         {"label": "500", "match": {"last_user": "second"}, "error": 500, "repeat": -1},
-        {"label": "ok", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Fine now."}]}
+        {"label": "401", "match": {"last_user": "first"}, "error": 401, "repeat": -1}
     ]}));
     let r = e.drive(
         &api,
@@ -154,8 +158,8 @@ fn api_401_is_auth_required_and_500_an_error_naming_it() {
 fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
     let Some(e) = env("acp_killed") else { return };
     let api = e.api(json!({"responses": [
-        {"label": "stalled", "match": {"last_user": "first"}, "hang": true},
-        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Resumed."}]}
+        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Resumed."}]},
+        {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
     ]}));
     let r = e.drive(
         &api,
@@ -165,7 +169,7 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
             {"op": "initialize"},
             {"op": "new", "as": "s"},
             {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            {"op": "sleep", "ms": 1500},
+            e.until_api("stalled"),
             {"op": "kill_claude", "session": "s"},
             {"op": "await", "prompt": "p1"},
             {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
@@ -189,7 +193,7 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
 fn ends_with(signal: Option<&str>, tag: &str) {
     let Some(e) = env(tag) else { return };
     let api = e.api(json!({"responses": [
-        {"label": "long bash", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "sleep 300", "description": "Wait"}}]}
+        {"label": "long bash", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 300", "description": "Wait"}}]}
     ]}));
     let last = match signal {
         None => json!({"op": "close_stdin"}),
@@ -208,6 +212,7 @@ fn ends_with(signal: Option<&str>, tag: &str) {
             last
         ]),
     );
+    assert!(e.d.work.join("started.txt").exists(), "the tool was running");
     let exit = r.result("exit");
     assert!(exit["ms"].as_u64().is_some(), "{exit}");
     assert_no_procs(&e.mark, Duration::from_secs(8));

@@ -17,6 +17,7 @@
 //       {"op": "sleep", "ms": N}
 //       {"op": "until_update", "session": NAME, "kind": SESSION_UPDATE, "timeout_ms"?: N}
 //       {"op": "until_permission", "timeout_ms"?: N}
+//       {"op": "until_log", "path": FILE, "text": TEXT, "timeout_ms"?: N}
 //       {"op": "request", "method": M, "params": P, "as": NAME}  (raw request; P may name
 //        sessions as "$NAME")
 //       {"op": "kill_claude", "session": NAME}  (SIGKILL the session's claude process)
@@ -163,6 +164,13 @@ await app
             `${step.kind} in ${step.session}`,
           );
           break;
+        case "until_log": {
+          // A line of a file (the loopback API's request log) containing `text`.
+          await until(() => {
+            try { return readFileSync(step.path, "utf8").includes(step.text); } catch { return false; }
+          }, step.timeout_ms, `${step.text} in ${step.path}`);
+          break;
+        }
         case "until_permission":
           await until(() => permissionRequests.length > (step.count ?? 0), step.timeout_ms, "a permission request");
           break;
