@@ -63,6 +63,8 @@ struct State {
     generation: u64,
     /// The CLI has run with this session id: a new one resumes it.
     started: bool,
+    /// The CLI's own session id, once it said it (it may differ from ours).
+    claude_id: Option<String>,
     /// User messages written whose `result` has not come yet.
     outstanding: u32,
     turn: Option<Turn>,
@@ -162,8 +164,16 @@ impl Session {
         ] {
             args.push(a.into());
         }
-        args.push(if st.started { "--resume" } else { "--session-id" }.into());
-        args.push(self.id.clone().into());
+        let id = st.claude_id.clone().unwrap_or_else(|| self.id.clone());
+        if st.started && self.has_conversation(&id) {
+            args.extend(["--resume".into(), id.into()]);
+        } else if st.started {
+            // Killed before it kept anything of the conversation: nothing to resume, a new
+            // CLI session (the ACP session id stays).
+            args.extend(["--session-id".into(), uuid::Uuid::now_v7().to_string().into()]);
+        } else {
+            args.extend(["--session-id".into(), id.into()]);
+        }
         if let Some(m) = &self.mcp_config {
             args.push("--mcp-config".into());
             args.push(m.into());
@@ -177,6 +187,28 @@ impl Session {
             args.push(m.into());
         }
         args
+    }
+
+    /// Whether the CLI kept a conversation for its session `id` (its transcript has a message):
+    /// `--resume` works only then.
+    fn has_conversation(&self, id: &str) -> bool {
+        let var = |k: &str| {
+            self.cfg
+                .env
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| PathBuf::from(v))
+        };
+        let Some(root) = var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| h.join(".claude")))
+        else {
+            return true;
+        };
+        let dir = crate::transcript::listing::project_dir_name(&self.cwd.to_string_lossy());
+        let file = root.join("projects").join(dir).join(format!("{id}.jsonl"));
+        std::fs::read_to_string(file).is_ok_and(|t| {
+            t.lines()
+                .any(|l| l.contains("\"type\":\"user\"") || l.contains("\"type\":\"assistant\""))
+        })
     }
 
     /// Start the CLI unless it is running.
@@ -415,6 +447,14 @@ impl Session {
             });
         }
         self.cv.notify_all();
+    }
+
+    /// The CLI's own session id (from its init line), for `--resume` after a restart.
+    pub fn claude_session(&self, id: &str) {
+        let mut st = lock(&self.st);
+        if st.claude_id.as_deref() != Some(id) {
+            st.claude_id = Some(id.to_owned());
+        }
     }
 
     /// The CLI reported an authentication failure in the current turn.

@@ -142,7 +142,12 @@ impl AcpSink {
             }
             kind::TOOL_CALL => self.tool_call(v),
             kind::TOOL_RESULT => self.tool_result(v),
-            kind::SESSION_INIT => self.commands(v),
+            kind::SESSION_INIT => {
+                if let (Mode::Live(_), Some(id)) = (self.mode, str_of(v, "session_id")) {
+                    self.session.claude_session(id);
+                }
+                self.commands(v);
+            }
             kind::USAGE => {
                 if str_of(v, "parent_tool_use_id").is_none() {
                     let u = v.get("usage").unwrap_or(&Value::Null);

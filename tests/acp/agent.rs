@@ -139,7 +139,8 @@ fn subagent_work_is_attributed_to_its_task_call() {
         .expect("the Task call")
         .clone();
     let id = task["toolCallId"].as_str().unwrap();
-    // The subagent's text comes attributed to the Task call.
+    // The subagent's work comes attributed to the Task call (its prompt, at least: CLI 2.1.45
+    // does not stream a subagent's text), and its report is the Task's result.
     let sub: Vec<_> = r.v["updates"]
         .as_array()
         .unwrap()
@@ -147,9 +148,17 @@ fn subagent_work_is_attributed_to_its_task_call() {
         .filter(|u| u["meta"]["claudeCode"]["parentToolUseId"] == id)
         .collect();
     assert!(
-        sub.iter().any(|u| u["update"]["content"]["text"].as_str().is_some_and(|t| t.contains("Subagent report"))),
+        sub.iter().any(|u| u["update"]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("List the files"))),
         "{sub:?}"
     );
+    let done = r
+        .updates("s", "tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == id)
+        .expect("the Task's result");
+    assert!(done["content"].to_string().contains("Subagent report"), "{done}");
     assert!(r.text("s", "agent_message_chunk").contains("The subagent found nothing."));
 }
 

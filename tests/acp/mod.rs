@@ -142,9 +142,13 @@ impl Env {
         Fake::start(&self.d, &script)
     }
 
-    /// A step that waits until the API got the request its script labels `label`.
-    pub fn until_api(&self, label: &str) -> Value {
-        json!({"op": "until_log", "path": self.d.path().join("requests.jsonl"), "text": format!("\"{label}\""), "timeout_ms": 30000})
+    /// Steps that wait until the CLI is working on the prompt of session `s` (its init line
+    /// came: the API request follows at once), and a second more.
+    pub fn until_working(&self, s: &str) -> [Value; 2] {
+        [
+            json!({"op": "until_update", "session": s, "kind": "available_commands_update", "timeout_ms": 30000}),
+            json!({"op": "sleep", "ms": 1000}),
+        ]
     }
 
     /// Run the client with `steps`, answering permission requests with `permissions`; `args`
@@ -157,12 +161,15 @@ impl Env {
         agent.extend(["--env".into(), "BOO_TEST_MARK".into()]);
         // bypassPermissions as root (this test machine) needs the sandbox flag.
         agent.extend(["--env".into(), "IS_SANDBOX".into()]);
-        agent.extend(args.iter().map(|s| s.to_string()));
+        // `args`: acp's options, then (after `--`) claude's, which get the API key helper.
+        let split = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        agent.extend(args[..split].iter().map(|s| s.to_string()));
         agent.extend([
             "--".into(),
             "--settings".into(),
             r#"{"apiKeyHelper":"echo sk-ant-helper-dummy-000"}"#.into(),
         ]);
+        agent.extend(args[split..].iter().skip(1).map(|s| s.to_string()));
         let plan = json!({
             "agent": agent,
             "env": {
@@ -193,7 +200,7 @@ impl Env {
             .unwrap_or_else(|e| panic!("client output is not JSON ({e}); stderr:\n{stderr}"));
         assert!(
             v["results"].get("client_error").is_none(),
-            "client failed: {}\nstderr:\n{stderr}",
+            "client failed: {}\nstderr:\n{stderr}\nsaw: {v}",
             v["results"]["client_error"]
         );
         let trace: Vec<Value> = fs::read_to_string(&trace)

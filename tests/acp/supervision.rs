@@ -18,6 +18,7 @@ fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason(
         {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
     ]}));
+    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -26,8 +27,8 @@ fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason(
             {"op": "initialize"},
             {"op": "new", "as": "s"},
             {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            e.until_api("stalled"),
-            {"op": "sleep", "ms": 300},
+            w[0],
+            w[1],
             {"op": "cancel", "session": "s"},
             {"op": "await", "prompt": "p1"},
             {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
@@ -48,6 +49,7 @@ fn cancel_during_a_running_tool_stops_it() {
         {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "long bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 120", "description": "Wait"}}]}
     ]}));
+    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -79,6 +81,7 @@ fn a_cancelled_prompt_denies_the_tool_waiting_for_permission() {
         {"label": "after", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch never.txt", "description": "Create never.txt"}}]}
     ]}));
+    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -107,6 +110,7 @@ fn always_allow_is_a_rule_the_cli_keeps() {
         {"label": "two", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch a.txt", "description": "a again"}}]},
         {"label": "end", "content": [{"type": "text", "text": "Both done."}]}
     ]}));
+    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -135,6 +139,7 @@ fn api_401_is_auth_required_and_500_an_error_naming_it() {
         {"label": "500", "match": {"last_user": "second"}, "error": 500, "repeat": -1},
         {"label": "401", "match": {"last_user": "first"}, "error": 401, "repeat": -1}
     ]}));
+    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -158,8 +163,9 @@ fn api_401_is_auth_required_and_500_an_error_naming_it() {
 fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
     let Some(e) = env("acp_killed") else { return };
     let api = e.api(json!({"responses": [
-        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Resumed."}]},
-        {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
+        {"label": "third", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Resumed."}]},
+        {"label": "stalled", "match": {"last_user": "second"}, "hang": true},
+        {"label": "first", "match": {"last_user": "first"}, "content": [{"type": "text", "text": "First answer."}]}
     ]}));
     let r = e.drive(
         &api,
@@ -168,26 +174,30 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
         json!([
             {"op": "initialize"},
             {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            e.until_api("stalled"),
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1"},
+            {"op": "prompt", "session": "s", "text": "second question", "as": "p2", "wait": false},
+            {"op": "sleep", "ms": 1500},
             {"op": "kill_claude", "session": "s"},
-            {"op": "await", "prompt": "p1"},
-            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
+            {"op": "await", "prompt": "p2"},
+            {"op": "prompt", "session": "s", "text": "third question", "as": "p3"},
         ]),
     );
-    let err = &r.result("p1")["error"];
+    assert_eq!(r.stop("p1"), "end_turn");
+    assert!(r.result("killed@s")["pid"].as_u64().is_some(), "no claude found to kill");
+    let err = &r.result("p2")["error"];
     assert_eq!(err["code"], -32603, "{err}");
     assert!(err["message"].as_str().unwrap().contains("claude ended"), "{err}");
-    assert_eq!(r.stop("p2"), "end_turn");
+    assert_eq!(r.stop("p3"), "end_turn");
     assert!(r.text("s", "agent_message_chunk").contains("Resumed."));
-    // The fresh CLI resumed the session: its request carries the first prompt too.
+    // The fresh CLI resumed the session: its request carries the first turn too.
     let last = api
         .requests()
         .into_iter()
-        .filter(|q| q["label"] == "second")
+        .filter(|q| q["label"] == "third")
         .next_back()
-        .expect("the second prompt reached the API");
-    assert!(last["body"].to_string().contains("first question"), "not resumed");
+        .expect("the third prompt reached the API");
+    let body = last["body"].to_string();
+    assert!(body.contains("first question") && body.contains("First answer."), "not resumed: {body}");
 }
 
 fn ends_with(signal: Option<&str>, tag: &str) {
@@ -199,6 +209,7 @@ fn ends_with(signal: Option<&str>, tag: &str) {
         None => json!({"op": "close_stdin"}),
         Some(s) => json!({"op": "signal_agent", "signal": s}),
     };
+    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],

@@ -91,6 +91,17 @@ const app = client({ name: "boo-acp-test" })
     wake();
   });
 
+function report() {
+  process.stdout.write(JSON.stringify({ results, updates, permissions: permissionRequests, times, sessions }) + "\n");
+}
+// A plan that hangs still reports what it saw.
+setTimeout(() => {
+  results.client_error = { message: `the plan did not finish within ${plan.timeout_ms ?? 100000} ms` };
+  report();
+  child.kill("SIGKILL");
+  process.exit(0);
+}, plan.timeout_ms ?? 100000).unref();
+
 const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(out));
 const pending = {};
 let ending = false;
@@ -178,14 +189,20 @@ await app
           await settle(step.as, agent.request(step.method, subst(step.params)));
           break;
         case "kill_claude": {
-          // The session's claude: the process whose argv names the session id.
-          const id = sessions[step.session];
-          const pids = execFileSync("pgrep", ["-f", `${id}`]).toString().trim().split(/\s+/);
-          for (const pid of pids) {
-            const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-            if (!cmd.includes("boo-normalize") && !cmd.includes("pgrep")) {
-              try { process.kill(Number(pid), "SIGKILL"); } catch {}
-              results[`killed@${step.session}`] = { pid: Number(pid) };
+          // The session's claude: a child of the agent's worker process (the only session).
+          const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="]).toString().trim().split("\n")
+            .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean)
+            .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+          const ours = new Set([child.pid]);
+          let grew = true;
+          while (grew) {
+            grew = false;
+            for (const r of rows) if (!ours.has(r.pid) && ours.has(r.ppid) && r.args.includes("boo-normalize")) { ours.add(r.pid); grew = true; }
+          }
+          for (const r of rows) {
+            if (ours.has(r.ppid) && !r.args.includes("boo-normalize")) {
+              try { process.kill(r.pid, "SIGKILL"); } catch {}
+              results[`killed@${step.session}`] = { pid: r.pid, args: r.args };
             }
           }
           break;
@@ -217,5 +234,5 @@ await app
     results.client_error = { message: String(e && e.message ? e.message : e) };
   });
 
-process.stdout.write(JSON.stringify({ results, updates, permissions: permissionRequests, times, sessions }) + "\n");
+report();
 process.exit(0);
