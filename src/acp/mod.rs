@@ -25,16 +25,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::Duration;
 
-use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation,
-    InitializeRequest, InitializeResponse, McpCapabilities, McpServer, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelect, SessionConfigSelectOption, SessionListCapabilities, SessionMode,
-    SessionModeState, SessionResumeCapabilities, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
-};
 use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
+    InitializeResponse, McpCapabilities, McpServer, NewSessionRequest, PromptCapabilities,
+    PromptRequest, ResumeSessionRequest, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelect,
+    SessionConfigSelectOption, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionModeRequest,
+};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -118,7 +117,8 @@ struct Server {
 }
 
 fn parse<T: DeserializeOwned>(params: &Value) -> Result<T, RpcError> {
-    serde_json::from_value(params.clone()).map_err(|e| RpcError::params(format!("invalid params: {e}")))
+    serde_json::from_value(params.clone())
+        .map_err(|e| RpcError::params(format!("invalid params: {e}")))
 }
 
 fn modes() -> Vec<(&'static str, &'static str)> {
@@ -174,22 +174,37 @@ pub fn mcp_config(servers: &[McpServer]) -> Option<String> {
     for s in servers {
         match s {
             McpServer::Stdio(s) => {
-                let env: serde_json::Map<String, Value> =
-                    s.env.iter().map(|e| (e.name.clone(), json!(e.value))).collect();
+                let env: serde_json::Map<String, Value> = s
+                    .env
+                    .iter()
+                    .map(|e| (e.name.clone(), json!(e.value)))
+                    .collect();
                 map.insert(
                     s.name.clone(),
                     json!({"type": "stdio", "command": s.command, "args": s.args, "env": env}),
                 );
             }
             McpServer::Http(s) => {
-                let h: serde_json::Map<String, Value> =
-                    s.headers.iter().map(|h| (h.name.clone(), json!(h.value))).collect();
-                map.insert(s.name.clone(), json!({"type": "http", "url": s.url, "headers": h}));
+                let h: serde_json::Map<String, Value> = s
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), json!(h.value)))
+                    .collect();
+                map.insert(
+                    s.name.clone(),
+                    json!({"type": "http", "url": s.url, "headers": h}),
+                );
             }
             McpServer::Sse(s) => {
-                let h: serde_json::Map<String, Value> =
-                    s.headers.iter().map(|h| (h.name.clone(), json!(h.value))).collect();
-                map.insert(s.name.clone(), json!({"type": "sse", "url": s.url, "headers": h}));
+                let h: serde_json::Map<String, Value> = s
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), json!(h.value)))
+                    .collect();
+                map.insert(
+                    s.name.clone(),
+                    json!({"type": "sse", "url": s.url, "headers": h}),
+                );
             }
             _ => {}
         }
@@ -239,9 +254,19 @@ impl Server {
             return Err(RpcError::params("cwd: must be an absolute path"));
         }
         if !cwd.is_dir() {
-            return Err(RpcError::params(format!("cwd: {} is not a directory", cwd.display())));
+            return Err(RpcError::params(format!(
+                "cwd: {} is not a directory",
+                cwd.display()
+            )));
         }
-        let s = Session::new(id.clone(), cwd, mcp_config(mcp), resume, self.wire.clone(), self.cfg.clone());
+        let s = Session::new(
+            id.clone(),
+            cwd,
+            mcp_config(mcp),
+            resume,
+            self.wire.clone(),
+            self.cfg.clone(),
+        );
         s.ensure_started()?;
         lock(&self.sessions).insert(id, s.clone());
         Ok(s)
@@ -267,7 +292,9 @@ impl Server {
         let req: ResumeSessionRequest = parse(params)?;
         let id = req.session_id.0.to_string();
         if uuid::Uuid::parse_str(&id).is_err() {
-            return Err(RpcError::params("sessionId: not a Claude Code session id (a UUID)"));
+            return Err(RpcError::params(
+                "sessionId: not a Claude Code session id (a UUID)",
+            ));
         }
         let s = match self.session(&id) {
             Ok(s) => s,
@@ -293,7 +320,11 @@ impl Server {
         match &*req.config_id.0 {
             "mode" => s.set_mode(&value)?,
             "model" if MODELS.contains(&value.as_str()) || !value.is_empty() => s.set_model(&value),
-            other => return Err(RpcError::params(format!("configId: unknown option {other:?}"))),
+            other => {
+                return Err(RpcError::params(format!(
+                    "configId: unknown option {other:?}"
+                )));
+            }
         }
         let (_, options) = self.session_state(&s);
         Ok(json!({"configOptions": options}))
@@ -332,7 +363,9 @@ impl Server {
     fn answer(&self, method: &str, params: &Value, id: Option<Value>) {
         let res = match method {
             "initialize" => self.initialize(params),
-            "authenticate" => Err(RpcError::params("methodId: this agent offers no authentication method; log in with `claude /login` or set the provider's variables")),
+            "authenticate" => Err(RpcError::params(
+                "methodId: this agent offers no authentication method; log in with `claude /login` or set the provider's variables",
+            )),
             "session/new" => self.new_session(params),
             "session/resume" => self.resume_session(params),
             "session/prompt" => self.prompt(params),
@@ -369,7 +402,10 @@ impl Server {
                 s.join();
                 Ok(json!({}))
             }),
-            _ => Err(RpcError::new(METHOD_NOT_FOUND, format!("method not found: {method}"))),
+            _ => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )),
         };
         if let Some(id) = id {
             let res = res.map(|v| if v.is_null() { json!({}) } else { v });
@@ -383,9 +419,10 @@ impl Server {
         let msg: Value = match serde_json::from_slice(line) {
             Ok(v) => v,
             Err(e) => {
-                let _ = self
-                    .wire
-                    .respond(&Value::Null, Err(RpcError::new(PARSE_ERROR, format!("parse error: {e}"))));
+                let _ = self.wire.respond(
+                    &Value::Null,
+                    Err(RpcError::new(PARSE_ERROR, format!("parse error: {e}"))),
+                );
                 return;
             }
         };
@@ -402,7 +439,10 @@ impl Server {
                     (None, None) => {
                         let _ = self.wire.respond(
                             &id.unwrap_or(Value::Null),
-                            Err(RpcError::new(wire::INVALID_REQUEST, "invalid request: no method")),
+                            Err(RpcError::new(
+                                wire::INVALID_REQUEST,
+                                "invalid request: no method",
+                            )),
                         );
                         return;
                     }
@@ -431,7 +471,11 @@ impl Server {
 
 /// Serve ACP on `input` and `output` until the client closes `input` (or a signal to the
 /// process: `SIGINT`, `SIGTERM`, `SIGHUP`), then stop every session's CLI and its processes.
-pub fn serve(cfg: Config, input: impl io::Read, output: Box<dyn Write + Send>) -> Result<(), Error> {
+pub fn serve(
+    cfg: Config,
+    input: impl io::Read,
+    output: Box<dyn Write + Send>,
+) -> Result<(), Error> {
     let server = Arc::new(Server {
         wire: Arc::new(Wire::new(output)),
         cfg: Arc::new(cfg),

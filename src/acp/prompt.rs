@@ -74,7 +74,12 @@ mod tests {
         assert_eq!(c[0]["text"], "look");
         assert_eq!(c[1]["text"], "[a.rs](file:///r/a.rs)");
         assert_eq!(c[2]["source"]["media_type"], "image/png");
-        assert!(c[3]["text"].as_str().unwrap().contains("<context ref=\"file:///r/b.rs\">"));
+        assert!(
+            c[3]["text"]
+                .as_str()
+                .unwrap()
+                .contains("<context ref=\"file:///r/b.rs\">")
+        );
         assert_eq!(v["session_id"], "s1");
     }
 }

@@ -170,7 +170,10 @@ impl Session {
         } else if st.started {
             // Killed before it kept anything of the conversation: nothing to resume, a new
             // CLI session (the ACP session id stays).
-            args.extend(["--session-id".into(), uuid::Uuid::now_v7().to_string().into()]);
+            args.extend([
+                "--session-id".into(),
+                uuid::Uuid::now_v7().to_string().into(),
+            ]);
         } else {
             args.extend(["--session-id".into(), id.into()]);
         }
@@ -199,7 +202,8 @@ impl Session {
                 .find(|(n, _)| n == k)
                 .map(|(_, v)| PathBuf::from(v))
         };
-        let Some(root) = var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| h.join(".claude")))
+        let Some(root) =
+            var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| h.join(".claude")))
         else {
             return true;
         };
@@ -224,10 +228,13 @@ impl Session {
             let path = std::env::var_os("PATH");
             let program = command::resolve_program(self.cfg.claude_bin.as_deref(), path.as_deref())
                 .map_err(|e| {
-                    RpcError::internal(format!("boo-normalize: acp: {}", match e {
-                        command::ResolveError::NotFound(m)
-                        | command::ResolveError::NotExecutable(m) => m,
-                    }))
+                    RpcError::internal(format!(
+                        "boo-normalize: acp: {}",
+                        match e {
+                            command::ResolveError::NotFound(m)
+                            | command::ResolveError::NotExecutable(m) => m,
+                        }
+                    ))
                 })?;
             let slot: Attach = Arc::new(Mutex::new(Attached::default()));
             st.generation += 1;
@@ -258,15 +265,26 @@ impl Session {
             }
             let st = lock(&self.st);
             if st.generation != generation || st.child.is_none() {
-                let tail = st.stderr_tail.iter().cloned().collect::<Vec<_>>().join("\n");
+                let tail = st
+                    .stderr_tail
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 return Err(RpcError::internal(format!(
                     "boo-normalize: acp: claude could not be started{}",
-                    if tail.is_empty() { String::new() } else { format!(": {tail}") }
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
                 )));
             }
             drop(st);
             if Instant::now() >= until {
-                return Err(RpcError::internal("boo-normalize: acp: claude did not start"));
+                return Err(RpcError::internal(
+                    "boo-normalize: acp: claude did not start",
+                ));
             }
             thread::sleep(Duration::from_millis(5));
         }
@@ -285,8 +303,8 @@ impl Session {
             }
         };
         sinks.insert(0, Box::new(AcpSink::new(self.clone(), generation)));
-        let mut p = Pipeline::new(Normalizer::new(self.cfg.envelope.clone()), sinks)
-            .line_buffered(true);
+        let mut p =
+            Pipeline::new(Normalizer::new(self.cfg.envelope.clone()), sinks).line_buffered(true);
         let tail = TailWriter {
             session: self.clone(),
             line: Vec::new(),
@@ -332,7 +350,12 @@ impl Session {
         st.child = None;
         st.outstanding = 0;
         st.perms.clear();
-        let tail = st.stderr_tail.iter().cloned().collect::<Vec<_>>().join("\n");
+        let tail = st
+            .stderr_tail
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
         if let Some(t) = st.turn.as_mut()
             && t.done.is_none()
         {
@@ -355,11 +378,17 @@ impl Session {
     fn write_line(&self, line: &[u8]) -> io::Result<()> {
         let slot = lock(&self.st).child.clone();
         let Some(slot) = slot else {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "claude is not running"));
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "claude is not running",
+            ));
         };
         let mut a = lock(&slot);
         let Some(w) = a.stdin.as_mut() else {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "claude's stdin is closed"));
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "claude's stdin is closed",
+            ));
         };
         let mut buf = line.to_vec();
         buf.push(b'\n');
@@ -391,7 +420,9 @@ impl Session {
             let mut st = lock(&self.st);
             st.turn = None;
             st.outstanding = st.outstanding.saturating_sub(1);
-            return Err(RpcError::internal(format!("boo-normalize: acp: claude stdin: {e}")));
+            return Err(RpcError::internal(format!(
+                "boo-normalize: acp: claude stdin: {e}"
+            )));
         }
         let mut st = lock(&self.st);
         loop {
@@ -496,7 +527,10 @@ impl Session {
     /// the CLI's output keeps flowing), then answer the CLI as the client said. Nothing is
     /// allowed that the client did not allow.
     pub fn can_use_tool(self: &Arc<Self>, request_id: String, req: Value) {
-        let tool_use_id = req.get("tool_use_id").and_then(Value::as_str).map(str::to_owned);
+        let tool_use_id = req
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         {
             let mut st = lock(&self.st);
             let cancelled = st.turn.as_ref().is_none_or(|t| t.cancelled_at.is_some());
@@ -517,7 +551,10 @@ impl Session {
     }
 
     fn ask(self: Arc<Self>, request_id: String, req: Value) {
-        let name = req.get("tool_name").and_then(Value::as_str).unwrap_or("tool");
+        let name = req
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .unwrap_or("tool");
         let input = req.get("input").cloned().unwrap_or(json!({}));
         let call_id = lock(&self.st)
             .perms
@@ -530,10 +567,18 @@ impl Session {
             .kind(m.kind)
             .locations(m.locations)
             .raw_input(input.clone());
-        let fields = if m.diffs.is_empty() { fields } else { fields.content(m.diffs) };
+        let fields = if m.diffs.is_empty() {
+            fields
+        } else {
+            fields.content(m.diffs)
+        };
         let options = vec![
             PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
-            PermissionOption::new("allow_always", "Always allow", PermissionOptionKind::AllowAlways),
+            PermissionOption::new(
+                "allow_always",
+                "Always allow",
+                PermissionOptionKind::AllowAlways,
+            ),
             PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
         ];
         let agent = req.get("agent_id").and_then(Value::as_str);
@@ -593,7 +638,11 @@ impl Session {
 
     /// `session/set_model` (and the model config option).
     pub fn set_model(&self, model: &str) {
-        let m = if model == "default" { None } else { Some(model.to_owned()) };
+        let m = if model == "default" {
+            None
+        } else {
+            Some(model.to_owned())
+        };
         lock(&self.st).model = m;
         self.control(json!({"subtype": "set_model", "model": if model == "default" { Value::Null } else { json!(model) }}));
     }
@@ -697,7 +746,10 @@ mod tests {
                 {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
             ]}),
         );
-        assert_eq!(some[0]["rules"], json!([{"toolName": "Bash", "ruleContent": "ls"}]));
+        assert_eq!(
+            some[0]["rules"],
+            json!([{"toolName": "Bash", "ruleContent": "ls"}])
+        );
         assert_eq!(some[0]["destination"], "session");
     }
 }

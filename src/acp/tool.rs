@@ -42,7 +42,10 @@ pub fn meaning(name: &str, input: &Value) -> Meaning {
     };
     let (kind, title, locations, diffs) = match name {
         "Read" | "NotebookRead" => {
-            let line = input.get("offset").and_then(Value::as_u64).map(|n| n as u32);
+            let line = input
+                .get("offset")
+                .and_then(Value::as_u64)
+                .map(|n| n as u32);
             (ToolKind::Read, title_path("Read"), loc(line), vec![])
         }
         "Write" => {
@@ -63,7 +66,9 @@ pub fn meaning(name: &str, input: &Value) -> Meaning {
             };
             if let Some(p) = path {
                 for (old, new) in edits {
-                    diffs.push(ToolCallContent::Diff(Diff::new(p, new).old_text(old.to_owned())));
+                    diffs.push(ToolCallContent::Diff(
+                        Diff::new(p, new).old_text(old.to_owned()),
+                    ));
                 }
             }
             (ToolKind::Edit, title_path("Edit"), loc(None), diffs)
@@ -84,7 +89,12 @@ pub fn meaning(name: &str, input: &Value) -> Meaning {
         }
         "WebFetch" | "WebSearch" => {
             let what = s(input, "url").or_else(|| s(input, "query")).unwrap_or("");
-            (ToolKind::Fetch, format!("{name} {what}").trim().to_owned(), vec![], vec![])
+            (
+                ToolKind::Fetch,
+                format!("{name} {what}").trim().to_owned(),
+                vec![],
+                vec![],
+            )
         }
         "Task" | "Agent" => {
             let title = s(input, "description").unwrap_or(name).to_owned();

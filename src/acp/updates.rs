@@ -137,7 +137,10 @@ impl AcpSink {
                     return;
                 }
                 if let Some(t) = str_of(v, "text").filter(|t| !t.is_empty()) {
-                    self.send(SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(t))), v);
+                    self.send(
+                        SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(t))),
+                        v,
+                    );
                 }
             }
             kind::TOOL_CALL => self.tool_call(v),
@@ -148,17 +151,16 @@ impl AcpSink {
                 }
                 self.commands(v);
             }
-            kind::USAGE => {
-                if str_of(v, "parent_tool_use_id").is_none() {
-                    let u = v.get("usage").unwrap_or(&Value::Null);
-                    let n = |key: &str| u.get(key).and_then(Value::as_u64).unwrap_or(0);
-                    let used = n("input_tokens")
-                        + n("cache_read_input_tokens")
-                        + n("cache_creation_input_tokens")
-                        + n("output_tokens");
-                    if used > 0 {
-                        self.context_used = used;
-                    }
+            // The main thread's messages fill the context (a subagent has its own).
+            kind::USAGE if str_of(v, "parent_tool_use_id").is_none() => {
+                let u = v.get("usage").unwrap_or(&Value::Null);
+                let n = |key: &str| u.get(key).and_then(Value::as_u64).unwrap_or(0);
+                let used = n("input_tokens")
+                    + n("cache_read_input_tokens")
+                    + n("cache_creation_input_tokens")
+                    + n("output_tokens");
+                if used > 0 {
+                    self.context_used = used;
                 }
             }
             kind::API_ERROR => {
@@ -281,9 +283,7 @@ impl AcpSink {
             .iter()
             .map(|n| {
                 AvailableCommand::new(n.clone(), format!("/{n}")).input(
-                    AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
-                        "arguments",
-                    )),
+                    AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),
                 )
             })
             .collect();
@@ -339,9 +339,12 @@ pub fn stop_reason(v: &Value) -> Result<StopReason, RpcError> {
         let text = str_of(v, "result")
             .map(str::to_owned)
             .or_else(|| {
-                v.get("errors")
-                    .and_then(Value::as_array)
-                    .map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("; "))
+                v.get("errors").and_then(Value::as_array).map(|e| {
+                    e.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
             })
             .unwrap_or_else(|| format!("the turn ended with {outcome}"));
         return Err(RpcError::internal(format!("claude: {text}")).with_data(v.clone()));
@@ -381,7 +384,10 @@ mod tests {
     #[test]
     fn stop_reasons_from_turn_end() {
         let s = |v: Value| stop_reason(&v);
-        assert_eq!(s(json!({"outcome": "success", "is_error": false})), Ok(StopReason::EndTurn));
+        assert_eq!(
+            s(json!({"outcome": "success", "is_error": false})),
+            Ok(StopReason::EndTurn)
+        );
         assert_eq!(
             s(json!({"outcome": "success", "is_error": false, "stop_reason": "max_tokens"})),
             Ok(StopReason::MaxTokens)

@@ -130,7 +130,8 @@ impl Wire {
         let (tx, rx) = channel();
         lock(&self.pending).insert(id, tx);
         let params = serde_json::to_value(params).map_err(io::Error::other)?;
-        let sent = self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let sent =
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         if let Err(e) = sent {
             lock(&self.pending).remove(&id);
             return Err(e);

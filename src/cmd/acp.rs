@@ -74,8 +74,10 @@ pub fn run(a: AcpArgs) -> Result<Exit, Error> {
 }
 
 fn acp_provider(name: &str) -> bool {
-    crate::cli::acp::PROVIDER_VARS.iter().any(|p| match p.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == *p,
-    })
+    crate::cli::acp::PROVIDER_VARS
+        .iter()
+        .any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *p,
+        })
 }

@@ -430,8 +430,11 @@ impl Sup<'_> {
             // Ancestry is lost once the child is gone (its children go to the subreaper):
             // note them while it runs.
             let all = procs::scan();
-            self.own
-                .extend(procs::descendants_in(&all, self.run.pid).iter().map(|p| p.pid));
+            self.own.extend(
+                procs::descendants_in(&all, self.run.pid)
+                    .iter()
+                    .map(|p| p.pid),
+            );
         }
         match procs::try_reap(self.run.pid) {
             Ok(Some(e)) => {
@@ -544,11 +547,7 @@ impl Sup<'_> {
 
 /// [`cleanup`] for one child of several: its process group `pgid` and the processes in `own`
 /// (its descendants seen while it ran, and theirs), no other process.
-pub fn cleanup_own(
-    pgid: i32,
-    own: &mut std::collections::HashSet<i32>,
-    grace: Duration,
-) -> usize {
+pub fn cleanup_own(pgid: i32, own: &mut std::collections::HashSet<i32>, grace: Duration) -> usize {
     let mut signalled = std::collections::HashSet::new();
     let term_until = Instant::now() + grace;
     let hard_until = term_until + grace.max(Duration::from_secs(1));

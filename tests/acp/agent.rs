@@ -47,6 +47,13 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}, "as": "nosession"}
         ]),
     );
+    // The client got every update the agent wrote (none failed the SDK's own checks).
+    let written = r
+        .trace
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .count();
+    assert_eq!(written, r.v["updates"].as_array().unwrap().len());
     let init = &r.result("initialize")["ok"];
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentInfo"]["name"], "boo-normalize");
@@ -54,14 +61,26 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
         assert_eq!(r.stop(p), "end_turn", "{p}");
     }
     // Text and thinking, streamed from the run's deltas.
-    assert!(r.text("s", "agent_thought_chunk").contains("Let me think about the greeting."));
+    assert!(
+        r.text("s", "agent_thought_chunk")
+            .contains("Let me think about the greeting.")
+    );
     let said = r.text("s", "agent_message_chunk");
-    for t in ["Hello from the model.", "It says hello.", "Created.", "Not permitted.", "Edited."] {
+    for t in [
+        "Hello from the model.",
+        "It says hello.",
+        "Created.",
+        "Not permitted.",
+        "Edited.",
+    ] {
         assert!(said.contains(t), "{t:?} not in {said:?}");
     }
     // The Read: kind, location, result.
     let calls = r.updates("s", "tool_call");
-    let read = calls.iter().find(|c| c["kind"] == "read").expect("a read tool_call");
+    let read = calls
+        .iter()
+        .find(|c| c["kind"] == "read")
+        .expect("a read tool_call");
     let notes = e.d.work.join("notes.txt").display().to_string();
     assert_eq!(read["locations"][0]["path"], notes.as_str());
     let done = r.updates("s", "tool_call_update");
@@ -70,24 +89,45 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
         .find(|u| u["toolCallId"] == read["toolCallId"])
         .expect("the read's update");
     assert_eq!(read_done["status"], "completed");
-    assert!(read_done["content"][0]["content"]["text"].as_str().unwrap().contains("hello world"));
+    assert!(
+        read_done["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello world")
+    );
     // Bash allowed and rejected: asked twice, the file exists only for the allowed one.
-    let asked: Vec<_> = r.permissions().iter().map(|p| p["toolCall"]["title"].clone()).collect();
+    let asked: Vec<_> = r
+        .permissions()
+        .iter()
+        .map(|p| p["toolCall"]["title"].clone())
+        .collect();
     assert_eq!(asked.len(), 3, "{asked:?}");
     assert!(e.d.work.join("allowed.txt").exists());
     assert!(!e.d.work.join("denied.txt").exists());
     for o in ["allow_once", "allow_always", "reject_once"] {
-        assert!(r.permissions()[0]["options"].as_array().unwrap().iter().any(|x| x["kind"] == o));
+        assert!(
+            r.permissions()[0]["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["kind"] == o)
+        );
     }
     let failed = done.iter().filter(|u| u["status"] == "failed").count();
     assert_eq!(failed, 1, "the rejected Bash is a failed tool call");
     // The Edit, as a diff, applied.
-    let edit = calls.iter().find(|c| c["kind"] == "edit").expect("an edit tool_call");
+    let edit = calls
+        .iter()
+        .find(|c| c["kind"] == "edit")
+        .expect("an edit tool_call");
     assert_eq!(
         edit["content"][0],
         json!({"type": "diff", "path": notes, "oldText": "hello", "newText": "goodbye"})
     );
-    assert_eq!(fs::read_to_string(e.d.work.join("notes.txt")).unwrap(), "goodbye world\n");
+    assert_eq!(
+        fs::read_to_string(e.d.work.join("notes.txt")).unwrap(),
+        "goodbye world\n"
+    );
     // TodoWrite as the plan, not as a tool call.
     let plan = r.updates("s", "plan");
     assert_eq!(plan.len(), 1);
@@ -107,7 +147,12 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
     let m = r.result("bad")["error"]["message"].as_str().unwrap();
     assert!(m.contains("prompt"), "{m}");
     assert_eq!(r.result("nosession")["error"]["code"], -32602);
-    assert!(r.result("nosession")["error"]["message"].as_str().unwrap().contains("sessionId"));
+    assert!(
+        r.result("nosession")["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sessionId")
+    );
     assert_eq!(r.result("exit")["code"], 0, "{}", r.stderr);
     super::super::spawn::common::assert_no_procs(&e.mark, std::time::Duration::from_secs(5));
 }
@@ -158,8 +203,14 @@ fn subagent_work_is_attributed_to_its_task_call() {
         .into_iter()
         .find(|u| u["toolCallId"] == id)
         .expect("the Task's result");
-    assert!(done["content"].to_string().contains("Subagent report"), "{done}");
-    assert!(r.text("s", "agent_message_chunk").contains("The subagent found nothing."));
+    assert!(
+        done["content"].to_string().contains("Subagent report"),
+        "{done}"
+    );
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("The subagent found nothing.")
+    );
 }
 
 #[test]
@@ -194,6 +245,9 @@ fn two_sessions_at_once_are_isolated() {
         > (a["at"].as_u64().unwrap() - a["ms"].as_u64().unwrap())
             .max(b["at"].as_u64().unwrap() - b["ms"].as_u64().unwrap());
     assert!(overlap, "{a} {b}");
-    assert_eq!(r.result("list")["ok"]["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        r.result("list")["ok"]["sessions"].as_array().unwrap().len(),
+        2
+    );
     assert_ne!(r.v["sessions"]["a"], r.v["sessions"]["b"]);
 }

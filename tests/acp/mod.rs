@@ -207,7 +207,8 @@ impl Env {
             .unwrap_or_default()
             .lines()
             .map(|l| {
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("agent wrote a non-JSON line ({e}): {l}"))
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("agent wrote a non-JSON line ({e}): {l}"))
             })
             .collect();
         validate(&trace);

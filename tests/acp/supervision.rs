@@ -35,21 +35,30 @@ fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason(
         ]),
     );
     assert_eq!(r.stop("p1"), "cancelled");
-    let took = r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
+    let took =
+        r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
     assert!(took <= 2000, "cancel took {took} ms");
-    assert_eq!(r.stop("p2"), "end_turn", "the next prompt has its own stop reason");
-    assert!(r.text("s", "agent_message_chunk").contains("Second answer."));
+    assert_eq!(
+        r.stop("p2"),
+        "end_turn",
+        "the next prompt has its own stop reason"
+    );
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("Second answer.")
+    );
     assert_no_procs(&e.mark, Duration::from_secs(5));
 }
 
 #[test]
 fn cancel_during_a_running_tool_stops_it() {
-    let Some(e) = env("acp_cancel_tool") else { return };
+    let Some(e) = env("acp_cancel_tool") else {
+        return;
+    };
     let api = e.api(json!({"responses": [
         {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "long bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 120", "description": "Wait"}}]}
     ]}));
-    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -65,23 +74,31 @@ fn cancel_during_a_running_tool_stops_it() {
             {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
         ]),
     );
-    assert!(e.d.work.join("started.txt").exists(), "the tool was running");
+    assert!(
+        e.d.work.join("started.txt").exists(),
+        "the tool was running"
+    );
     assert_eq!(r.stop("p1"), "cancelled");
-    let took = r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
+    let took =
+        r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
     assert!(took <= 2000, "cancel took {took} ms");
     assert_eq!(r.stop("p2"), "end_turn");
-    assert!(r.text("s", "agent_message_chunk").contains("Second answer."));
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("Second answer.")
+    );
     assert_no_procs(&e.mark, Duration::from_secs(5));
 }
 
 #[test]
 fn a_cancelled_prompt_denies_the_tool_waiting_for_permission() {
-    let Some(e) = env("acp_cancel_perm") else { return };
+    let Some(e) = env("acp_cancel_perm") else {
+        return;
+    };
     let api = e.api(json!({"responses": [
         {"label": "after", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch never.txt", "description": "Create never.txt"}}]}
     ]}));
-    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -99,7 +116,10 @@ fn a_cancelled_prompt_denies_the_tool_waiting_for_permission() {
     );
     assert_eq!(r.stop("p1"), "cancelled");
     assert_eq!(r.stop("p2"), "end_turn");
-    assert!(!e.d.work.join("never.txt").exists(), "the tool ran without approval");
+    assert!(
+        !e.d.work.join("never.txt").exists(),
+        "the tool ran without approval"
+    );
 }
 
 #[test]
@@ -110,7 +130,6 @@ fn always_allow_is_a_rule_the_cli_keeps() {
         {"label": "two", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch a.txt", "description": "a again"}}]},
         {"label": "end", "content": [{"type": "text", "text": "Both done."}]}
     ]}));
-    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -122,7 +141,12 @@ fn always_allow_is_a_rule_the_cli_keeps() {
         ]),
     );
     assert_eq!(r.stop("p"), "end_turn");
-    assert_eq!(r.permissions().len(), 1, "asked again after always: {:?}", r.permissions());
+    assert_eq!(
+        r.permissions().len(),
+        1,
+        "asked again after always: {:?}",
+        r.permissions()
+    );
     let ok = r
         .updates("s", "tool_call_update")
         .iter()
@@ -133,13 +157,14 @@ fn always_allow_is_a_rule_the_cli_keeps() {
 
 #[test]
 fn api_401_is_auth_required_and_500_an_error_naming_it() {
-    let Some(e) = env("acp_api_errors") else { return };
+    let Some(e) = env("acp_api_errors") else {
+        return;
+    };
     let api = e.api(json!({"responses": [
         {"label": "ok", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Fine now."}]},
         {"label": "500", "match": {"last_user": "second"}, "error": 500, "repeat": -1},
         {"label": "401", "match": {"last_user": "first"}, "error": 401, "repeat": -1}
     ]}));
-    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -152,7 +177,12 @@ fn api_401_is_auth_required_and_500_an_error_naming_it() {
             {"op": "prompt", "session": "s", "text": "third question", "as": "p3"},
         ]),
     );
-    assert_eq!(r.result("p1")["error"]["code"], -32000, "{}", r.result("p1"));
+    assert_eq!(
+        r.result("p1")["error"]["code"],
+        -32000,
+        "{}",
+        r.result("p1")
+    );
     let e500 = &r.result("p2")["error"];
     assert_eq!(e500["code"], -32603, "{e500}");
     assert!(e500["message"].as_str().unwrap().contains("500"), "{e500}");
@@ -183,21 +213,29 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
         ]),
     );
     assert_eq!(r.stop("p1"), "end_turn");
-    assert!(r.result("killed@s")["pid"].as_u64().is_some(), "no claude found to kill");
+    assert!(
+        r.result("killed@s")["pid"].as_u64().is_some(),
+        "no claude found to kill"
+    );
     let err = &r.result("p2")["error"];
     assert_eq!(err["code"], -32603, "{err}");
-    assert!(err["message"].as_str().unwrap().contains("claude ended"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("claude ended"),
+        "{err}"
+    );
     assert_eq!(r.stop("p3"), "end_turn");
     assert!(r.text("s", "agent_message_chunk").contains("Resumed."));
     // The fresh CLI resumed the session: its request carries the first turn too.
     let last = api
         .requests()
         .into_iter()
-        .filter(|q| q["label"] == "third")
-        .next_back()
+        .rfind(|q| q["label"] == "third")
         .expect("the third prompt reached the API");
     let body = last["body"].to_string();
-    assert!(body.contains("first question") && body.contains("First answer."), "not resumed: {body}");
+    assert!(
+        body.contains("first question") && body.contains("First answer."),
+        "not resumed: {body}"
+    );
 }
 
 fn ends_with(signal: Option<&str>, tag: &str) {
@@ -209,7 +247,6 @@ fn ends_with(signal: Option<&str>, tag: &str) {
         None => json!({"op": "close_stdin"}),
         Some(s) => json!({"op": "signal_agent", "signal": s}),
     };
-    let w = e.until_working("s");
     let r = e.drive(
         &api,
         &[],
@@ -223,7 +260,10 @@ fn ends_with(signal: Option<&str>, tag: &str) {
             last
         ]),
     );
-    assert!(e.d.work.join("started.txt").exists(), "the tool was running");
+    assert!(
+        e.d.work.join("started.txt").exists(),
+        "the tool was running"
+    );
     let exit = r.result("exit");
     assert!(exit["ms"].as_u64().is_some(), "{exit}");
     assert_no_procs(&e.mark, Duration::from_secs(8));
