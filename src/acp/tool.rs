@@ -133,7 +133,8 @@ mod tests {
         let m = meaning("Write", &json!({"file_path": "/r/n.txt", "content": "x"}));
         assert_eq!(
             serde_json::to_value(&m.diffs).unwrap(),
-            json!([{"type": "diff", "path": "/r/n.txt", "oldText": null, "newText": "x"}])
+            // A new file: no old text.
+            json!([{"type": "diff", "path": "/r/n.txt", "newText": "x"}])
         );
         assert_eq!(meaning("Bash", &json!({"command": "ls"})).title, "`ls`");
         assert_eq!(meaning("mcp__x__y", &json!({})).kind, ToolKind::Other);

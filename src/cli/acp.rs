@@ -27,11 +27,15 @@ server's configuration gives it (ANTHROPIC_*, credentials included, AWS_*, CLOUD
 VERTEX_*, GOOGLE_*, GCLOUD_*), named on stderr; --no-provider-env passes them only as `spawn`
 does (--env NAME, --keep-env-key).
 
+Zed (settings.json): {\"agent_servers\": {\"Claude Code (boo-normalize)\": {\"type\":
+\"custom\", \"command\": \"boo-normalize\", \"args\": [\"acp\"], \"env\": {}}}}
+
+Exit status: 0 when the client closed stdin; 128+N when acp got signal N (143 SIGTERM); 2
+usage error.
+
 Examples:
   boo-normalize acp
-  boo-normalize acp --audit ~/.local/state/claude-acp.audit.jsonl --redact -- --model sonnet
-  Zed settings.json: {\"agent_servers\": {\"Claude Code (boo-normalize)\": {\"type\": \"custom\",
-    \"command\": \"boo-normalize\", \"args\": [\"acp\"], \"env\": {}}}}";
+  boo-normalize acp --audit ~/.local/state/claude-acp.audit.jsonl --redact -- --model sonnet";
 
 /// `acp` options.
 #[derive(Debug, Args)]
