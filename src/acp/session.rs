@@ -55,6 +55,54 @@ struct Pending {
     tool_use_id: Option<String>,
 }
 
+/// The tool inputs of the CLI's `can_use_tool` requests as the CLI wrote them (before
+/// `--redact`), by request id: an allow must give the CLI its own input back.
+type RawInputs = Arc<Mutex<HashMap<String, Value>>>;
+
+/// The supervisor's [`Driver`](crate::spawn::Driver) for a session: the pipeline's, plus the
+/// raw input of each `can_use_tool` control request (the control protocol, not the envelope).
+struct Control<D> {
+    inner: D,
+    raw: RawInputs,
+}
+
+#[derive(serde::Deserialize)]
+struct CanUseTool {
+    request_id: String,
+    request: CanUseToolRequest,
+}
+
+#[derive(serde::Deserialize)]
+struct CanUseToolRequest {
+    subtype: String,
+    #[serde(default)]
+    input: Value,
+}
+
+impl<D: crate::spawn::Driver> crate::spawn::Driver for Control<D> {
+    fn line(&mut self, line: &crate::read::Line<'_>) -> io::Result<Option<crate::spawn::Halt>> {
+        if line.bytes.starts_with(b"{\"type\":\"control_request\"")
+            && let Ok(c) = serde_json::from_slice::<CanUseTool>(line.bytes)
+            && c.request.subtype == "can_use_tool"
+        {
+            lock(&self.raw).insert(c.request_id, c.request.input);
+        }
+        self.inner.line(line)
+    }
+    fn stderr(&mut self, line: &[u8], truncated: bool) -> io::Result<()> {
+        self.inner.stderr(line, truncated)
+    }
+    fn idle(&mut self) -> io::Result<()> {
+        self.inner.idle()
+    }
+    fn ready(&mut self) -> bool {
+        self.inner.ready()
+    }
+    fn tool_running_since(&self) -> Option<Instant> {
+        self.inner.tool_running_since()
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// The running CLI's stdin and pid (`None`: not running).
@@ -90,6 +138,7 @@ pub struct Session {
     st: Mutex<State>,
     cv: Condvar,
     control_seq: AtomicU64,
+    raw_inputs: RawInputs,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -127,6 +176,7 @@ impl Session {
             }),
             cv: Condvar::new(),
             control_seq: AtomicU64::new(0),
+            raw_inputs: Arc::default(),
         })
     }
 
@@ -305,6 +355,10 @@ impl Session {
         sinks.insert(0, Box::new(AcpSink::new(self.clone(), generation)));
         let mut p =
             Pipeline::new(Normalizer::new(self.cfg.envelope.clone()), sinks).line_buffered(true);
+        // --redact: every line before any output (the ACP updates included).
+        if let Some(r) = self.cfg.setup.redactor() {
+            p = p.transform(r);
+        }
         let tail = TailWriter {
             session: self.clone(),
             line: Vec::new(),
@@ -316,6 +370,13 @@ impl Session {
                 StderrMode::Pass,
                 tail,
             );
+            if let Some(e) = &self.cfg.setup.redact {
+                driver = driver.rewrite_stderr(Box::new(crate::redact::Redactor::new(e.clone())));
+            }
+            let mut driver = Control {
+                inner: driver,
+                raw: self.raw_inputs.clone(),
+            };
             supervise(&spec, &self.cfg.limits, &mut driver)
         };
         let end = match &outcome {
@@ -516,6 +577,7 @@ impl Session {
     }
 
     fn answer_permission(&self, request_id: &str, verdict: Value) {
+        lock(&self.raw_inputs).remove(request_id);
         let line = json!({
             "type": "control_response",
             "response": {"subtype": "success", "request_id": request_id, "response": verdict}
@@ -600,6 +662,8 @@ impl Session {
             .and_then(|a| a.ok())
             .and_then(|v| serde_json::from_value::<RequestPermissionResponse>(v).ok())
             .map(|r| r.outcome);
+        // The CLI's own input (the one shown may be redacted).
+        let input = lock(&self.raw_inputs).remove(&request_id).unwrap_or(input);
         let verdict = match outcome {
             Some(RequestPermissionOutcome::Selected(s)) => match &*s.option_id.0 {
                 "allow" => json!({"behavior": "allow", "updatedInput": input}),

@@ -7,6 +7,7 @@
 #![cfg(target_os = "linux")]
 
 mod agent;
+mod outputs;
 mod supervision;
 
 use std::fs;
