@@ -21,6 +21,7 @@
 //       {"op": "request", "method": M, "params": P, "as": NAME}  (raw request; P may name
 //        sessions as "$NAME")
 //       {"op": "kill_claude", "session": NAME}  (SIGKILL the session's claude process)
+//       {"op": "measure_rss", "match": TEXT}  (peak RSS of the agent's own processes)
 //       {"op": "signal_agent", "signal": "SIGTERM" | "SIGKILL"}  (then waits for its exit)
 //       {"op": "close_stdin"}   (then waits for the agent to exit)
 // Output: {"results": {NAME: {...}}, "updates": [{"session": NAME, "update": ...}],
@@ -205,6 +206,28 @@ await app
               results[`killed@${step.session}`] = { pid: r.pid, args: r.args };
             }
           }
+          break;
+        }
+        case "measure_rss": {
+          // Peak RSS (VmHWM) of the agent's own processes: the one started and its descendants
+          // that are the agent too (`match` in their command line), not the claude CLI.
+          const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="]).toString().trim().split("\n")
+            .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean)
+            .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+          const ours = new Set([child.pid]);
+          let grew = true;
+          while (grew) {
+            grew = false;
+            for (const r of rows) if (!ours.has(r.pid) && ours.has(r.ppid) && r.args.includes(step.match)) { ours.add(r.pid); grew = true; }
+          }
+          let kb = 0;
+          for (const pid of ours) {
+            try {
+              const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmHWM:\s+(\d+)/);
+              if (m) kb += Number(m[1]);
+            } catch {}
+          }
+          results.rss = { kb, processes: ours.size };
           break;
         }
         case "signal_agent":
