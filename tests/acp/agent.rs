@@ -232,9 +232,41 @@ fn two_sessions_at_once_are_isolated() {
             {"op": "prompt", "session": "b", "text": "beta question", "as": "pb", "wait": false},
             {"op": "await", "prompt": "pa"},
             {"op": "await", "prompt": "pb"},
-            {"op": "request", "method": "session/list", "params": {}, "as": "list"}
+            {"op": "request", "method": "session/list", "params": {}, "as": "list"},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$a", "modeId": "acceptEdits"}, "as": "mode"},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$a", "modeId": "yolo"}, "as": "badmode"},
+            {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$a", "configId": "model", "value": "sonnet"}, "as": "model"},
+            {"op": "request", "method": "session/set_model", "params": {"sessionId": "$b", "modelId": "haiku"}, "as": "setmodel"},
+            {"op": "request", "method": "session/close", "params": {"sessionId": "$b"}, "as": "close"},
+            {"op": "request", "method": "session/list", "params": {}, "as": "list2"}
         ]),
     );
+    // Modes and models.
+    assert!(r.result("mode")["ok"].is_object(), "{}", r.result("mode"));
+    let modes = r.updates("a", "current_mode_update");
+    assert_eq!(modes.last().unwrap()["currentModeId"], "acceptEdits");
+    assert_eq!(r.result("badmode")["error"]["code"], -32602);
+    let opts = r.result("model")["ok"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let model = opts.iter().find(|o| o["id"] == "model").unwrap();
+    assert_eq!(model["currentValue"], "sonnet");
+    let mode = opts.iter().find(|o| o["id"] == "mode").unwrap();
+    assert_eq!(mode["currentValue"], "acceptEdits");
+    assert!(
+        r.result("setmodel")["ok"].is_object(),
+        "{}",
+        r.result("setmodel")
+    );
+    // Closing one session leaves the other.
+    assert!(r.result("close")["ok"].is_object());
+    let left = r.result("list2")["ok"]["sessions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["sessionId"], r.v["sessions"]["a"]);
     assert_eq!(r.stop("pa"), "end_turn");
     assert_eq!(r.stop("pb"), "end_turn");
     assert_eq!(r.text("a", "agent_message_chunk"), "Alpha answer.");
