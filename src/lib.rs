@@ -23,6 +23,8 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(unix)]
+pub mod acp;
 pub mod audit;
 pub mod capture;
 pub mod clock;

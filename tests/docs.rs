@@ -187,6 +187,7 @@ fn every_help_ends_with_examples() {
         &["schema"],
         &["completions"],
         &["spawn"],
+        &["acp"],
         &["replay"],
         &["profile"],
         &["diff"],

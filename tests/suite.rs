@@ -8,6 +8,7 @@
 
 mod common;
 
+mod acp;
 mod adapters;
 mod audit;
 mod dialects;

@@ -2,6 +2,7 @@
 //! top level, the small subcommands and [`parse`]; [`man`] renders the man pages and completion
 //! scripts from them. Validation and the library's options only: no files are opened here.
 
+pub mod acp;
 mod drift;
 mod input;
 pub mod man;
@@ -19,6 +20,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use acp::AcpArgs;
 pub use drift::{DiffArgs, ProfileArgs};
 pub use input::InputArgs;
 pub use normalize::NormalizeArgs;
@@ -81,6 +83,10 @@ pub enum Command {
     /// Replay a capture, audit log or stream-json file: envelope, raw, or as a fake `claude`.
     #[command(after_help = replay::AFTER_HELP)]
     Replay(ReplayArgs),
+    /// Claude Code as an Agent Client Protocol agent on stdin/stdout, one supervised `claude`
+    /// per session (Linux).
+    #[command(after_help = acp::ACP_AFTER_HELP)]
+    Acp(Box<AcpArgs>),
     /// Run `claude -p` as a supervised child and normalize its output live (Linux).
     #[command(after_help = spawn::SPAWN_AFTER_HELP)]
     Spawn(Box<SpawnArgs>),

@@ -190,6 +190,7 @@ impl SpawnArgs {
             },
             keep_background: self.keep_background,
             keep_alive: self.keep_alive,
+            own_only: false,
         }
     }
 }

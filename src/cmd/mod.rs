@@ -1,5 +1,7 @@
 //! Subcommand dispatch: each subcommand file only wires the library together.
 
+#[cfg(unix)]
+mod acp;
 mod audit;
 mod diff;
 mod generate;
@@ -30,6 +32,10 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Some(Command::Spawn(a)) => spawn::run(*a),
         #[cfg(not(unix))]
         Some(Command::Spawn(_)) => Err(Error::msg("spawn", "only supported on Linux")),
+        #[cfg(unix)]
+        Some(Command::Acp(a)) => acp::run(*a),
+        #[cfg(not(unix))]
+        Some(Command::Acp(_)) => Err(Error::msg("acp", "only supported on Linux")),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::GenerateMan { dir }) => generate::man(&dir),
         Some(Command::Redact(a)) => redact::run(a),

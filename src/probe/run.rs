@@ -194,6 +194,7 @@ pub fn run(setup: &Setup, src: &Source, mode: &str) -> Result<RunReport, RunFail
         stdin: None,
         max_line: None,
         cwd: Some(work.clone()),
+        attach: None,
     };
     let file = format!("{name}.{mode}.ndjson");
     let out = File::create(setup.out.join(&file))
@@ -461,6 +462,7 @@ pub fn version(setup: &Setup) -> Result<Option<String>, RunFailure> {
         stdin: None,
         max_line: None,
         cwd: Some(tmp.path().to_owned()),
+        attach: None,
     };
     let limits = Limits {
         timeout: Some(setup.timeout.min(Duration::from_secs(30))),

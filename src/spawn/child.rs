@@ -33,7 +33,22 @@ pub struct Spec {
     pub max_line: Option<usize>,
     /// Its working directory (`None`: boo-normalize's).
     pub cwd: Option<PathBuf>,
+    /// Keep its stdin open and hand the pipe (and the pid) over here instead of writing
+    /// [`Spec::stdin`]: a conversation over stdin (`acp`). `None`: as `stdin` says.
+    pub attach: Option<Attach>,
 }
+
+/// A started child's stdin pipe and pid, for the caller that talks to it while it runs.
+#[derive(Debug, Default)]
+pub struct Attached {
+    /// The child's pid (also its process group id).
+    pub pid: Option<i32>,
+    /// Its stdin (`None` once closed).
+    pub stdin: Option<std::process::ChildStdin>,
+}
+
+/// Where [`start`] hands over a child's stdin (see [`Spec::attach`]).
+pub type Attach = Arc<std::sync::Mutex<Attached>>;
 
 /// Longest stderr line kept (the rest of the line is dropped and the line marked truncated).
 pub const STDERR_LINE_MAX: usize = 64 * 1024;
@@ -199,7 +214,7 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
-    cmd.stdin(if spec.stdin.is_some() {
+    cmd.stdin(if spec.stdin.is_some() || spec.attach.is_some() {
         Stdio::piped()
     } else {
         Stdio::null()
@@ -215,6 +230,11 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
         }
     };
     let pid = child.id() as i32;
+    if let Some(slot) = &spec.attach {
+        let mut a = slot.lock().unwrap_or_else(|e| e.into_inner());
+        a.pid = Some(pid);
+        a.stdin = child.stdin.take();
+    }
     if let (Some(mut w), Some(data)) = (child.stdin.take(), spec.stdin.clone()) {
         // On its own thread: the child may read its stdin late, and a prompt can exceed the
         // pipe buffer. Dropping `w` closes stdin right after the prompt (EPIPE is ignored: the

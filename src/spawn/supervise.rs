@@ -50,6 +50,11 @@ pub struct Limits {
     pub keep_background: bool,
     /// Quiet time after which the sinks get a keep-alive.
     pub keep_alive: Duration,
+    /// Clean up only this child's processes (its process group and the descendants it had
+    /// while it ran), not every descendant of boo-normalize: several children supervised side
+    /// by side (`acp`'s sessions). Orphans that left both are then the caller's to clean up
+    /// ([`cleanup`] once every child is gone).
+    pub own_only: bool,
 }
 
 impl Default for Limits {
@@ -63,6 +68,7 @@ impl Default for Limits {
             stop_signal: StopSignal::Int,
             keep_background: false,
             keep_alive: KEEP_ALIVE_EVERY,
+            own_only: false,
         }
     }
 }
@@ -165,6 +171,8 @@ struct Sup<'d> {
     /// Stdout batches taken from the channel while the driver was not ready (their credits
     /// are not returned yet, so the reader stops).
     held: VecDeque<Batch>,
+    /// With [`Limits::own_only`]: the child's descendants seen while it ran.
+    own: std::collections::HashSet<i32>,
 }
 
 /// Why [`supervise`] failed.
@@ -203,6 +211,7 @@ pub fn supervise(
         dirty: false,
         hurry: false,
         held: VecDeque::new(),
+        own: Default::default(),
     };
     s.main_loop();
     s.run.close_signals();
@@ -215,7 +224,7 @@ pub fn supervise(
         (0, left)
     } else {
         // A second pass catches what was forked during the first.
-        (s.cleaned.unwrap_or(0) + cleanup(s.limits.grace), 0)
+        (s.cleaned.unwrap_or(0) + s.cleanup(), 0)
     };
     s.drain_rest();
     let cause = match (&s.stop, s.ended) {
@@ -248,7 +257,7 @@ impl Sup<'_> {
                 }
                 if !self.limits.keep_background && self.cleaned.is_none() {
                     // Then wait (at most `grace` from now) for EOF and the last lines.
-                    self.cleaned = Some(cleanup(self.limits.grace));
+                    self.cleaned = Some(self.cleanup());
                     self.ended_at = Some(Instant::now());
                 }
             } else {
@@ -403,9 +412,29 @@ impl Sup<'_> {
         self.sent.push(sig.as_str());
     }
 
+    /// Kill and reap what is left of the run: every descendant, or (with
+    /// [`Limits::own_only`]) this child's own.
+    fn cleanup(&mut self) -> usize {
+        if self.limits.own_only {
+            cleanup_own(self.run.pid, &mut self.own, self.limits.grace)
+        } else {
+            cleanup(self.limits.grace)
+        }
+    }
+
     fn poll_child(&mut self) {
         if self.ended.is_some() {
             return;
+        }
+        if self.limits.own_only {
+            // Ancestry is lost once the child is gone (its children go to the subreaper):
+            // note them while it runs.
+            let all = procs::scan();
+            self.own.extend(
+                procs::descendants_in(&all, self.run.pid)
+                    .iter()
+                    .map(|p| p.pid),
+            );
         }
         match procs::try_reap(self.run.pid) {
             Ok(Some(e)) => {
@@ -470,7 +499,9 @@ impl Sup<'_> {
             }
             Msg::Signal(SIGCHLD) => {
                 self.poll_child();
-                procs::reap_orphans(Some(self.run.pid));
+                if !self.limits.own_only {
+                    procs::reap_orphans(Some(self.run.pid));
+                }
             }
             Msg::Signal(sig) => {
                 if self.ended.is_some() || self.gave_up {
@@ -512,6 +543,51 @@ impl Sup<'_> {
         }
         self.idle();
     }
+}
+
+/// [`cleanup`] for one child of several: its process group `pgid` and the processes in `own`
+/// (its descendants seen while it ran, and theirs), no other process.
+pub fn cleanup_own(pgid: i32, own: &mut std::collections::HashSet<i32>, grace: Duration) -> usize {
+    let mut signalled = std::collections::HashSet::new();
+    let term_until = Instant::now() + grace;
+    let hard_until = term_until + grace.max(Duration::from_secs(1));
+    let me = std::process::id() as i32;
+    loop {
+        let all = procs::scan();
+        // Theirs too: forked by one of them since the last look.
+        for p in &all {
+            if own.contains(&p.ppid) || p.pgrp == pgid {
+                own.insert(p.pid);
+            }
+        }
+        let mut live = Vec::new();
+        for p in all.iter().filter(|p| p.pid != pgid && own.contains(&p.pid)) {
+            if p.state == 'Z' {
+                if p.ppid == me {
+                    let _ = procs::try_reap(p.pid);
+                }
+            } else {
+                live.push(p.pid);
+            }
+        }
+        let now = Instant::now();
+        if live.is_empty() || now >= hard_until {
+            break;
+        }
+        let sig = if now >= term_until {
+            Signal::SIGKILL
+        } else {
+            Signal::SIGTERM
+        };
+        for pid in live {
+            if sig == Signal::SIGKILL || signalled.insert(pid) {
+                signalled.insert(pid);
+                procs::signal_pid(pid, sig);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signalled.len()
 }
 
 /// Kill and reap every remaining descendant: SIGTERM, then SIGKILL after at most `grace`,

@@ -195,6 +195,7 @@ fn child(
         stdin: inv.stdin,
         max_line,
         cwd: None,
+        attach: None,
     };
     (spec, resolved, removed)
 }

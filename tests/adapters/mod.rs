@@ -6,7 +6,7 @@
 //! package are not available.
 #![cfg(target_os = "linux")]
 
-mod harness;
+pub mod harness;
 
 mod cli;
 mod coding_app;

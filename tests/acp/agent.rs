@@ -1,0 +1,285 @@
+//! A session's turns as an ACP client sees them: text, thinking, a Read, a Bash allowed and one
+//! rejected, an Edit with its diff, TodoWrite as the plan, a subagent; protocol errors; two
+//! sessions at once.
+
+use std::fs;
+
+use serde_json::json;
+
+use super::env;
+
+#[test]
+fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
+    let Some(e) = env("acp_turns") else { return };
+    fs::write(e.d.work.join("notes.txt"), "hello world\n").unwrap();
+    let api = e.api(json!({"responses": [
+        {"label": "p1", "delay": 0.2, "content": [
+            {"type": "thinking", "thinking": "Let me think about the greeting."},
+            {"type": "text", "text": "Hello from the model."}]},
+        {"label": "p2 read", "content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "@CWD@/notes.txt"}}]},
+        {"label": "p2 end", "content": [{"type": "text", "text": "It says hello."}]},
+        {"label": "p3 bash", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch allowed.txt", "description": "Create allowed.txt"}}]},
+        {"label": "p3 end", "content": [{"type": "text", "text": "Created."}]},
+        {"label": "p4 bash", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch denied.txt", "description": "Create denied.txt"}}]},
+        {"label": "p4 end", "content": [{"type": "text", "text": "Not permitted."}]},
+        {"label": "p5 edit", "content": [{"type": "tool_use", "name": "Edit", "input": {"file_path": "@CWD@/notes.txt", "old_string": "hello", "new_string": "goodbye"}}]},
+        {"label": "p5 end", "content": [{"type": "text", "text": "Edited."}]},
+        {"label": "p6 todo", "content": [{"type": "tool_use", "name": "TodoWrite", "input": {"todos": [
+            {"content": "Write the test", "status": "completed", "activeForm": "Writing the test"},
+            {"content": "Run it", "status": "in_progress", "activeForm": "Running it"}]}}]},
+        {"label": "p6 end", "content": [{"type": "text", "text": "Planned."}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!(["allow", "reject", "allow"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "say hello", "as": "p1"},
+            {"op": "prompt", "session": "s", "text": "read notes.txt", "as": "p2"},
+            {"op": "prompt", "session": "s", "text": "create allowed.txt", "as": "p3"},
+            {"op": "prompt", "session": "s", "text": "create denied.txt", "as": "p4"},
+            {"op": "prompt", "session": "s", "text": "edit notes.txt", "as": "p5"},
+            {"op": "prompt", "session": "s", "text": "make a plan", "as": "p6"},
+            {"op": "request", "method": "session/frobnicate", "params": {}, "as": "unknown"},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "$s"}, "as": "bad"},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}, "as": "nosession"}
+        ]),
+    );
+    // The client got every update the agent wrote (none failed the SDK's own checks).
+    let written = r
+        .trace
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .count();
+    assert_eq!(written, r.v["updates"].as_array().unwrap().len());
+    let init = &r.result("initialize")["ok"];
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentInfo"]["name"], "boo-normalize");
+    for p in ["p1", "p2", "p3", "p4", "p5", "p6"] {
+        assert_eq!(r.stop(p), "end_turn", "{p}");
+    }
+    // Text and thinking, streamed from the run's deltas.
+    assert!(
+        r.text("s", "agent_thought_chunk")
+            .contains("Let me think about the greeting.")
+    );
+    let said = r.text("s", "agent_message_chunk");
+    for t in [
+        "Hello from the model.",
+        "It says hello.",
+        "Created.",
+        "Not permitted.",
+        "Edited.",
+    ] {
+        assert!(said.contains(t), "{t:?} not in {said:?}");
+    }
+    // The Read: kind, location, result.
+    let calls = r.updates("s", "tool_call");
+    let read = calls
+        .iter()
+        .find(|c| c["kind"] == "read")
+        .expect("a read tool_call");
+    let notes = e.d.work.join("notes.txt").display().to_string();
+    assert_eq!(read["locations"][0]["path"], notes.as_str());
+    let done = r.updates("s", "tool_call_update");
+    let read_done = done
+        .iter()
+        .find(|u| u["toolCallId"] == read["toolCallId"])
+        .expect("the read's update");
+    assert_eq!(read_done["status"], "completed");
+    assert!(
+        read_done["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello world")
+    );
+    // Bash allowed and rejected: asked twice, the file exists only for the allowed one.
+    let asked: Vec<_> = r
+        .permissions()
+        .iter()
+        .map(|p| p["toolCall"]["title"].clone())
+        .collect();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert!(e.d.work.join("allowed.txt").exists());
+    assert!(!e.d.work.join("denied.txt").exists());
+    for o in ["allow_once", "allow_always", "reject_once"] {
+        assert!(
+            r.permissions()[0]["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["kind"] == o)
+        );
+    }
+    let failed = done.iter().filter(|u| u["status"] == "failed").count();
+    assert_eq!(failed, 1, "the rejected Bash is a failed tool call");
+    // The Edit, as a diff, applied.
+    let edit = calls
+        .iter()
+        .find(|c| c["kind"] == "edit")
+        .expect("an edit tool_call");
+    assert_eq!(
+        edit["content"][0],
+        json!({"type": "diff", "path": notes, "oldText": "hello", "newText": "goodbye"})
+    );
+    assert_eq!(
+        fs::read_to_string(e.d.work.join("notes.txt")).unwrap(),
+        "goodbye world\n"
+    );
+    // TodoWrite as the plan, not as a tool call.
+    let plan = r.updates("s", "plan");
+    assert_eq!(plan.len(), 1);
+    assert_eq!(plan[0]["entries"][0]["content"], "Write the test");
+    assert_eq!(plan[0]["entries"][0]["status"], "completed");
+    assert_eq!(plan[0]["entries"][1]["status"], "in_progress");
+    assert!(!calls.iter().any(|c| c["rawInput"].get("todos").is_some()));
+    // Slash commands and usage.
+    let cmds = r.updates("s", "available_commands_update");
+    assert!(!cmds.is_empty());
+    let usage = r.updates("s", "usage_update");
+    assert!(usage.iter().all(|u| u["size"].as_u64().unwrap() > 0));
+    assert!(usage.last().unwrap()["used"].as_u64().unwrap() > 0);
+    // Protocol errors.
+    assert_eq!(r.result("unknown")["error"]["code"], -32601);
+    assert_eq!(r.result("bad")["error"]["code"], -32602);
+    let m = r.result("bad")["error"]["message"].as_str().unwrap();
+    assert!(m.contains("prompt"), "{m}");
+    assert_eq!(r.result("nosession")["error"]["code"], -32602);
+    assert!(
+        r.result("nosession")["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sessionId")
+    );
+    assert_eq!(r.result("exit")["code"], 0, "{}", r.stderr);
+    super::super::spawn::common::assert_no_procs(&e.mark, std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn subagent_work_is_attributed_to_its_task_call() {
+    let Some(e) = env("acp_subagent") else { return };
+    let api = e.api(json!({"responses": [
+        {"label": "task", "match": {"first_user": "delegate"}, "content": [
+            {"type": "tool_use", "name": "$SUBAGENT", "input": {"description": "Look around", "prompt": "List the files, then report.", "subagent_type": "general-purpose"}}]},
+        {"label": "sub", "match": {"first_user": "List the files"}, "content": [{"type": "text", "text": "Subagent report: nothing here."}]},
+        {"label": "main end", "match": {"first_user": "delegate"}, "content": [{"type": "text", "text": "The subagent found nothing."}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &["--", "--permission-mode", "bypassPermissions"],
+        json!([]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "delegate this", "as": "p"}
+        ]),
+    );
+    assert_eq!(r.stop("p"), "end_turn");
+    let task = r
+        .updates("s", "tool_call")
+        .into_iter()
+        .find(|c| c["kind"] == "think")
+        .expect("the Task call")
+        .clone();
+    let id = task["toolCallId"].as_str().unwrap();
+    // The subagent's work comes attributed to the Task call (its prompt, at least: CLI 2.1.45
+    // does not stream a subagent's text), and its report is the Task's result.
+    let sub: Vec<_> = r.v["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["meta"]["claudeCode"]["parentToolUseId"] == id)
+        .collect();
+    assert!(
+        sub.iter().any(|u| u["update"]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("List the files"))),
+        "{sub:?}"
+    );
+    let done = r
+        .updates("s", "tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == id)
+        .expect("the Task's result");
+    assert!(
+        done["content"].to_string().contains("Subagent report"),
+        "{done}"
+    );
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("The subagent found nothing.")
+    );
+}
+
+#[test]
+fn two_sessions_at_once_are_isolated() {
+    let Some(e) = env("acp_two") else { return };
+    let api = e.api(json!({"responses": [
+        {"label": "alpha", "match": {"first_user": "alpha"}, "delay": 1.0, "content": [{"type": "text", "text": "Alpha answer."}]},
+        {"label": "beta", "match": {"first_user": "beta"}, "delay": 1.0, "content": [{"type": "text", "text": "Beta answer."}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!([]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "a"},
+            {"op": "new", "as": "b"},
+            {"op": "prompt", "session": "a", "text": "alpha question", "as": "pa", "wait": false},
+            {"op": "prompt", "session": "b", "text": "beta question", "as": "pb", "wait": false},
+            {"op": "await", "prompt": "pa"},
+            {"op": "await", "prompt": "pb"},
+            {"op": "request", "method": "session/list", "params": {}, "as": "list"},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$a", "modeId": "acceptEdits"}, "as": "mode"},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$a", "modeId": "yolo"}, "as": "badmode"},
+            {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$a", "configId": "model", "value": "sonnet"}, "as": "model"},
+            {"op": "request", "method": "session/set_model", "params": {"sessionId": "$b", "modelId": "haiku"}, "as": "setmodel"},
+            {"op": "request", "method": "session/close", "params": {"sessionId": "$b"}, "as": "close"},
+            {"op": "request", "method": "session/list", "params": {}, "as": "list2"}
+        ]),
+    );
+    // Modes and models.
+    assert!(r.result("mode")["ok"].is_object(), "{}", r.result("mode"));
+    let modes = r.updates("a", "current_mode_update");
+    assert_eq!(modes.last().unwrap()["currentModeId"], "acceptEdits");
+    assert_eq!(r.result("badmode")["error"]["code"], -32602);
+    let opts = r.result("model")["ok"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let model = opts.iter().find(|o| o["id"] == "model").unwrap();
+    assert_eq!(model["currentValue"], "sonnet");
+    let mode = opts.iter().find(|o| o["id"] == "mode").unwrap();
+    assert_eq!(mode["currentValue"], "acceptEdits");
+    assert!(
+        r.result("setmodel")["ok"].is_object(),
+        "{}",
+        r.result("setmodel")
+    );
+    // Closing one session leaves the other.
+    assert!(r.result("close")["ok"].is_object());
+    let left = r.result("list2")["ok"]["sessions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["sessionId"], r.v["sessions"]["a"]);
+    assert_eq!(r.stop("pa"), "end_turn");
+    assert_eq!(r.stop("pb"), "end_turn");
+    assert_eq!(r.text("a", "agent_message_chunk"), "Alpha answer.");
+    assert_eq!(r.text("b", "agent_message_chunk"), "Beta answer.");
+    // Both ran at the same time: neither waited for the other's answer.
+    let (a, b) = (&r.result("pa"), &r.result("pb"));
+    let overlap = a["at"].as_u64().unwrap().min(b["at"].as_u64().unwrap())
+        > (a["at"].as_u64().unwrap() - a["ms"].as_u64().unwrap())
+            .max(b["at"].as_u64().unwrap() - b["ms"].as_u64().unwrap());
+    assert!(overlap, "{a} {b}");
+    assert_eq!(
+        r.result("list")["ok"]["sessions"].as_array().unwrap().len(),
+        2
+    );
+    assert_ne!(r.v["sessions"]["a"], r.v["sessions"]["b"]);
+}

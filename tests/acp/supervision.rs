@@ -1,0 +1,285 @@
+//! Cancel (a stalled answer, a running tool, a held permission request), "always allow", API
+//! errors, a CLI killed mid-prompt, and the agent's end (stdin closed, SIGTERM, SIGKILL): what
+//! the client gets, and that no process is left.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::env;
+use crate::spawn::common::assert_no_procs;
+
+#[test]
+fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason() {
+    let Some(e) = env("acp_cancel") else { return };
+    // The second prompt's request also holds the first one's text (consecutive user messages
+    // are one): its entry comes first.
+    let api = e.api(json!({"responses": [
+        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
+    ]}));
+    let w = e.until_working("s");
+    let r = e.drive(
+        &api,
+        &[],
+        json!([]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
+            w[0],
+            w[1],
+            {"op": "cancel", "session": "s"},
+            {"op": "await", "prompt": "p1"},
+            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
+        ]),
+    );
+    assert_eq!(r.stop("p1"), "cancelled");
+    let took =
+        r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
+    assert!(took <= 2000, "cancel took {took} ms");
+    assert_eq!(
+        r.stop("p2"),
+        "end_turn",
+        "the next prompt has its own stop reason"
+    );
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("Second answer.")
+    );
+    assert_no_procs(&e.mark, Duration::from_secs(5));
+}
+
+#[test]
+fn cancel_during_a_running_tool_stops_it() {
+    let Some(e) = env("acp_cancel_tool") else {
+        return;
+    };
+    let api = e.api(json!({"responses": [
+        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "long bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 120", "description": "Wait"}}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!(["allow"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
+            {"op": "until_permission"},
+            {"op": "sleep", "ms": 1500},
+            {"op": "cancel", "session": "s"},
+            {"op": "await", "prompt": "p1"},
+            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
+        ]),
+    );
+    assert!(
+        e.d.work.join("started.txt").exists(),
+        "the tool was running"
+    );
+    assert_eq!(r.stop("p1"), "cancelled");
+    let took =
+        r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
+    assert!(took <= 2000, "cancel took {took} ms");
+    assert_eq!(r.stop("p2"), "end_turn");
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("Second answer.")
+    );
+    assert_no_procs(&e.mark, Duration::from_secs(5));
+}
+
+#[test]
+fn a_cancelled_prompt_denies_the_tool_waiting_for_permission() {
+    let Some(e) = env("acp_cancel_perm") else {
+        return;
+    };
+    let api = e.api(json!({"responses": [
+        {"label": "after", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch never.txt", "description": "Create never.txt"}}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!(["hold"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
+            {"op": "until_permission"},
+            {"op": "cancel", "session": "s"},
+            {"op": "await", "prompt": "p1"},
+            {"op": "sleep", "ms": 500},
+            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
+        ]),
+    );
+    assert_eq!(r.stop("p1"), "cancelled");
+    assert_eq!(r.stop("p2"), "end_turn");
+    assert!(
+        !e.d.work.join("never.txt").exists(),
+        "the tool ran without approval"
+    );
+}
+
+#[test]
+fn always_allow_is_a_rule_the_cli_keeps() {
+    let Some(e) = env("acp_always") else { return };
+    let api = e.api(json!({"responses": [
+        {"label": "one", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch a.txt", "description": "a"}}]},
+        {"label": "two", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch a.txt", "description": "a again"}}]},
+        {"label": "end", "content": [{"type": "text", "text": "Both done."}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!(["allow_always"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "touch twice", "as": "p"}
+        ]),
+    );
+    assert_eq!(r.stop("p"), "end_turn");
+    assert_eq!(
+        r.permissions().len(),
+        1,
+        "asked again after always: {:?}",
+        r.permissions()
+    );
+    let ok = r
+        .updates("s", "tool_call_update")
+        .iter()
+        .filter(|u| u["status"] == "completed")
+        .count();
+    assert_eq!(ok, 2);
+}
+
+#[test]
+fn api_401_is_auth_required_and_500_an_error_naming_it() {
+    let Some(e) = env("acp_api_errors") else {
+        return;
+    };
+    let api = e.api(json!({"responses": [
+        {"label": "ok", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Fine now."}]},
+        {"label": "500", "match": {"last_user": "second"}, "error": 500, "repeat": -1},
+        {"label": "401", "match": {"last_user": "first"}, "error": 401, "repeat": -1}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!([]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1"},
+            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
+            {"op": "prompt", "session": "s", "text": "third question", "as": "p3"},
+        ]),
+    );
+    assert_eq!(
+        r.result("p1")["error"]["code"],
+        -32000,
+        "{}",
+        r.result("p1")
+    );
+    let e500 = &r.result("p2")["error"];
+    assert_eq!(e500["code"], -32603, "{e500}");
+    assert!(e500["message"].as_str().unwrap().contains("500"), "{e500}");
+    assert_eq!(r.stop("p3"), "end_turn");
+}
+
+#[test]
+fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
+    let Some(e) = env("acp_killed") else { return };
+    let api = e.api(json!({"responses": [
+        {"label": "third", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Resumed."}]},
+        {"label": "stalled", "match": {"last_user": "second"}, "hang": true},
+        {"label": "first", "match": {"last_user": "first"}, "content": [{"type": "text", "text": "First answer."}]}
+    ]}));
+    let r = e.drive(
+        &api,
+        &[],
+        json!([]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1"},
+            {"op": "prompt", "session": "s", "text": "second question", "as": "p2", "wait": false},
+            {"op": "sleep", "ms": 1500},
+            {"op": "kill_claude", "session": "s"},
+            {"op": "await", "prompt": "p2"},
+            {"op": "prompt", "session": "s", "text": "third question", "as": "p3"},
+        ]),
+    );
+    assert_eq!(r.stop("p1"), "end_turn");
+    assert!(
+        r.result("killed@s")["pid"].as_u64().is_some(),
+        "no claude found to kill"
+    );
+    let err = &r.result("p2")["error"];
+    assert_eq!(err["code"], -32603, "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("claude ended"),
+        "{err}"
+    );
+    assert_eq!(r.stop("p3"), "end_turn");
+    assert!(r.text("s", "agent_message_chunk").contains("Resumed."));
+    // The fresh CLI resumed the session: its request carries the first turn too.
+    let last = api
+        .requests()
+        .into_iter()
+        .rfind(|q| q["label"] == "third")
+        .expect("the third prompt reached the API");
+    let body = last["body"].to_string();
+    assert!(
+        body.contains("first question") && body.contains("First answer."),
+        "not resumed: {body}"
+    );
+}
+
+fn ends_with(signal: Option<&str>, tag: &str) {
+    let Some(e) = env(tag) else { return };
+    let api = e.api(json!({"responses": [
+        {"label": "long bash", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 300", "description": "Wait"}}]}
+    ]}));
+    let last = match signal {
+        None => json!({"op": "close_stdin"}),
+        Some(s) => json!({"op": "signal_agent", "signal": s}),
+    };
+    let r = e.drive(
+        &api,
+        &[],
+        json!(["allow"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "wait", "as": "p1", "wait": false},
+            {"op": "until_permission"},
+            {"op": "sleep", "ms": 1500},
+            last
+        ]),
+    );
+    assert!(
+        e.d.work.join("started.txt").exists(),
+        "the tool was running"
+    );
+    let exit = r.result("exit");
+    assert!(exit["ms"].as_u64().is_some(), "{exit}");
+    assert_no_procs(&e.mark, Duration::from_secs(8));
+}
+
+#[test]
+fn stdin_closed_mid_prompt_leaves_no_process() {
+    ends_with(None, "acp_eof");
+}
+
+#[test]
+fn sigterm_mid_prompt_leaves_no_process() {
+    ends_with(Some("SIGTERM"), "acp_term");
+}
+
+#[test]
+fn sigkill_mid_prompt_leaves_no_process() {
+    ends_with(Some("SIGKILL"), "acp_kill");
+}
