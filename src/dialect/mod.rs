@@ -33,7 +33,6 @@ pub mod emit;
 pub mod gemini;
 pub mod opencode;
 pub mod qwen;
-pub mod tools;
 
 use std::fmt;
 
@@ -88,6 +87,20 @@ impl Dialect {
             Dialect::Amp => "amp",
             Dialect::Qwen => "qwen",
             Dialect::Copilot => "copilot",
+        }
+    }
+
+    /// Whose tool names the dialect's calls carry, for the tool-meaning table ([`crate::tool`]).
+    pub fn tools(self) -> crate::tool::Dialect {
+        use crate::tool::Dialect as T;
+        match self {
+            Dialect::Claude => T::Claude,
+            Dialect::Codex => T::Codex,
+            Dialect::Gemini | Dialect::Qwen => T::Gemini,
+            Dialect::Cursor => T::Cursor,
+            Dialect::OpenCode => T::OpenCode,
+            Dialect::Amp => T::Amp,
+            Dialect::Copilot => T::Copilot,
         }
     }
 

@@ -243,6 +243,11 @@ impl Normalizer {
         self.st.agent = agent;
     }
 
+    /// Read the calls that follow with another agent's tool names (see [`crate::tool`]).
+    pub fn set_tool_dialect(&mut self, dialect: crate::tool::Dialect) {
+        self.st.opts.dialect = dialect;
+    }
+
     /// The agent set by [`Normalizer::set_agent`].
     pub fn agent(&self) -> Option<&'static str> {
         self.st.agent

@@ -276,6 +276,9 @@ impl<'a> Pipeline<'a> {
             .map(Dialect::agent);
         if agent.is_some() && self.normalizer.agent() != agent {
             self.normalizer.set_agent(agent);
+            if let Some(d) = stage.dialect() {
+                self.normalizer.set_tool_dialect(d.tools());
+            }
         }
         let violations: Vec<(usize, String)> = (0..out.len())
             .filter_map(|i| stage.violation(i).map(|w| (i, w.to_owned())))

@@ -16,15 +16,24 @@ pub enum Dialect {
     OpenCode,
     /// Codex (`exec --json` item types).
     Codex,
+    /// Amp (`--stream-json`; Claude-like blocks with Amp's own tool names).
+    Amp,
+    /// Cursor (`stream-json` `tool_call` keys: `shellToolCall`, `readToolCall`, …).
+    Cursor,
+    /// GitHub Copilot CLI (`toolName` of its tool events).
+    Copilot,
 }
 
 impl Dialect {
     /// Every dialect.
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 7] = [
         Dialect::Claude,
         Dialect::Gemini,
         Dialect::OpenCode,
         Dialect::Codex,
+        Dialect::Amp,
+        Dialect::Cursor,
+        Dialect::Copilot,
     ];
 }
 
@@ -207,7 +216,7 @@ impl Row {
     }
 }
 
-use Dialect::{Claude, Codex, Gemini, OpenCode};
+use Dialect::{Amp, Claude, Codex, Copilot, Cursor, Gemini, OpenCode};
 use EditShape::{Cell, Multi, Replace, Whole};
 use Kind::*;
 use PathSpec::{Each, Str, Strs};
@@ -418,4 +427,92 @@ pub const TABLE: &[Row] = &[
     row(Codex, "todo_list", Plan),
     row(Codex, "mcp_tool_call", Other),
     row(Codex, "collab_tool_call", Other).kind_by("tool", &[("spawn_agent", Subagent)]),
+    // Qwen Code: Gemini CLI's names (read with the Gemini rows) and a few of its own.
+    row(Gemini, "edit", Edit)
+        .paths(FILE)
+        .edit(Replace {
+            path: "file_path",
+            old: "old_string",
+            new: "new_string",
+            all: Some("replace_all"),
+        })
+        .head(Head::Key(&["file_path"])),
+    row(Gemini, "grep_search", Search)
+        .paths(PATH)
+        .head(Head::Grep),
+    row(Gemini, "todo_write", Plan),
+    // Amp (`tool_use.name`, `input`).
+    row(Amp, "Bash", Execute).command("cmd").head(Head::Shell),
+    row(Amp, "shell_command", Execute)
+        .command("command")
+        .head(Head::Shell),
+    row(Amp, "Read", Read)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Amp, "create_file", Edit)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Amp, "edit_file", Edit)
+        .paths(PATH)
+        .edit(Replace {
+            path: "path",
+            old: "old_str",
+            new: "new_str",
+            all: Some("replace_all"),
+        })
+        .head(Head::Key(&["path"])),
+    row(Amp, "apply_patch", Edit),
+    row(Amp, "Grep", Search).paths(PATH).head(Head::Grep),
+    row(Amp, "glob", Search).head(Head::Glob),
+    row(Amp, "Task", Subagent),
+    row(Amp, "todo_write", Plan),
+    // Cursor (`tool_call.<key>.args`; a reader names the call by its key).
+    row(Cursor, "shellToolCall", Execute)
+        .command("command")
+        .head(Head::Shell),
+    row(Cursor, "readToolCall", Read)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Cursor, "writeToolCall", Edit)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Cursor, "editToolCall", Edit)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Cursor, "deleteToolCall", Delete)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Cursor, "lsToolCall", Search)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Cursor, "grepToolCall", Search)
+        .paths(PATH)
+        .head(Head::Grep),
+    row(Cursor, "globToolCall", Search).head(Head::Glob),
+    row(Cursor, "todoToolCall", Plan),
+    // Copilot CLI (`toolName`, `arguments`).
+    row(Copilot, "bash", Execute)
+        .command("command")
+        .head(Head::Shell),
+    row(Copilot, "view", Read)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Copilot, "create", Edit)
+        .paths(PATH)
+        .head(Head::Key(&["path"])),
+    row(Copilot, "edit", Edit)
+        .paths(PATH)
+        .edit(Replace {
+            path: "path",
+            old: "old_str",
+            new: "new_str",
+            all: None,
+        })
+        .head(Head::Key(&["path"])),
+    row(Copilot, "apply_patch", Edit),
+    row(Copilot, "grep", Search).paths(PATH).head(Head::Grep),
+    row(Copilot, "glob", Search).head(Head::Glob),
+    row(Copilot, "web_fetch", Fetch).head(Head::Key(&["url"])),
+    row(Copilot, "task", Subagent),
+    row(Copilot, "update_todo", Plan),
 ];

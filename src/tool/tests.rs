@@ -101,8 +101,9 @@ const CATALOGUE: &[&str] = &[
     "ToolSearch",
 ];
 
-/// Every tool name the `system/init` lines of the captures under `fixtures/` list (but the
-/// hostile fixture's made-up ones), MCP tools aside.
+/// Every tool name the `system/init` lines of Claude Code's captures under `fixtures/` list (but
+/// the hostile fixture's made-up ones, and other agents' captures under `fixtures/agents/`,
+/// whose `init` lines name their own tools), MCP tools aside.
 fn fixture_tool_names() -> BTreeSet<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut names = BTreeSet::new();
@@ -111,7 +112,9 @@ fn fixture_tool_names() -> BTreeSet<String> {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
-                if p.file_name().is_some_and(|n| n != "hostile") {
+                if p.file_name()
+                    .is_some_and(|n| n != "hostile" && n != "agents")
+                {
                     dirs.push(p);
                 }
                 continue;
