@@ -1,12 +1,13 @@
 //! What a tool call means for an ACP client (its kind, title, the files it touches, an edit as
-//! a diff), derived from the tool's name and input.
-//!
-//! TEMPORARY: the envelope is gaining these facts on every `tool.call` (`kind`, `paths`,
-//! `command`, `edit`: branch s10-tools). Once it has them, [`meaning`] is replaced by a reading
-//! of those fields; nothing else in `acp` looks at tool names or inputs.
+//! a diff): the tool-meaning module's answer ([`crate::tool`], the same one the envelope's
+//! `tool.call` carries as `kind`, `paths`, `command` and `edit`) said in ACP's types, and the
+//! views' headline as its title. Nothing here names a tool.
 
 use agent_client_protocol_schema::v1::{Diff, ToolCallContent, ToolCallLocation, ToolKind};
 use serde_json::Value;
+
+use crate::tool::{self, Dialect, Kind};
+use crate::view::args::Args;
 
 /// A tool call as ACP shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,93 +22,69 @@ pub struct Meaning {
     pub diffs: Vec<ToolCallContent>,
 }
 
-fn s<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
-    input.get(key).and_then(Value::as_str)
+/// ACP's kind for the envelope's (ACP has no `subagent` or `plan`: see [`Kind::acp`]).
+fn acp_kind(k: Kind) -> ToolKind {
+    match k {
+        Kind::Read => ToolKind::Read,
+        Kind::Edit => ToolKind::Edit,
+        Kind::Delete => ToolKind::Delete,
+        Kind::Move => ToolKind::Move,
+        Kind::Search => ToolKind::Search,
+        Kind::Execute => ToolKind::Execute,
+        Kind::Think | Kind::Subagent | Kind::Plan => ToolKind::Think,
+        Kind::Fetch => ToolKind::Fetch,
+        Kind::SwitchMode => ToolKind::SwitchMode,
+        Kind::Other => ToolKind::Other,
+    }
 }
 
-/// REPLACE WITH THE ENVELOPE'S `kind`/`paths`/`command`/`edit` FIELDS (branch s10-tools): the
-/// ACP meaning of a call of tool `name` with `input`.
+/// The ACP meaning of a call of Claude Code's tool `name` with `input`.
 pub fn meaning(name: &str, input: &Value) -> Meaning {
-    let path = s(input, "file_path")
-        .or_else(|| s(input, "notebook_path"))
-        .or_else(|| s(input, "path"));
-    let loc = |line: Option<u32>| {
-        path.map(|p| ToolCallLocation::new(p).line(line))
-            .into_iter()
-            .collect::<Vec<_>>()
-    };
-    let title_path = |verb: &str| match path {
-        Some(p) => format!("{verb} {p}"),
-        None => verb.to_owned(),
-    };
-    let (kind, title, locations, diffs) = match name {
-        "Read" | "NotebookRead" => {
-            let line = input
-                .get("offset")
-                .and_then(Value::as_u64)
-                .map(|n| n as u32);
-            (ToolKind::Read, title_path("Read"), loc(line), vec![])
-        }
-        "Write" => {
-            let diffs = match (path, s(input, "content")) {
-                (Some(p), Some(c)) => vec![ToolCallContent::Diff(Diff::new(p, c))],
-                _ => vec![],
+    let m = tool::meaning(Dialect::Claude, Some(name), Some(input));
+    // A read from a given line: the location says the line.
+    let line = (m.kind == Kind::Read)
+        .then(|| input.get("offset").and_then(Value::as_u64))
+        .flatten()
+        .and_then(|n| u32::try_from(n).ok());
+    let locations = m
+        .paths
+        .iter()
+        .filter_map(|p| p.as_str())
+        .map(|p| ToolCallLocation::new(p).line(line))
+        .collect();
+    let mut diffs = Vec::new();
+    if let Some(e) = &m.edit
+        && let Some(path) = e.path.as_str()
+    {
+        for c in &e.changes {
+            let Some(new) = c.new.as_str() else { continue };
+            let d = Diff::new(path, new);
+            let d = match c.old.and_then(Value::as_str) {
+                Some(old) => d.old_text(old.to_owned()),
+                None => d,
             };
-            (ToolKind::Edit, title_path("Write"), loc(None), diffs)
+            diffs.push(ToolCallContent::Diff(d));
         }
-        "Edit" | "MultiEdit" | "NotebookEdit" => {
-            let mut diffs = Vec::new();
-            fn pair(e: &Value) -> Option<(&str, &str)> {
-                Some((s(e, "old_string").unwrap_or(""), s(e, "new_string")?))
-            }
-            let edits: Vec<(&str, &str)> = match input.get("edits").and_then(Value::as_array) {
-                Some(list) => list.iter().filter_map(pair).collect(),
-                None => pair(input).into_iter().collect(),
-            };
-            if let Some(p) = path {
-                for (old, new) in edits {
-                    diffs.push(ToolCallContent::Diff(
-                        Diff::new(p, new).old_text(old.to_owned()),
-                    ));
-                }
-            }
-            (ToolKind::Edit, title_path("Edit"), loc(None), diffs)
-        }
-        "Bash" | "BashOutput" | "KillShell" | "KillBash" => {
-            let title = s(input, "command")
-                .map(|c| format!("`{c}`"))
-                .or_else(|| s(input, "description").map(str::to_owned))
-                .unwrap_or_else(|| name.to_owned());
-            (ToolKind::Execute, title, vec![], vec![])
-        }
-        "Glob" | "Grep" | "LS" => {
-            let title = match s(input, "pattern") {
-                Some(p) => format!("{name} {p}"),
-                None => title_path(name),
-            };
-            (ToolKind::Search, title, loc(None), vec![])
-        }
-        "WebFetch" | "WebSearch" => {
-            let what = s(input, "url").or_else(|| s(input, "query")).unwrap_or("");
-            (
-                ToolKind::Fetch,
-                format!("{name} {what}").trim().to_owned(),
-                vec![],
-                vec![],
-            )
-        }
-        "Task" | "Agent" => {
-            let title = s(input, "description").unwrap_or(name).to_owned();
-            (ToolKind::Think, title, vec![], vec![])
-        }
-        "ExitPlanMode" | "EnterPlanMode" => (ToolKind::SwitchMode, name.to_owned(), vec![], vec![]),
-        _ => (ToolKind::Other, name.to_owned(), vec![], vec![]),
-    };
+    }
     Meaning {
-        kind,
-        title,
+        kind: acp_kind(m.kind),
+        title: title(name, input, m.kind),
         locations,
         diffs,
+    }
+}
+
+/// The title: the views' headline of the call (the tool and the argument that matters), a
+/// shell call's command in backquotes.
+fn title(name: &str, input: &Value, kind: Kind) -> String {
+    let raw = input.to_string();
+    let h = crate::view::tool::headline(name, &Args::parse(&raw));
+    if h.arg.is_empty() {
+        h.tool
+    } else if kind == Kind::Execute {
+        format!("`{}`", h.arg)
+    } else {
+        format!("{} {}", h.tool, h.arg)
     }
 }
 

@@ -189,7 +189,10 @@ impl AcpSink {
         };
         let name = str_of(v, "name").unwrap_or("tool");
         let input = v.get("input").cloned().unwrap_or(Value::Null);
-        if name == "TodoWrite" {
+        // A plan tool's list (the envelope's `kind`) is sent as ACP's own plan.
+        if str_of(v, "kind") == Some(crate::tool::Kind::Plan.as_str())
+            && input.get("todos").is_some_and(Value::is_array)
+        {
             self.todos.insert(id.to_owned());
             let entries = input
                 .get("todos")
