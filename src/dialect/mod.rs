@@ -188,6 +188,12 @@ pub trait Reader: Send {
     fn line(&mut self, v: Map<String, Value>, out: &mut Emit<'_>);
     /// End of input: write what is still pending (an open text message).
     fn finish(&mut self, _out: &mut Emit<'_>) {}
+    /// Whether the line `raw` may need reading: a reader that passes most lines as they are
+    /// (Qwen, Amp) says no for lines without the marks of those it rewrites, which then pass
+    /// unparsed.
+    fn needs(&self, _raw: &[u8]) -> bool {
+        true
+    }
 }
 
 /// What one line says about the dialect of its stream: `Some` when it tells.
@@ -384,6 +390,11 @@ impl Stage {
     pub fn line(&mut self, line: &Line<'_>, out: &mut Transformed) {
         self.violations.clear();
         let trimmed = line.bytes.trim_ascii();
+        if let State::Reading(_, r) = &self.state
+            && !r.needs(trimmed)
+        {
+            return out.keep_line();
+        }
         let parsed = if line.oversized.is_none() && trimmed.starts_with(b"{") {
             match serde_json::from_slice::<Value>(trimmed) {
                 Ok(Value::Object(o)) => Some(o),
