@@ -268,7 +268,8 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
 }
 
 /// Whether `t` is a line type that only another agent's stream has (not stream-json's, not one
-/// of boo-normalize's own outputs): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
+/// of boo-normalize's own outputs; `error` and `done` too, which a failed Codex or OpenCode run
+/// may hold alone): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
 /// `message`, OpenCode's `step_start`/`step_finish`, Cursor's `tool_call`, Copilot's session
 /// events (`session.start`, `user.message`, `assistant.message`, `tool.execution_start`, …).
 pub fn is_own_type(t: &str) -> bool {
@@ -278,6 +279,8 @@ pub fn is_own_type(t: &str) -> bool {
         || matches!(
             t,
             "init"
+                | "error"
+                | "done"
                 | "message"
                 | "step_start"
                 | "step_finish"
