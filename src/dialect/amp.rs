@@ -40,6 +40,11 @@ fn decode(v: &mut Map<String, Value>) -> Vec<Value> {
 }
 
 impl Reader for Amp {
+    /// Only lines with a tool result are rewritten.
+    fn needs(&self, raw: &[u8]) -> bool {
+        memchr::memmem::find(raw, b"\"tool_result\"").is_some()
+    }
+
     fn line(&mut self, mut v: Map<String, Value>, e: &mut Emit<'_>) {
         if s(&v, "type") != Some("user") {
             return e.keep();

@@ -201,6 +201,12 @@ pub trait Reader: Send {
     fn line(&mut self, v: Map<String, Value>, out: &mut Emit<'_>);
     /// End of input: write what is still pending (an open text message).
     fn finish(&mut self, _out: &mut Emit<'_>) {}
+    /// Whether the line `raw` may need reading: a reader that passes most lines as they are
+    /// (Qwen, Amp) says no for lines without the marks of those it rewrites, which then pass
+    /// unparsed.
+    fn needs(&self, _raw: &[u8]) -> bool {
+        true
+    }
 }
 
 /// What one line says about the dialect of its stream: `Some` when it tells.
@@ -275,7 +281,8 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
 }
 
 /// Whether `t` is a line type that only another agent's stream has (not stream-json's, not one
-/// of boo-normalize's own outputs): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
+/// of boo-normalize's own outputs; `error` and `done` too, which a failed Codex or OpenCode run
+/// may hold alone): Codex's `thread.*`, `turn.*`, `item.*`, Gemini's `init` and
 /// `message`, OpenCode's `step_start`/`step_finish`, Cursor's `tool_call`, Copilot's session
 /// events (`session.start`, `user.message`, `assistant.message`, `tool.execution_start`, …).
 pub fn is_own_type(t: &str) -> bool {
@@ -285,6 +292,8 @@ pub fn is_own_type(t: &str) -> bool {
         || matches!(
             t,
             "init"
+                | "error"
+                | "done"
                 | "message"
                 | "step_start"
                 | "step_finish"
@@ -397,6 +406,11 @@ impl Stage {
     pub fn line(&mut self, line: &Line<'_>, out: &mut Transformed) {
         self.violations.clear();
         let trimmed = line.bytes.trim_ascii();
+        if let State::Reading(_, r) = &self.state
+            && !r.needs(trimmed)
+        {
+            return out.keep_line();
+        }
         let parsed = if line.oversized.is_none() && trimmed.starts_with(b"{") {
             match serde_json::from_slice::<Value>(trimmed) {
                 Ok(Value::Object(o)) => Some(o),

@@ -27,7 +27,21 @@ use super::{Emit, Reader, s};
 #[derive(Default)]
 pub struct Qwen;
 
+/// Marks of the lines [`Qwen`] rewrites (any other line passes unparsed).
+const REWRITTEN: &[&str] = &[
+    "\"cache_read_input_tokens\"",
+    "[API Error",
+    "\"system\"",
+    "tool_progress",
+];
+
 impl Reader for Qwen {
+    fn needs(&self, raw: &[u8]) -> bool {
+        REWRITTEN
+            .iter()
+            .any(|m| memchr::memmem::find(raw, m.as_bytes()).is_some())
+    }
+
     fn line(&mut self, mut v: Map<String, Value>, e: &mut Emit<'_>) {
         match s(&v, "type").unwrap_or("") {
             "system" if matches!(s(&v, "subtype"), Some("init" | "session_start")) => {

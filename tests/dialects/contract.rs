@@ -45,6 +45,17 @@ const UNDOCUMENTED: &[&str] = &[
     "compression",
     "session.diff",
     "session.background_tasks_changed",
+    // Copilot CLI 1.0.92 and 1.0.102's real output: event types no documentation lists.
+    "assistant.idle",
+    "assistant.tool_call_delta",
+    "model.call_start",
+    "model.call_finished",
+    "model.call_final_result",
+    "model.call_failure",
+    "session.mcp_servers_loaded",
+    "session.skills_loaded",
+    "session.tools_updated",
+    "tool.shell_output",
     // Qwen Code 0.24's goal state, in its real output, in no documentation.
     "stream_event.goal_state",
 ];
@@ -74,13 +85,20 @@ fn cli_totals(dialect: &str, lines: &[Value]) -> (u64, u64, u64) {
             last.values()
                 .fold((0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
         }
-        // result.stats: input_tokens counts the cached ones too.
-        "gemini" => {
-            let r = lines.iter().rfind(|l| l["type"] == "result").unwrap();
-            let s = &r["stats"];
-            let cached = n(s, "cached");
-            (n(s, "input_tokens") - cached, cached, n(s, "output_tokens"))
-        }
+        // result.stats of each run (a resumed run's are its own): input_tokens counts the
+        // cached ones too.
+        "gemini" => lines
+            .iter()
+            .filter(|l| l["type"] == "result")
+            .map(|r| &r["stats"])
+            .fold((0, 0, 0), |a, s| {
+                let cached = n(s, "cached");
+                (
+                    a.0 + n(s, "input_tokens") - cached,
+                    a.1 + cached,
+                    a.2 + n(s, "output_tokens"),
+                )
+            }),
         // Tokens per step (step_finish), input uncached as OpenCode counts it.
         "opencode" => lines
             .iter()
@@ -105,13 +123,20 @@ fn cli_totals(dialect: &str, lines: &[Value]) -> (u64, u64, u64) {
                     n(u, "outputTokens"),
                 )
             }),
-        // Claude's shape, OpenAI's counts: input_tokens includes the cached ones.
-        "qwen" => {
-            let r = lines.iter().rfind(|l| l["type"] == "result").unwrap();
-            let u = &r["usage"];
-            let cached = n(u, "cache_read_input_tokens");
-            (n(u, "input_tokens") - cached, cached, n(u, "output_tokens"))
-        }
+        // Claude's shape, OpenAI's counts: input_tokens includes the cached ones; each run's
+        // result its own.
+        "qwen" => lines
+            .iter()
+            .filter(|l| l["type"] == "result")
+            .map(|r| &r["usage"])
+            .fold((0, 0, 0), |a, u| {
+                let cached = n(u, "cache_read_input_tokens");
+                (
+                    a.0 + n(u, "input_tokens") - cached,
+                    a.1 + cached,
+                    a.2 + n(u, "output_tokens"),
+                )
+            }),
         // assistant.usage per response, else the log's session.shutdown per model; stdout's
         // result has no tokens at all.
         "copilot" => {
