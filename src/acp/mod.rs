@@ -28,11 +28,12 @@ use std::time::Duration;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
-    InitializeResponse, McpCapabilities, McpServer, NewSessionRequest, PromptCapabilities,
-    PromptRequest, ResumeSessionRequest, SessionCapabilities, SessionCloseCapabilities,
-    SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelect,
-    SessionConfigSelectOption, SessionListCapabilities, SessionMode, SessionModeState,
-    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionModeRequest,
+    InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
+    SessionCloseCapabilities, SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigSelect, SessionConfigSelectOption, SessionListCapabilities, SessionMode,
+    SessionModeState, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -224,7 +225,7 @@ impl Server {
         let req: InitializeRequest = parse(params)?;
         let version = req.protocol_version.min(ProtocolVersion::V1);
         let caps = AgentCapabilities::new()
-            .load_session(false)
+            .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
             .session_capabilities(
@@ -288,6 +289,38 @@ impl Server {
         Ok(json!({"sessionId": id, "modes": modes, "configOptions": options}))
     }
 
+    fn load_session(&self, params: &Value) -> Result<Value, RpcError> {
+        let req: LoadSessionRequest = parse(params)?;
+        let id = req.session_id.0.to_string();
+        if uuid::Uuid::parse_str(&id).is_err() {
+            return Err(RpcError::params(
+                "sessionId: not a Claude Code session id (a UUID)",
+            ));
+        }
+        if lock(&self.sessions).contains_key(&id) {
+            return Err(RpcError::params(format!(
+                "sessionId: session {id} is already open"
+            )));
+        }
+        if !req.cwd.is_absolute() {
+            return Err(RpcError::params("cwd: must be an absolute path"));
+        }
+        let s = Session::new(
+            id.clone(),
+            req.cwd,
+            mcp_config(&req.mcp_servers),
+            true,
+            self.wire.clone(),
+            self.cfg.clone(),
+        );
+        // The whole conversation first, then the answer (and the CLI resuming it).
+        s.replay()?;
+        s.ensure_started()?;
+        lock(&self.sessions).insert(id, s.clone());
+        let (modes, options) = self.session_state(&s);
+        Ok(json!({"modes": modes, "configOptions": options}))
+    }
+
     fn resume_session(&self, params: &Value) -> Result<Value, RpcError> {
         let req: ResumeSessionRequest = parse(params)?;
         let id = req.session_id.0.to_string();
@@ -344,7 +377,7 @@ impl Server {
         // reading (a cancel, a permission answer).
         let slow = matches!(
             method,
-            "session/new" | "session/prompt" | "session/resume" | "session/close"
+            "session/new" | "session/prompt" | "session/resume" | "session/load" | "session/close"
         );
         if slow {
             let me = self.clone();
@@ -368,6 +401,7 @@ impl Server {
             )),
             "session/new" => self.new_session(params),
             "session/resume" => self.resume_session(params),
+            "session/load" => self.load_session(params),
             "session/prompt" => self.prompt(params),
             "session/cancel" => {
                 if let Ok(n) = parse::<CancelNotification>(params)

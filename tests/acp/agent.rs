@@ -283,3 +283,97 @@ fn two_sessions_at_once_are_isolated() {
     );
     assert_ne!(r.v["sessions"]["a"], r.v["sessions"]["b"]);
 }
+
+#[test]
+fn session_load_after_a_restart_replays_the_conversation_then_resumes_it() {
+    let Some(e) = env("acp_load") else { return };
+    let api = e.api(json!({"responses": [
+        {"label": "again", "match": {"last_user": "again"}, "content": [{"type": "text", "text": "Loaded and resumed."}]},
+        {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch one.txt", "description": "Create one.txt"}}]},
+        {"label": "first end", "content": [{"type": "text", "text": "First answer."}]}
+    ]}));
+    let r1 = e.drive(
+        &api,
+        &[],
+        json!(["allow"]),
+        json!([
+            {"op": "initialize"},
+            {"op": "new", "as": "s"},
+            {"op": "prompt", "session": "s", "text": "first question", "as": "p1"}
+        ]),
+    );
+    assert_eq!(r1.stop("p1"), "end_turn");
+    let id = r1.v["sessions"]["s"].as_str().unwrap().to_owned();
+    // A new agent process: the session from its transcript.
+    let r2 = e.drive(
+        &api,
+        &[],
+        json!([]),
+        json!([
+            {"op": "initialize"},
+            {"op": "request", "method": "session/load", "params": {"sessionId": id, "cwd": e.d.work, "mcpServers": []}, "as": "load"},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": id, "prompt": [{"type": "text", "text": "again please"}]}, "as": "p2"},
+            {"op": "request", "method": "session/load", "params": {"sessionId": "0c6f0f5e-3f5e-4c8e-9d57-000000000000", "cwd": e.d.work, "mcpServers": []}, "as": "missing"}
+        ]),
+    );
+    assert!(r2.result("initialize")["ok"]["agentCapabilities"]["loadSession"] == true);
+    assert!(r2.result("load")["ok"].is_object(), "{}", r2.result("load"));
+    assert!(
+        r2.text(&id, "user_message_chunk")
+            .contains("first question")
+    );
+    assert!(
+        r2.text(&id, "agent_message_chunk")
+            .contains("First answer.")
+    );
+    let calls = r2.updates(&id, "tool_call");
+    assert!(
+        calls
+            .iter()
+            .any(|c| c["rawInput"]["command"] == "touch one.txt"),
+        "{calls:?}"
+    );
+    assert!(
+        r2.updates(&id, "tool_call_update")
+            .iter()
+            .any(|u| u["status"] == "completed")
+    );
+    // Replayed before the answer to session/load.
+    let answer = r2
+        .trace
+        .iter()
+        .position(|m| {
+            m["result"]["configOptions"].is_array() && m["result"].get("sessionId").is_none()
+        })
+        .expect("the load answer");
+    let first_update = r2
+        .trace
+        .iter()
+        .position(|m| {
+            m["method"] == "session/update"
+                && m["params"]["update"]["sessionUpdate"] == "user_message_chunk"
+        })
+        .expect("a replayed update");
+    assert!(first_update < answer);
+    // Then the session goes on in a CLI that resumed it.
+    assert_eq!(
+        r2.result("p2")["ok"]["stopReason"],
+        "end_turn",
+        "{}",
+        r2.result("p2")
+    );
+    assert!(
+        r2.text(&id, "agent_message_chunk")
+            .contains("Loaded and resumed.")
+    );
+    let last = api
+        .requests()
+        .into_iter()
+        .rfind(|q| q["label"] == "again")
+        .expect("the prompt after the load reached the API");
+    assert!(
+        last["body"].to_string().contains("First answer."),
+        "not resumed"
+    );
+    assert_eq!(r2.result("missing")["error"]["code"], -32602);
+}
