@@ -156,6 +156,8 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "target/debug/boo-normalize"))
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
+    # The agent is started from the client's folder: a relative path would name nothing there.
+    a.bin = str(Path(a.bin).resolve())
     claude, client, entry = install()
     agents = {
         "boo-normalize acp": ([a.bin, "acp", "--claude-bin", claude, "--env", "IS_SANDBOX"], {}, "boo-normalize"),
