@@ -186,22 +186,14 @@ pub fn mcp_config(servers: &[McpServer]) -> Option<String> {
                 );
             }
             McpServer::Http(s) => {
-                let h: serde_json::Map<String, Value> = s
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.clone(), json!(h.value)))
-                    .collect();
+                let h = headers(&s.headers);
                 map.insert(
                     s.name.clone(),
                     json!({"type": "http", "url": s.url, "headers": h}),
                 );
             }
             McpServer::Sse(s) => {
-                let h: serde_json::Map<String, Value> = s
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.clone(), json!(h.value)))
-                    .collect();
+                let h = headers(&s.headers);
                 map.insert(
                     s.name.clone(),
                     json!({"type": "sse", "url": s.url, "headers": h}),
@@ -566,4 +558,13 @@ pub fn serve(
     }
     server.shutdown();
     Ok(())
+}
+
+/// A client MCP server's headers as the CLI's `--mcp-config` takes them (name to value).
+fn headers(
+    list: &[agent_client_protocol_schema::v1::HttpHeader],
+) -> serde_json::Map<String, Value> {
+    list.iter()
+        .map(|h| (h.name.clone(), json!(h.value)))
+        .collect()
 }
