@@ -59,6 +59,10 @@ type ToolCall struct {
 	InputError *string         `json:"input_error"`
 	MessageID  *string         `json:"message_id"`
 	Subagent   bool            `json:"subagent"`
+	Kind       string          `json:"kind"`    // read, edit, delete, move, search, execute, think, fetch, switch_mode, subagent, plan, other
+	Paths      []string        `json:"paths"`   // the files or directories the call touches
+	Command    *string         `json:"command"` // a shell call's command
+	Edit       json.RawMessage `json:"edit"`    // {path, changes: [{old, new}]} for an edit, else null
 	Server     bool            `json:"server"`
 }
 
@@ -71,6 +75,8 @@ type ToolResult struct {
 	Server     bool            `json:"server"`
 	Content    json.RawMessage `json:"content"`
 	Structured json.RawMessage `json:"structured"`
+	Kind       *string         `json:"kind"` // the paired call's kind; null without a paired call
+	Edit       json.RawMessage `json:"edit"` // {path, patch} when the CLI's result carries a structured patch
 }
 
 // Usage is `usage`: one API message's token counts, once per message.

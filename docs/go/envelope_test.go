@@ -85,7 +85,11 @@ func accepts(t *testing.T, prop json.RawMessage, g reflect.Type) bool {
 	case len(s.Enum) > 0:
 		types = []string{"string"}
 		for _, e := range s.Enum {
-			if _, ok := e.(string); !ok {
+			switch e.(type) {
+			case string:
+			case nil:
+				types = []string{"string", "null"} // a nullable enum takes a *string
+			default:
 				return false
 			}
 		}
