@@ -54,7 +54,8 @@ Examples:
   boo-normalize generate-man ~/.local/share/man/man1   # then: man boo-normalize
   boo-normalize generate-man man                       # a checkout's man/ (a test checks it)";
 
-/// Normalize Claude Code stream-json into a stable, versioned envelope (NDJSON).
+/// Normalize the JSON streams of coding-agent CLIs (Claude Code, Codex, Gemini CLI, …) into one
+/// stable, versioned envelope (NDJSON).
 #[derive(Debug, Parser)]
 #[command(
     name = "boo-normalize",
