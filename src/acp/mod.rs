@@ -13,6 +13,7 @@
 
 pub mod prompt;
 pub mod session;
+pub mod tees;
 pub mod tool;
 pub mod updates;
 pub mod wire;
@@ -41,7 +42,6 @@ use serde_json::{Value, json};
 use crate::error::Error;
 use crate::normalize::NormalizeOptions;
 use crate::pipeline::setup::Setup;
-use crate::sink::Sink;
 use crate::spawn::Limits;
 use crate::spawn::guard::GuardConfig;
 use session::Session;
@@ -71,8 +71,7 @@ pub struct Config {
     pub guards: GuardConfig,
     /// Timeouts and stopping (per session).
     pub limits: Limits,
-    /// The outputs besides ACP (`--audit`, `--envelope`, `--otlp-endpoint`) and `--redact`;
-    /// its stdout format is not used (stdout is the ACP connection).
+    /// `--redact` (its outputs are in [`Config::tees`]).
     pub setup: Setup,
     /// Normalizer options.
     pub envelope: NormalizeOptions,
@@ -80,6 +79,9 @@ pub struct Config {
     pub cancel_wait: Duration,
     /// Where logs go (stderr).
     pub log: Mutex<Box<dyn Write + Send>>,
+    /// The outputs besides ACP (`--audit`, `--envelope`, `--otlp-endpoint`), opened once for
+    /// every session.
+    pub tees: tees::Tees,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -95,18 +97,6 @@ impl Config {
     /// Log a line as it is.
     pub fn log_raw(&self, line: &str) {
         let _ = writeln!(lock(&self.log), "{line}");
-    }
-
-    /// The sinks besides ACP for a run of session `id` (its run id).
-    pub fn tees(&self, id: &str) -> Result<Vec<Box<dyn Sink>>, Error> {
-        let o = &self.setup.outputs;
-        if o.audit.is_none() && o.envelope.is_none() && o.otlp_endpoint.is_none() {
-            return Ok(Vec::new());
-        }
-        let mut sinks = self.setup.outputs.sinks(io::sink(), id)?;
-        // The first is stdout's format: stdout is the ACP connection.
-        sinks.remove(0);
-        Ok(sinks)
     }
 }
 

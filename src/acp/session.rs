@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -139,6 +139,10 @@ pub struct Session {
     cv: Condvar,
     control_seq: AtomicU64,
     raw_inputs: RawInputs,
+    /// The session's prompts so far, across its CLI runs (one OTLP trace each).
+    turns: Arc<AtomicU32>,
+    /// The session's run in the `--audit` log.
+    audit: Option<Arc<crate::sink::audit::runs::Run>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -164,11 +168,9 @@ impl Session {
         cfg: Arc<Config>,
     ) -> Arc<Session> {
         Arc::new(Session {
-            id,
             cwd,
             mcp_config,
             wire,
-            cfg,
             st: Mutex::new(State {
                 started: resume,
                 mode: "default".into(),
@@ -177,6 +179,10 @@ impl Session {
             cv: Condvar::new(),
             control_seq: AtomicU64::new(0),
             raw_inputs: Arc::default(),
+            turns: Arc::default(),
+            audit: cfg.tees.audit_run(&id),
+            id,
+            cfg,
         })
     }
 
@@ -380,7 +386,11 @@ impl Session {
     /// The session's thread: the CLI under supervision, its output through the pipeline
     /// (the ACP updates and the tees), until it is gone.
     fn run_child(self: Arc<Self>, spec: Spec, generation: u64) {
-        let mut sinks = match self.cfg.tees(&self.id) {
+        let mut sinks = match self
+            .cfg
+            .tees
+            .sinks(&self.id, &self.turns, self.audit.as_ref())
+        {
             Ok(s) => s,
             Err(e) => {
                 self.cfg.log(&e.to_string());
@@ -388,8 +398,11 @@ impl Session {
             }
         };
         sinks.insert(0, Box::new(AcpSink::new(self.clone(), generation)));
-        let mut p =
-            Pipeline::new(Normalizer::new(self.cfg.envelope.clone()), sinks).line_buffered(true);
+        // A restarted CLI's events go on numbering the session's run (its audit records).
+        let first_seq = self.audit.as_ref().map_or(0, |a| a.next_seq());
+        let mut p = Pipeline::new(Normalizer::new(self.cfg.envelope.clone()), sinks)
+            .line_buffered(true)
+            .first_seq(first_seq);
         // --redact: every line before any output (the ACP updates included).
         if let Some(r) = self.cfg.setup.redactor() {
             p = p.transform(r);

@@ -6,7 +6,8 @@
 //! Spans (see [`trace`]): `invoke_agent Claude Code` (root, one per `claude` invocation: a log
 //! holding several, one after the other, gives one trace each, a `system/init` of another
 //! session starting the next), `chat <model>` per API
-//! message, `execute_tool <name>` per tool call from call to result; a subagent is an
+//! message, `execute_tool <name>` per tool call from call to result (or, with
+//! [`OtlpOptions::per_turn`], one trace per turn: `acp`'s prompts); a subagent is an
 //! `invoke_agent <subagent_type>` span under the `execute_tool` span of the `Task`/`Agent` call
 //! that started it, and its chats hang there. Ids are derived from
 //! the run id (the same capture replayed gives the same trace); times are the pipeline's stamps
@@ -21,6 +22,8 @@ pub mod span;
 pub mod trace;
 
 use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::clock::Stamp;
 use crate::envelope::kind;
@@ -37,6 +40,9 @@ use trace::Trace;
 /// input (a `system/init` of another session).
 pub const NEXT_INVOCATION: &str = "next_invocation";
 
+/// `boo_normalize.run.cause` of the root of a turn's trace (see [`OtlpOptions::per_turn`]).
+pub const TURN_END: &str = "turn_end";
+
 /// Spans gathered before a line is written (or a batch handed to the exporter) between flushes;
 /// keeps lines well under the Collector's default 1 MiB line limit.
 const LINE_SPANS: usize = 64;
@@ -50,6 +56,18 @@ pub struct OtlpOptions {
     pub content: bool,
     /// Resource attributes, `service.name` first (see [`config::resource`]).
     pub resource: Vec<(String, String)>,
+    /// One trace per turn instead of one per `claude` invocation (`acp`: one per prompt): a
+    /// main-thread `turn.end` ends the trace and the next event starts the next one. The turns
+    /// are numbered from this counter (trace ids derive from the run id and the number; the
+    /// root says it as `boo_normalize.turn`), which every CLI run of a session shares, so a
+    /// restarted CLI never reuses a trace id. The traces of a session share
+    /// `gen_ai.conversation.id` and `boo_normalize.run_id`.
+    pub per_turn: Option<Arc<AtomicU32>>,
+}
+
+/// The next turn's number from `counter` (1 for the first).
+fn next_turn(counter: &AtomicU32) -> u32 {
+    counter.fetch_add(1, Ordering::SeqCst) + 1
 }
 
 enum Dest<W: Write> {
@@ -79,8 +97,12 @@ impl<W: Write> Otlp<W> {
     }
 
     fn with(dest: Dest<W>, opts: OtlpOptions) -> Self {
+        let trace = match &opts.per_turn {
+            Some(c) => Trace::turn(&opts.run_id, next_turn(c), opts.content),
+            None => Trace::new(&opts.run_id, opts.content),
+        };
         Otlp {
-            trace: Trace::new(&opts.run_id, opts.content),
+            trace,
             opts,
             pending: Vec::new(),
             dest,
@@ -171,12 +193,28 @@ impl<W: Write> Otlp<W> {
             self.emit(true)?;
             self.trace.next_invocation();
         }
+        if meta.kind == kind::RUN_END && self.opts.per_turn.is_some() && self.trace.is_fresh() {
+            // The run ends between turns: nothing to trace since the last one.
+            self.trace.close_empty();
+            return self.emit(true);
+        }
         self.trace
             .event(meta.kind, ev, ctx.stamp, ctx.cli_version, ctx.raw);
         if meta.kind == kind::RUN_END {
             let cause = ev.str("cause");
             self.trace.end(ctx.stamp, cause.as_deref().unwrap_or("eof"));
             return self.emit(true);
+        }
+        if meta.kind == kind::TURN_END
+            && ev.str("parent_tool_use_id").is_none()
+            && let Some(c) = &self.opts.per_turn
+        {
+            // One trace per turn: this one is whole; the next event starts the next.
+            let n = next_turn(c);
+            self.trace.end(ctx.stamp, TURN_END);
+            self.emit(true)?;
+            self.trace.next_turn(n);
+            return Ok(());
         }
         self.emit(false)
     }
@@ -213,7 +251,11 @@ impl<W: Write> Sink for Otlp<W> {
     }
 
     fn end_members(&mut self, cause: &str, at: Stamp) -> io::Result<Vec<(String, String)>> {
-        self.trace.end(at, cause);
+        if self.opts.per_turn.is_some() && self.trace.is_fresh() {
+            self.trace.close_empty();
+        } else {
+            self.trace.end(at, cause);
+        }
         self.emit(true)?;
         let Dest::Export(x) = &mut self.dest else {
             return Ok(Vec::new());
