@@ -192,6 +192,7 @@ fn api_401_is_auth_required_and_500_an_error_naming_it() {
 #[test]
 fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
     let Some(e) = env("acp_killed") else { return };
+    let audit = e.d.path().join("killed.audit.jsonl");
     let api = e.api(json!({"responses": [
         {"label": "third", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Resumed."}]},
         {"label": "stalled", "match": {"last_user": "second"}, "hang": true},
@@ -199,7 +200,7 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
     ]}));
     let r = e.drive(
         &api,
-        &[],
+        &["--audit", audit.to_str().unwrap()],
         json!([]),
         json!([
             {"op": "initialize"},
@@ -236,6 +237,27 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
         body.contains("first question") && body.contains("First answer."),
         "not resumed: {body}"
     );
+    // The session is one run in the audit log across its two CLIs: seq and mono_us go on.
+    let out = crate::spawn::common::audit_verify(&audit, &[]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains(" in 1 run,"), "{said}");
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sid = r.v["sessions"]["s"].as_str().unwrap();
+    assert!(recs.iter().all(|x| x["run_id"] == sid));
+    assert_eq!(
+        recs.iter()
+            .filter(|x| x["event"]["type"] == "run.end")
+            .count(),
+        2,
+        "one run.end per CLI"
+    );
+    for (i, x) in recs.iter().enumerate() {
+        assert_eq!(x["seq"], i as u64);
+    }
 }
 
 fn ends_with(signal: Option<&str>, tag: &str) {
