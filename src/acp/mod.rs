@@ -3,7 +3,9 @@
 //!
 //! - [`wire`]: JSON-RPC lines, requests to the client and their answers;
 //! - [`session`]: a session's CLI (supervised as `spawn` supervises), prompt, cancel,
-//!   permissions, restart;
+//!   permissions, restart, its transcript on disk;
+//! - [`modes`]: the modes and models a session offers;
+//! - [`tees`]: the outputs besides ACP (`--audit`, `--envelope`, `--otlp-endpoint`);
 //! - [`updates`]: envelope events → `session/update` (a [`Sink`](crate::sink::Sink));
 //! - [`prompt`]: ACP content → the stream-json user message;
 //! - [`tool`]: what a tool call means to a client (to be replaced by the envelope's own fields).
@@ -11,6 +13,7 @@
 //! [`serve`] is the whole agent: it reads requests until the client closes stdin, then stops
 //! every session's CLI and waits until no process of theirs is left.
 
+pub mod modes;
 pub mod prompt;
 pub mod session;
 pub mod tees;
@@ -31,10 +34,8 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest,
     PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelect, SessionConfigSelectOption, SessionListCapabilities, SessionMode,
-    SessionModeState, SessionResumeCapabilities, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
+    SessionCloseCapabilities, SessionListCapabilities, SessionResumeCapabilities,
+    SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -44,20 +45,9 @@ use crate::normalize::NormalizeOptions;
 use crate::pipeline::setup::Setup;
 use crate::spawn::Limits;
 use crate::spawn::guard::GuardConfig;
+use modes::{MODELS, config_options, mode_state};
 use session::Session;
 use wire::{METHOD_NOT_FOUND, PARSE_ERROR, RpcError, Wire};
-
-/// The permission modes a session offers (`session/set_mode`, the `mode` config option).
-pub const MODES: &[(&str, &str)] = &[
-    ("default", "Default: ask before tools that change things"),
-    ("acceptEdits", "Accept edits"),
-    ("plan", "Plan only"),
-    ("dontAsk", "Don't ask: deny what is not allowed"),
-    ("bypassPermissions", "Bypass permissions"),
-];
-
-/// The models offered by the `model` config option (aliases the CLI resolves).
-pub const MODELS: &[&str] = &["default", "sonnet", "opus", "haiku"];
 
 /// Everything the agent needs, decided by the command line.
 pub struct Config {
@@ -110,53 +100,6 @@ struct Server {
 fn parse<T: DeserializeOwned>(params: &Value) -> Result<T, RpcError> {
     serde_json::from_value(params.clone())
         .map_err(|e| RpcError::params(format!("invalid params: {e}")))
-}
-
-fn modes() -> Vec<(&'static str, &'static str)> {
-    // bypassPermissions is refused by the CLI when running as root outside a sandbox.
-    use std::os::unix::fs::MetadataExt;
-    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-        && std::env::var_os("IS_SANDBOX").is_none();
-    MODES
-        .iter()
-        .copied()
-        .filter(|(m, _)| !(root && *m == "bypassPermissions"))
-        .collect()
-}
-
-fn mode_state(current: &str) -> SessionModeState {
-    SessionModeState::new(
-        current.to_owned(),
-        modes()
-            .into_iter()
-            .map(|(id, d)| SessionMode::new(id, id).description(d.to_owned()))
-            .collect(),
-    )
-}
-
-fn config_options(mode: &str, model: &str) -> Vec<SessionConfigOption> {
-    let mode_opts: Vec<SessionConfigSelectOption> = modes()
-        .into_iter()
-        .map(|(id, d)| SessionConfigSelectOption::new(id, id).description(d.to_owned()))
-        .collect();
-    let model_opts: Vec<SessionConfigSelectOption> = MODELS
-        .iter()
-        .map(|m| SessionConfigSelectOption::new(*m, *m))
-        .collect();
-    vec![
-        SessionConfigOption::new(
-            "mode",
-            "Mode",
-            SessionConfigKind::Select(SessionConfigSelect::new(mode.to_owned(), mode_opts)),
-        )
-        .category(SessionConfigOptionCategory::Mode),
-        SessionConfigOption::new(
-            "model",
-            "Model",
-            SessionConfigKind::Select(SessionConfigSelect::new(model.to_owned(), model_opts)),
-        )
-        .category(SessionConfigOptionCategory::Model),
-    ]
 }
 
 /// The client's MCP servers as claude's `--mcp-config` JSON (`None`: none).

@@ -27,12 +27,14 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
         {"label": "p6 todo", "content": [{"type": "tool_use", "name": "TodoWrite", "input": {"todos": [
             {"content": "Write the test", "status": "completed", "activeForm": "Writing the test"},
             {"content": "Run it", "status": "in_progress", "activeForm": "Running it"}]}}]},
-        {"label": "p6 end", "content": [{"type": "text", "text": "Planned."}]}
+        {"label": "p6 end", "content": [{"type": "text", "text": "Planned."}]},
+        {"label": "p7 exit", "content": [{"type": "tool_use", "name": "ExitPlanMode", "input": {"plan": "1. Run it"}}]},
+        {"label": "p7 end", "content": [{"type": "text", "text": "Leaving plan mode."}]}
     ]}));
     let r = e.drive(
         &api,
         &[],
-        json!(["allow", "reject", "allow"]),
+        json!(["allow", "reject", "allow", "allow"]),
         json!([
             {"op": "initialize"},
             {"op": "new", "as": "s"},
@@ -42,6 +44,8 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
             {"op": "prompt", "session": "s", "text": "create denied.txt", "as": "p4"},
             {"op": "prompt", "session": "s", "text": "edit notes.txt", "as": "p5"},
             {"op": "prompt", "session": "s", "text": "make a plan", "as": "p6"},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$s", "modeId": "plan"}, "as": "plan"},
+            {"op": "prompt", "session": "s", "text": "leave plan mode", "as": "p7"},
             {"op": "request", "method": "session/frobnicate", "params": {}, "as": "unknown"},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "$s"}, "as": "bad"},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}, "as": "nosession"}
@@ -57,7 +61,7 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
     let init = &r.result("initialize")["ok"];
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentInfo"]["name"], "boo-normalize");
-    for p in ["p1", "p2", "p3", "p4", "p5", "p6"] {
+    for p in ["p1", "p2", "p3", "p4", "p5", "p6", "p7"] {
         assert_eq!(r.stop(p), "end_turn", "{p}");
     }
     // Text and thinking, streamed from the run's deltas.
@@ -101,7 +105,7 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
         .iter()
         .map(|p| p["toolCall"]["title"].clone())
         .collect();
-    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked.len(), 4, "{asked:?}");
     assert!(e.d.work.join("allowed.txt").exists());
     assert!(!e.d.work.join("denied.txt").exists());
     for o in ["allow_once", "allow_always", "reject_once"] {
@@ -135,9 +139,49 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
     assert_eq!(plan[0]["entries"][0]["status"], "completed");
     assert_eq!(plan[0]["entries"][1]["status"], "in_progress");
     assert!(!calls.iter().any(|c| c["rawInput"].get("todos").is_some()));
-    // Slash commands and usage.
+    // Slash commands, described as the CLI's answer to `initialize` describes them.
     let cmds = r.updates("s", "available_commands_update");
     assert!(!cmds.is_empty());
+    let compact = cmds[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "compact")
+        .expect("/compact");
+    assert!(
+        compact["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Clear conversation history"),
+        "{compact}"
+    );
+    assert_eq!(
+        compact["input"]["hint"],
+        "<optional custom summarization instructions>"
+    );
+    // The mode the client set, then the one the CLI switched to itself (an approved
+    // ExitPlanMode), each with the config options saying it.
+    let modes: Vec<_> = r
+        .updates("s", "current_mode_update")
+        .iter()
+        .map(|u| u["currentModeId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(modes, ["plan", "default"]);
+    let opts = r.updates("s", "config_option_update");
+    let mode_of = |u: &serde_json::Value| {
+        u["configOptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == "mode")
+            .unwrap()["currentValue"]
+            .clone()
+    };
+    assert_eq!(mode_of(opts.last().unwrap()), "default");
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("Leaving plan mode.")
+    );
     let usage = r.updates("s", "usage_update");
     assert!(usage.iter().all(|u| u["size"].as_u64().unwrap() > 0));
     assert!(usage.last().unwrap()["used"].as_u64().unwrap() > 0);

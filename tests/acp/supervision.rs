@@ -240,7 +240,10 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
     // The session is one run in the audit log across its two CLIs: seq and mono_us go on.
     let out = crate::spawn::common::audit_verify(&audit, &[]);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && said.contains(" in 1 run,"), "{said}");
+    assert!(
+        out.status.success() && said.contains(" in 1 run,"),
+        "{said}"
+    );
     let recs: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
         .unwrap()
         .lines()
