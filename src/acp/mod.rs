@@ -32,10 +32,11 @@ use std::time::Duration;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionListCapabilities, SessionResumeCapabilities,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    McpCapabilities, McpServer, NewSessionRequest, PromptCapabilities, PromptRequest,
+    ResumeSessionRequest, SessionCapabilities, SessionCloseCapabilities, SessionInfo,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -288,12 +289,27 @@ impl Server {
         Ok(json!({"configOptions": options}))
     }
 
-    fn list(&self) -> Value {
-        let sessions: Vec<Value> = lock(&self.sessions)
+    /// `session/list`: this process's sessions, then those the CLI keeps on disk (for the
+    /// `cwd` asked, else every one), most recent first, each once.
+    fn list(&self, params: &Value) -> Result<Value, RpcError> {
+        let req: ListSessionsRequest = parse(params)?;
+        if let Some(c) = &req.cwd
+            && !c.is_absolute()
+        {
+            return Err(RpcError::params("cwd: must be an absolute path"));
+        }
+        let mut sessions: Vec<SessionInfo> = lock(&self.sessions)
             .values()
-            .map(|s| json!({"sessionId": s.id, "cwd": s.cwd}))
+            .filter(|s| req.cwd.as_ref().is_none_or(|c| *c == s.cwd))
+            .map(|s| SessionInfo::new(s.id.clone(), s.cwd.clone()))
             .collect();
-        json!({"sessions": sessions})
+        for s in session::history::on_disk(&self.cfg, req.cwd.as_deref()) {
+            if !sessions.iter().any(|o| o.session_id == s.session_id) {
+                sessions.push(s);
+            }
+        }
+        serde_json::to_value(ListSessionsResponse::new(sessions))
+            .map_err(|e| RpcError::internal(e.to_string()))
     }
 
     /// A request (`id` set) or notification; the answer of a request is written here.
@@ -302,7 +318,12 @@ impl Server {
         // reading (a cancel, a permission answer).
         let slow = matches!(
             method,
-            "session/new" | "session/prompt" | "session/resume" | "session/load" | "session/close"
+            "session/new"
+                | "session/prompt"
+                | "session/resume"
+                | "session/load"
+                | "session/close"
+                | "session/list"
         );
         if slow {
             let me = self.clone();
@@ -353,7 +374,7 @@ impl Server {
                     }),
                 }
             }
-            "session/list" => Ok(self.list()),
+            "session/list" => self.list(params),
             "session/close" => parse::<CloseSessionRequest>(params).and_then(|r| {
                 let s = self.session(&r.session_id.0)?;
                 lock(&self.sessions).remove(&*r.session_id.0);

@@ -355,12 +355,32 @@ fn session_load_after_a_restart_replays_the_conversation_then_resumes_it() {
         json!([]),
         json!([
             {"op": "initialize"},
+            {"op": "request", "method": "session/list", "params": {"cwd": e.d.work}, "as": "list"},
+            {"op": "request", "method": "session/list", "params": {}, "as": "list_all"},
+            {"op": "request", "method": "session/list", "params": {"cwd": e.d.path()}, "as": "list_other"},
             {"op": "request", "method": "session/load", "params": {"sessionId": id, "cwd": e.d.work, "mcpServers": []}, "as": "load"},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": id, "prompt": [{"type": "text", "text": "again please"}]}, "as": "p2"},
             {"op": "request", "method": "session/load", "params": {"sessionId": "0c6f0f5e-3f5e-4c8e-9d57-000000000000", "cwd": e.d.work, "mcpServers": []}, "as": "missing"}
         ]),
     );
     assert!(r2.result("initialize")["ok"]["agentCapabilities"]["loadSession"] == true);
+    // A new process lists the session from the CLI's transcripts on disk, for its directory.
+    for name in ["list", "list_all"] {
+        let listed = r2.result(name)["ok"]["sessions"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let s = listed
+            .iter()
+            .find(|s| s["sessionId"] == id.as_str())
+            .unwrap_or_else(|| panic!("{name}: {listed:?}"));
+        assert_eq!(s["cwd"], e.d.work.to_str().unwrap());
+        assert!(
+            s["updatedAt"].as_str().is_some_and(|t| t.starts_with("20")),
+            "{s}"
+        );
+    }
+    assert_eq!(r2.result("list_other")["ok"]["sessions"], json!([]));
     assert!(r2.result("load")["ok"].is_object(), "{}", r2.result("load"));
     assert!(
         r2.text(&id, "user_message_chunk")

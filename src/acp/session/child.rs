@@ -100,8 +100,9 @@ impl Write for TailWriter {
 }
 
 impl Session {
-    /// The CLI's arguments for this session's next run.
-    fn argv(&self, st: &State) -> Vec<OsString> {
+    /// The CLI's arguments for this session's next run (a run after the first resumes the
+    /// conversation; when the CLI kept none of it, the session says so on its next prompt).
+    fn argv(&self, st: &mut State) -> Vec<OsString> {
         let opts = ArgvOptions {
             partial: true,
             allow_tools: self.cfg.guards.allow_tools.clone(),
@@ -120,12 +121,12 @@ impl Session {
         if st.started && self.has_conversation(&id) {
             args.extend(["--resume".into(), id.into()]);
         } else if st.started {
-            // Killed before it kept anything of the conversation: nothing to resume, a new
-            // CLI session (the ACP session id stays).
-            args.extend([
-                "--session-id".into(),
-                uuid::Uuid::now_v7().to_string().into(),
-            ]);
+            // Killed before it kept anything of the conversation: nothing to resume. A new
+            // CLI session (the ACP session id stays), and the next prompt says so.
+            let fresh = uuid::Uuid::now_v7().to_string();
+            st.claude_id = Some(fresh.clone());
+            st.lost = true;
+            args.extend(["--session-id".into(), fresh.into()]);
         } else {
             args.extend(["--session-id".into(), id.into()]);
         }
@@ -171,7 +172,7 @@ impl Session {
             st.stderr_tail.clear();
             let spec = Spec {
                 program,
-                args: self.argv(&st),
+                args: self.argv(&mut st),
                 env: self.cfg.env.clone(),
                 stdin: None,
                 max_line: None,

@@ -53,6 +53,9 @@ struct State {
     started: bool,
     /// The CLI's own session id, once it said it (it may differ from ours).
     claude_id: Option<String>,
+    /// The CLI was restarted with none of the conversation to resume: the next prompt fails
+    /// saying so (the one after goes on in the new conversation).
+    lost: bool,
     /// User messages written whose `result` has not come yet.
     outstanding: u32,
     turn: Option<Turn>,
@@ -141,6 +144,13 @@ impl Session {
         self.ensure_started()?;
         {
             let mut st = lock(&self.st);
+            if std::mem::take(&mut st.lost) {
+                return Err(RpcError::internal(format!(
+                    "boo-normalize: acp: claude ended before it saved any of session {}'s conversation: there is nothing to resume, so this prompt was not sent; the session goes on as a new conversation (send the prompt again)",
+                    self.id
+                ))
+                .with_data(json!({"conversationLost": true})));
+            }
             if st.turn.is_some() {
                 return Err(RpcError::params(
                     "sessionId: a prompt is already running in this session",
