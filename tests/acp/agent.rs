@@ -282,6 +282,7 @@ fn two_sessions_at_once_are_isolated() {
             {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$a", "configId": "model", "value": "sonnet"}, "as": "model"},
             {"op": "request", "method": "session/set_model", "params": {"sessionId": "$b", "modelId": "haiku"}, "as": "setmodel"},
             {"op": "request", "method": "session/close", "params": {"sessionId": "$b"}, "as": "close"},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "$b", "prompt": [{"type": "text", "text": "closed?"}]}, "as": "closed"},
             {"op": "request", "method": "session/list", "params": {}, "as": "list2"}
         ]),
     );
@@ -303,14 +304,20 @@ fn two_sessions_at_once_are_isolated() {
         "{}",
         r.result("setmodel")
     );
-    // Closing one session leaves the other.
+    // Closing one session leaves the other; the closed one is still listed (from its
+    // transcript on disk: it can be loaded again), but takes no prompt.
     assert!(r.result("close")["ok"].is_object());
+    assert_eq!(r.result("closed")["error"]["code"], -32602);
     let left = r.result("list2")["ok"]["sessions"]
         .as_array()
         .unwrap()
         .clone();
-    assert_eq!(left.len(), 1);
-    assert_eq!(left[0]["sessionId"], r.v["sessions"]["a"]);
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert_eq!(
+        left[0]["sessionId"], r.v["sessions"]["a"],
+        "the open one first"
+    );
+    assert_eq!(left[1]["sessionId"], r.v["sessions"]["b"]);
     assert_eq!(r.stop("pa"), "end_turn");
     assert_eq!(r.stop("pb"), "end_turn");
     assert_eq!(r.text("a", "agent_message_chunk"), "Alpha answer.");

@@ -200,6 +200,11 @@ impl Trace {
         self.turn = Some(n);
     }
 
+    /// The turn this trace is (one trace per turn), else `None`.
+    pub fn turn_number(&self) -> Option<u32> {
+        self.turn
+    }
+
     /// Whether nothing has happened in this trace yet (no root, not ended).
     pub fn is_fresh(&self) -> bool {
         self.root.is_none() && !self.ended
