@@ -32,7 +32,7 @@ fn attr(s: &Span, key: &str) -> Option<String> {
 /// `replay --run RUN` of the audit log: the run's envelope.
 fn replay_run(log: &std::path::Path, run: &str) -> Vec<Value> {
     let out = std::process::Command::new(BIN)
-        .args(["replay", "--run", run])
+        .args(["replay", "--speed", "max", "--run", run])
         .arg(log)
         .output()
         .unwrap();
