@@ -197,9 +197,14 @@ impl<W: Write> Otlp<W> {
             // A new `claude` invocation (a loop appending run after run to one log): the
             // previous one's trace ends at its last event, and this one gets its own.
             let at = self.trace.last_at().unwrap_or(ctx.stamp);
+            self.traced_turn();
             self.trace.end(at, NEXT_INVOCATION);
             self.emit(true)?;
-            self.trace.next_invocation();
+            match self.opts.per_turn.clone() {
+                // One trace per turn: the next one's number, whatever the CLI's session.
+                Some(c) => self.trace.next_turn(next_turn(&c)),
+                None => self.trace.next_invocation(),
+            }
         }
         if meta.kind == kind::RUN_END && self.opts.per_turn.is_some() && self.trace.is_fresh() {
             // The run ends between turns: nothing to trace since the last one.
