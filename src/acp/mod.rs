@@ -3,7 +3,9 @@
 //!
 //! - [`wire`]: JSON-RPC lines, requests to the client and their answers;
 //! - [`session`]: a session's CLI (supervised as `spawn` supervises), prompt, cancel,
-//!   permissions, restart;
+//!   permissions, restart, its transcript on disk;
+//! - [`modes`]: the modes and models a session offers;
+//! - [`tees`]: the outputs besides ACP (`--audit`, `--envelope`, `--otlp-endpoint`);
 //! - [`updates`]: envelope events → `session/update` (a [`Sink`](crate::sink::Sink));
 //! - [`prompt`]: ACP content → the stream-json user message;
 //! - [`tool`]: what a tool call means to a client (to be replaced by the envelope's own fields).
@@ -11,8 +13,10 @@
 //! [`serve`] is the whole agent: it reads requests until the client closes stdin, then stops
 //! every session's CLI and waits until no process of theirs is left.
 
+pub mod modes;
 pub mod prompt;
 pub mod session;
+pub mod tees;
 pub mod tool;
 pub mod updates;
 pub mod wire;
@@ -28,11 +32,10 @@ use std::time::Duration;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, McpCapabilities, McpServer, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelect, SessionConfigSelectOption, SessionListCapabilities, SessionMode,
-    SessionModeState, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    McpCapabilities, McpServer, NewSessionRequest, PromptCapabilities, PromptRequest,
+    ResumeSessionRequest, SessionCapabilities, SessionCloseCapabilities, SessionInfo,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
 };
 use serde::de::DeserializeOwned;
@@ -41,23 +44,11 @@ use serde_json::{Value, json};
 use crate::error::Error;
 use crate::normalize::NormalizeOptions;
 use crate::pipeline::setup::Setup;
-use crate::sink::Sink;
 use crate::spawn::Limits;
 use crate::spawn::guard::GuardConfig;
+use modes::{MODELS, config_options, mode_state};
 use session::Session;
 use wire::{METHOD_NOT_FOUND, PARSE_ERROR, RpcError, Wire};
-
-/// The permission modes a session offers (`session/set_mode`, the `mode` config option).
-pub const MODES: &[(&str, &str)] = &[
-    ("default", "Default: ask before tools that change things"),
-    ("acceptEdits", "Accept edits"),
-    ("plan", "Plan only"),
-    ("dontAsk", "Don't ask: deny what is not allowed"),
-    ("bypassPermissions", "Bypass permissions"),
-];
-
-/// The models offered by the `model` config option (aliases the CLI resolves).
-pub const MODELS: &[&str] = &["default", "sonnet", "opus", "haiku"];
 
 /// Everything the agent needs, decided by the command line.
 pub struct Config {
@@ -71,8 +62,7 @@ pub struct Config {
     pub guards: GuardConfig,
     /// Timeouts and stopping (per session).
     pub limits: Limits,
-    /// The outputs besides ACP (`--audit`, `--envelope`, `--otlp-endpoint`) and `--redact`;
-    /// its stdout format is not used (stdout is the ACP connection).
+    /// `--redact` (its outputs are in [`Config::tees`]).
     pub setup: Setup,
     /// Normalizer options.
     pub envelope: NormalizeOptions,
@@ -80,6 +70,9 @@ pub struct Config {
     pub cancel_wait: Duration,
     /// Where logs go (stderr).
     pub log: Mutex<Box<dyn Write + Send>>,
+    /// The outputs besides ACP (`--audit`, `--envelope`, `--otlp-endpoint`), opened once for
+    /// every session.
+    pub tees: tees::Tees,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -96,18 +89,6 @@ impl Config {
     pub fn log_raw(&self, line: &str) {
         let _ = writeln!(lock(&self.log), "{line}");
     }
-
-    /// The sinks besides ACP for a run of session `id` (its run id).
-    pub fn tees(&self, id: &str) -> Result<Vec<Box<dyn Sink>>, Error> {
-        let o = &self.setup.outputs;
-        if o.audit.is_none() && o.envelope.is_none() && o.otlp_endpoint.is_none() {
-            return Ok(Vec::new());
-        }
-        let mut sinks = self.setup.outputs.sinks(io::sink(), id)?;
-        // The first is stdout's format: stdout is the ACP connection.
-        sinks.remove(0);
-        Ok(sinks)
-    }
 }
 
 /// The agent: sessions by id.
@@ -120,53 +101,6 @@ struct Server {
 fn parse<T: DeserializeOwned>(params: &Value) -> Result<T, RpcError> {
     serde_json::from_value(params.clone())
         .map_err(|e| RpcError::params(format!("invalid params: {e}")))
-}
-
-fn modes() -> Vec<(&'static str, &'static str)> {
-    // bypassPermissions is refused by the CLI when running as root outside a sandbox.
-    use std::os::unix::fs::MetadataExt;
-    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-        && std::env::var_os("IS_SANDBOX").is_none();
-    MODES
-        .iter()
-        .copied()
-        .filter(|(m, _)| !(root && *m == "bypassPermissions"))
-        .collect()
-}
-
-fn mode_state(current: &str) -> SessionModeState {
-    SessionModeState::new(
-        current.to_owned(),
-        modes()
-            .into_iter()
-            .map(|(id, d)| SessionMode::new(id, id).description(d.to_owned()))
-            .collect(),
-    )
-}
-
-fn config_options(mode: &str, model: &str) -> Vec<SessionConfigOption> {
-    let mode_opts: Vec<SessionConfigSelectOption> = modes()
-        .into_iter()
-        .map(|(id, d)| SessionConfigSelectOption::new(id, id).description(d.to_owned()))
-        .collect();
-    let model_opts: Vec<SessionConfigSelectOption> = MODELS
-        .iter()
-        .map(|m| SessionConfigSelectOption::new(*m, *m))
-        .collect();
-    vec![
-        SessionConfigOption::new(
-            "mode",
-            "Mode",
-            SessionConfigKind::Select(SessionConfigSelect::new(mode.to_owned(), mode_opts)),
-        )
-        .category(SessionConfigOptionCategory::Mode),
-        SessionConfigOption::new(
-            "model",
-            "Model",
-            SessionConfigKind::Select(SessionConfigSelect::new(model.to_owned(), model_opts)),
-        )
-        .category(SessionConfigOptionCategory::Model),
-    ]
 }
 
 /// The client's MCP servers as claude's `--mcp-config` JSON (`None`: none).
@@ -355,12 +289,27 @@ impl Server {
         Ok(json!({"configOptions": options}))
     }
 
-    fn list(&self) -> Value {
-        let sessions: Vec<Value> = lock(&self.sessions)
+    /// `session/list`: this process's sessions, then those the CLI keeps on disk (for the
+    /// `cwd` asked, else every one), most recent first, each once.
+    fn list(&self, params: &Value) -> Result<Value, RpcError> {
+        let req: ListSessionsRequest = parse(params)?;
+        if let Some(c) = &req.cwd
+            && !c.is_absolute()
+        {
+            return Err(RpcError::params("cwd: must be an absolute path"));
+        }
+        let mut sessions: Vec<SessionInfo> = lock(&self.sessions)
             .values()
-            .map(|s| json!({"sessionId": s.id, "cwd": s.cwd}))
+            .filter(|s| req.cwd.as_ref().is_none_or(|c| *c == s.cwd))
+            .map(|s| SessionInfo::new(s.id.clone(), s.cwd.clone()))
             .collect();
-        json!({"sessions": sessions})
+        for s in session::history::on_disk(&self.cfg, req.cwd.as_deref()) {
+            if !sessions.iter().any(|o| o.session_id == s.session_id) {
+                sessions.push(s);
+            }
+        }
+        serde_json::to_value(ListSessionsResponse::new(sessions))
+            .map_err(|e| RpcError::internal(e.to_string()))
     }
 
     /// A request (`id` set) or notification; the answer of a request is written here.
@@ -369,7 +318,12 @@ impl Server {
         // reading (a cancel, a permission answer).
         let slow = matches!(
             method,
-            "session/new" | "session/prompt" | "session/resume" | "session/load" | "session/close"
+            "session/new"
+                | "session/prompt"
+                | "session/resume"
+                | "session/load"
+                | "session/close"
+                | "session/list"
         );
         if slow {
             let me = self.clone();
@@ -420,7 +374,7 @@ impl Server {
                     }),
                 }
             }
-            "session/list" => Ok(self.list()),
+            "session/list" => self.list(params),
             "session/close" => parse::<CloseSessionRequest>(params).and_then(|r| {
                 let s = self.session(&r.session_id.0)?;
                 lock(&self.sessions).remove(&*r.session_id.0);

@@ -1,11 +1,12 @@
 //! The envelope events of a session's run as ACP `session/update` notifications: a [`Sink`] in
 //! the same pipeline (the same `Normalizer`) as every other output, so nothing here parses
 //! stream-json. Text and thinking stream from their deltas; tool calls, their results, the
-//! TodoWrite plan, the slash commands, usage, and the run's own `turn.end` as the stop reason.
+//! TodoWrite plan, the slash commands (described as the CLI's `initialize` answer describes
+//! them), usage, the permission mode the CLI reports, and the run's own `turn.end` as the stop
+//! reason. What concerns the session itself goes to its [`Listener`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io;
-use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
@@ -13,9 +14,8 @@ use agent_client_protocol_schema::v1::{
     StopReason, TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, UnstructuredCommandInput, UsageUpdate,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::session::{Session, subagent_meta};
 use super::tool;
 use super::wire::RpcError;
 use crate::envelope::{EventMeta, Events, kind};
@@ -35,7 +35,35 @@ const READS: &[&str] = &[
     kind::TURN_END,
     kind::API_ERROR,
     kind::CONTROL_REQUEST,
+    kind::CONTROL_RESPONSE,
+    kind::COMMANDS_CHANGED,
+    kind::STATUS,
 ];
+
+/// What the sink tells the session it serves (updates, and what the run says of the session).
+pub trait Listener: Send + Sync {
+    /// Send a `session/update` (`meta`: its `_meta`).
+    fn update(&self, u: SessionUpdate, meta: Option<serde_json::Map<String, Value>>);
+    /// The CLI's own session id (its init line).
+    fn claude_session(&self, id: &str);
+    /// The CLI reported an authentication failure.
+    fn auth_failed(&self);
+    /// A `can_use_tool` control request of the CLI (`request_id`, its `request`).
+    fn can_use_tool(&self, request_id: String, request: Value);
+    /// A main-thread `turn.end` of CLI run `generation`: how it ended.
+    fn turn_ended(&self, generation: u64, stop: Result<StopReason, RpcError>);
+    /// The CLI says its permission mode is `mode` (it may have changed it itself: an approved
+    /// `ExitPlanMode`, `EnterPlanMode`).
+    fn mode_reported(&self, mode: &str);
+}
+
+/// `_meta` for an update from inside a subagent: the `Task`/`Agent` call it belongs to.
+pub fn subagent_meta(parent: Option<&str>) -> Option<serde_json::Map<String, Value>> {
+    let p = parent?;
+    let mut m = serde_json::Map::new();
+    m.insert("claudeCode".into(), json!({"parentToolUseId": p}));
+    Some(m)
+}
 
 /// How a replayed session differs from a live one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +76,7 @@ pub enum Mode {
 
 /// The ACP updates of one CLI run of a session.
 pub struct AcpSink {
-    session: Arc<Session>,
+    session: Box<dyn Listener>,
     mode: Mode,
     /// Messages whose text or thinking already streamed as deltas.
     streamed: HashSet<String>,
@@ -56,6 +84,9 @@ pub struct AcpSink {
     todos: HashSet<String>,
     /// Slash commands already announced.
     commands: Option<Vec<String>>,
+    /// The slash commands' descriptions and argument hints, by name, as the CLI's answer to
+    /// `initialize` (or its `commands_changed`) gave them.
+    described: HashMap<String, (String, String)>,
     /// Tokens in context after the last main-thread API message.
     context_used: u64,
 }
@@ -70,18 +101,19 @@ fn text_block(t: &str) -> ContentBlock {
 
 impl AcpSink {
     /// The sink of CLI run `generation` of `session`.
-    pub fn new(session: Arc<Session>, generation: u64) -> Self {
+    pub fn new(session: Box<dyn Listener>, generation: u64) -> Self {
         Self::with_mode(session, Mode::Live(generation))
     }
 
     /// A sink in `mode`.
-    pub fn with_mode(session: Arc<Session>, mode: Mode) -> Self {
+    pub fn with_mode(session: Box<dyn Listener>, mode: Mode) -> Self {
         AcpSink {
             session,
             mode,
             streamed: HashSet::new(),
             todos: HashSet::new(),
             commands: None,
+            described: HashMap::new(),
             context_used: 0,
         }
     }
@@ -149,7 +181,32 @@ impl AcpSink {
                 if let (Mode::Live(_), Some(id)) = (self.mode, str_of(v, "session_id")) {
                     self.session.claude_session(id);
                 }
-                self.commands(v);
+                self.mode_reported(v);
+                let names = v
+                    .get("extra")
+                    .and_then(|e| e.get("slash_commands"))
+                    .and_then(Value::as_array)
+                    .map(|l| {
+                        l.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    });
+                if let Some(names) = names {
+                    self.commands(names, v);
+                }
+            }
+            kind::STATUS => self.mode_reported(v),
+            // The CLI's answer to `initialize` (and, in later CLIs, `commands_changed`): the
+            // commands with their descriptions and argument hints.
+            kind::CONTROL_RESPONSE | kind::COMMANDS_CHANGED => {
+                let list = match k {
+                    kind::CONTROL_RESPONSE => v.pointer("/response/response/commands"),
+                    _ => v.get("commands"),
+                };
+                if let Some(list) = list.and_then(Value::as_array) {
+                    self.describe(list, v);
+                }
             }
             // The main thread's messages fill the context (a subagent has its own).
             kind::USAGE if str_of(v, "parent_tool_use_id").is_none() => {
@@ -266,28 +323,55 @@ impl AcpSink {
         );
     }
 
-    fn commands(&mut self, v: &Value) {
-        let Some(list) = v
-            .get("extra")
-            .and_then(|e| e.get("slash_commands"))
-            .and_then(Value::as_array)
-        else {
-            return;
-        };
-        let names: Vec<String> = list
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect();
+    /// The permission mode the CLI reports (init line, `status`), to the session.
+    fn mode_reported(&self, v: &Value) {
+        if let (Mode::Live(_), Some(m)) = (self.mode, str_of(v, "permission_mode")) {
+            self.session.mode_reported(m);
+        }
+    }
+
+    /// Learn the commands' descriptions from `list` (the CLI's own objects); announced again
+    /// when the init line already named them.
+    fn describe(&mut self, list: &[Value], v: &Value) {
+        for c in list {
+            if let Some(name) = str_of(c, "name") {
+                let d = str_of(c, "description").unwrap_or("").to_owned();
+                let hint = str_of(c, "argumentHint").unwrap_or("").to_owned();
+                self.described.insert(name.to_owned(), (d, hint));
+            }
+        }
+        if let Some(names) = self.commands.take() {
+            self.commands(names, v);
+        }
+    }
+
+    /// `available_commands_update` for the commands `names` (unless just announced), each
+    /// with its description and argument hint when the CLI gave them.
+    fn commands(&mut self, names: Vec<String>, v: &Value) {
         if self.commands.as_ref() == Some(&names) {
             return;
         }
         let cmds = names
             .iter()
-            .map(|n| {
-                AvailableCommand::new(n.clone(), format!("/{n}")).input(
+            .map(|n| match self.described.get(n) {
+                Some((d, hint)) => {
+                    let d = if d.is_empty() {
+                        format!("/{n}")
+                    } else {
+                        d.clone()
+                    };
+                    let c = AvailableCommand::new(n.clone(), d);
+                    if hint.is_empty() {
+                        c
+                    } else {
+                        c.input(AvailableCommandInput::Unstructured(
+                            UnstructuredCommandInput::new(hint.clone()),
+                        ))
+                    }
+                }
+                None => AvailableCommand::new(n.clone(), format!("/{n}")).input(
                     AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("arguments")),
-                )
+                ),
             })
             .collect();
         self.commands = Some(names);

@@ -4,16 +4,18 @@
 //! Checks, per line in order: it ends with a newline (else: torn last record); it ends with the
 //! literal `,"hash":"<64 lowercase hex>"}`; the SHA-256 of everything before `"hash"` equals
 //! that hash; it is a JSON object with the record keys; `prev` equals the previous line's hash
-//! (64 `0`s on line 1); `event.seq` equals `seq`; within a run (consecutive records with the
-//! same `run_id`) `seq` goes up by exactly 1 and `mono_us` never decreases; a `run_id` does not
-//! come back after another run; `ts` is RFC 3339; `raw_b64` is base64. Any single changed,
-//! removed, inserted or reordered byte or record fails one of these.
+//! (64 `0`s on line 1); `event.seq` equals `seq`; within a run (the records with one `run_id`)
+//! `seq` goes up by exactly 1 and `mono_us` never decreases; the records of several runs may
+//! interleave (one `acp` process writes each session as a run of its own), but a `run_id` that
+//! comes back after another run's records must continue its own `seq`; `ts` is RFC 3339;
+//! `raw_b64` is base64. Any single changed, removed, inserted or reordered byte or record
+//! fails one of these.
 //!
 //! A run whose last record is not `run.end` is listed in [`Summary::incomplete`]: its writer was
 //! killed (or is still writing). The chain is intact, so this is not a failure by itself, unless
 //! `--require-complete` asks for it ([`report`], the command's words and exit status).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead};
 
@@ -31,7 +33,7 @@ use crate::exit::Exit;
 pub struct Summary {
     /// Records (lines).
     pub records: u64,
-    /// Runs (maximal groups of consecutive records with one `run_id`).
+    /// Runs (distinct `run_id`s).
     pub runs: u64,
     /// The last record's hash (64 `0`s for an empty file): a new run appended to the file
     /// chains from it.
@@ -64,10 +66,18 @@ impl fmt::Display for Failure {
 }
 
 struct Run {
-    id: String,
     seq: u64,
     mono_us: u64,
     ended: bool,
+    /// The line of its last record.
+    line: u64,
+}
+
+/// Whether `rec`, of a run seen before another run's records, continues it as one of several
+/// runs written at once (`acp`'s sessions): its `seq` is the next one. A run that started over,
+/// or records spliced in from elsewhere, do not.
+fn interleaved(run: &Run, rec: &Record<'_>) -> bool {
+    rec.seq == run.seq + 1
 }
 
 /// Verify the audit log read from `r`.
@@ -75,10 +85,10 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
     let mut buf = Vec::new();
     let mut prev = GENESIS;
     let mut n = 0u64;
-    let mut runs = 0u64;
-    let mut run: Option<Run> = None;
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut incomplete = Vec::new();
+    // Every run seen (several may interleave), in order of first appearance.
+    let mut runs: HashMap<String, Run> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut last: Option<String> = None;
     loop {
         buf.clear();
         if r.read_until(b'\n', &mut buf).map_err(Failure::Io)? == 0 {
@@ -141,8 +151,15 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
             return Err(bad("raw_b64 is not base64".into()));
         }
         let ended = head.kind.as_deref() == Some(kind::RUN_END);
-        match &mut run {
-            Some(cur) if cur.id == rec.run_id => {
+        let same = last.as_deref() == Some(&*rec.run_id);
+        match runs.get_mut(&*rec.run_id) {
+            Some(cur) => {
+                if !same && !interleaved(cur, &rec) {
+                    return Err(bad(format!(
+                        "run {} appears again after another run (seq {} after its seq {} on line {}; records of runs written at once continue their own seq)",
+                        rec.run_id, rec.seq, cur.seq, cur.line
+                    )));
+                }
                 if rec.seq != cur.seq + 1 {
                     return Err(bad(format!(
                         "seq {} follows seq {} in run {}: expected {}",
@@ -161,32 +178,34 @@ pub fn verify<R: BufRead>(mut r: R) -> Result<Summary, Failure> {
                 cur.seq = rec.seq;
                 cur.mono_us = rec.mono_us;
                 cur.ended = ended;
+                cur.line = n;
             }
-            _ => {
-                if !seen.insert(rec.run_id.clone().into_owned()) {
-                    return Err(bad(format!(
-                        "run {} appears again after another run",
-                        rec.run_id
-                    )));
-                }
-                runs += 1;
-                let next = Run {
-                    id: rec.run_id.into_owned(),
-                    seq: rec.seq,
-                    mono_us: rec.mono_us,
-                    ended,
-                };
-                if let Some(done) = run.replace(next).filter(|r| !r.ended) {
-                    incomplete.push(done.id);
-                }
+            None => {
+                order.push(rec.run_id.clone().into_owned());
+                runs.insert(
+                    rec.run_id.clone().into_owned(),
+                    Run {
+                        seq: rec.seq,
+                        mono_us: rec.mono_us,
+                        ended,
+                        line: n,
+                    },
+                );
             }
+        }
+        if !same {
+            last = Some(rec.run_id.into_owned());
         }
         prev = hash;
     }
-    incomplete.extend(run.filter(|r| !r.ended).map(|r| r.id));
+    let incomplete = order
+        .iter()
+        .filter(|id| runs.get(*id).is_some_and(|r| !r.ended))
+        .cloned()
+        .collect();
     Ok(Summary {
         records: n,
-        runs,
+        runs: order.len() as u64,
         incomplete,
         head: String::from_utf8(prev.to_vec()).expect("hex is ASCII"),
     })

@@ -146,7 +146,6 @@ pub struct Decoder {
     start_unix: Option<i64>,
     /// Audit: the run to replay (`None`: the first one seen).
     run: Option<String>,
-    run_started: bool,
     ended: bool,
     result_seen: bool,
     track_results: bool,
@@ -163,7 +162,6 @@ impl Decoder {
             kind,
             start_unix: None,
             run,
-            run_started: false,
             ended: false,
             result_seen: false,
             track_results: false,
@@ -322,17 +320,11 @@ impl Decoder {
         let mut r = Record::parse(line).map_err(|e| format!("not an audit record: {e}"))?;
         match &self.run {
             None => self.run = Some(r.run_id.clone().into_owned()),
-            Some(id) if id != &r.run_id => {
-                if self.run_started {
-                    // The next run began: ours ended without a `run.end` record.
-                    self.ended = true;
-                    return Ok(Item::End(Box::default(), Time::default()));
-                }
-                return Ok(Item::Skip);
-            }
+            // Another run's record: runs written at once (`acp`'s sessions) interleave, so
+            // ours ends at its `run.end` (or the input's end), not where another one begins.
+            Some(id) if id != &r.run_id => return Ok(Item::Skip),
             Some(_) => {}
         }
-        self.run_started = true;
         let time = Time {
             at_us: Some(r.mono_us),
             unix_us: parse_rfc3339_us(&r.ts),

@@ -167,6 +167,7 @@ impl OutputArgs {
             otlp_endpoint: self.otlp_endpoint.clone(),
             otlp_content: self.otlp_content,
             otlp_service_name: self.otlp_service_name.clone(),
+            otlp_per_turn: None,
             sse_profile: self.sse_profile,
             pretty: if self.format == Format::Pretty {
                 self.pretty.options()

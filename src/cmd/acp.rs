@@ -58,6 +58,9 @@ pub fn run(a: AcpArgs) -> Result<Exit, Error> {
     // session's CLI and what it started.
     guardian::split().map_err(|e| Error::io("acp: fork", e))?;
     procs::become_subreaper().map_err(|e| Error::io("prctl(PR_SET_CHILD_SUBREAPER)", e.into()))?;
+    // The audit log and the envelope file are opened (the log locked) once, by the process
+    // that serves; every session writes to them.
+    let tees = acp::tees::Tees::open(&setup.outputs)?;
     let cfg = Config {
         claude_bin: a.claude_bin.clone(),
         claude_args: a.claude_args.clone(),
@@ -68,6 +71,7 @@ pub fn run(a: AcpArgs) -> Result<Exit, Error> {
         setup,
         cancel_wait: a.cancel_wait,
         log: Mutex::new(Box::new(io::stderr())),
+        tees,
     };
     acp::serve(cfg, io::stdin(), Box::new(io::stdout()))?;
     Ok(Exit::OK)

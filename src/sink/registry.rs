@@ -105,6 +105,8 @@ pub struct Outputs {
     pub otlp_content: bool,
     /// The trace's service.name.
     pub otlp_service_name: Option<String>,
+    /// One trace per turn, numbered from this counter (see `OtlpOptions::per_turn`).
+    pub otlp_per_turn: Option<std::sync::Arc<std::sync::atomic::AtomicU32>>,
     /// The SSE dialect.
     pub sse_profile: SseProfile,
     /// How `--format pretty` looks.
@@ -122,6 +124,7 @@ impl Outputs {
                 self.otlp_service_name.as_deref(),
                 &otlp::config::process_env,
             )?,
+            per_turn: self.otlp_per_turn.clone(),
         })
     }
 

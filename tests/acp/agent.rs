@@ -27,12 +27,14 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
         {"label": "p6 todo", "content": [{"type": "tool_use", "name": "TodoWrite", "input": {"todos": [
             {"content": "Write the test", "status": "completed", "activeForm": "Writing the test"},
             {"content": "Run it", "status": "in_progress", "activeForm": "Running it"}]}}]},
-        {"label": "p6 end", "content": [{"type": "text", "text": "Planned."}]}
+        {"label": "p6 end", "content": [{"type": "text", "text": "Planned."}]},
+        {"label": "p7 exit", "content": [{"type": "tool_use", "name": "ExitPlanMode", "input": {"plan": "1. Run it"}}]},
+        {"label": "p7 end", "content": [{"type": "text", "text": "Leaving plan mode."}]}
     ]}));
     let r = e.drive(
         &api,
         &[],
-        json!(["allow", "reject", "allow"]),
+        json!(["allow", "reject", "allow", "allow"]),
         json!([
             {"op": "initialize"},
             {"op": "new", "as": "s"},
@@ -42,6 +44,8 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
             {"op": "prompt", "session": "s", "text": "create denied.txt", "as": "p4"},
             {"op": "prompt", "session": "s", "text": "edit notes.txt", "as": "p5"},
             {"op": "prompt", "session": "s", "text": "make a plan", "as": "p6"},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$s", "modeId": "plan"}, "as": "plan"},
+            {"op": "prompt", "session": "s", "text": "leave plan mode", "as": "p7"},
             {"op": "request", "method": "session/frobnicate", "params": {}, "as": "unknown"},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "$s"}, "as": "bad"},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}, "as": "nosession"}
@@ -57,7 +61,7 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
     let init = &r.result("initialize")["ok"];
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentInfo"]["name"], "boo-normalize");
-    for p in ["p1", "p2", "p3", "p4", "p5", "p6"] {
+    for p in ["p1", "p2", "p3", "p4", "p5", "p6", "p7"] {
         assert_eq!(r.stop(p), "end_turn", "{p}");
     }
     // Text and thinking, streamed from the run's deltas.
@@ -101,7 +105,7 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
         .iter()
         .map(|p| p["toolCall"]["title"].clone())
         .collect();
-    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked.len(), 4, "{asked:?}");
     assert!(e.d.work.join("allowed.txt").exists());
     assert!(!e.d.work.join("denied.txt").exists());
     for o in ["allow_once", "allow_always", "reject_once"] {
@@ -135,9 +139,49 @@ fn a_session_streams_text_thinking_tools_a_plan_and_stop_reasons() {
     assert_eq!(plan[0]["entries"][0]["status"], "completed");
     assert_eq!(plan[0]["entries"][1]["status"], "in_progress");
     assert!(!calls.iter().any(|c| c["rawInput"].get("todos").is_some()));
-    // Slash commands and usage.
+    // Slash commands, described as the CLI's answer to `initialize` describes them.
     let cmds = r.updates("s", "available_commands_update");
     assert!(!cmds.is_empty());
+    let compact = cmds[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "compact")
+        .expect("/compact");
+    assert!(
+        compact["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Clear conversation history"),
+        "{compact}"
+    );
+    assert_eq!(
+        compact["input"]["hint"],
+        "<optional custom summarization instructions>"
+    );
+    // The mode the client set, then the one the CLI switched to itself (an approved
+    // ExitPlanMode), each with the config options saying it.
+    let modes: Vec<_> = r
+        .updates("s", "current_mode_update")
+        .iter()
+        .map(|u| u["currentModeId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(modes, ["plan", "default"]);
+    let opts = r.updates("s", "config_option_update");
+    let mode_of = |u: &serde_json::Value| {
+        u["configOptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == "mode")
+            .unwrap()["currentValue"]
+            .clone()
+    };
+    assert_eq!(mode_of(opts.last().unwrap()), "default");
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("Leaving plan mode.")
+    );
     let usage = r.updates("s", "usage_update");
     assert!(usage.iter().all(|u| u["size"].as_u64().unwrap() > 0));
     assert!(usage.last().unwrap()["used"].as_u64().unwrap() > 0);
@@ -238,6 +282,7 @@ fn two_sessions_at_once_are_isolated() {
             {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$a", "configId": "model", "value": "sonnet"}, "as": "model"},
             {"op": "request", "method": "session/set_model", "params": {"sessionId": "$b", "modelId": "haiku"}, "as": "setmodel"},
             {"op": "request", "method": "session/close", "params": {"sessionId": "$b"}, "as": "close"},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "$b", "prompt": [{"type": "text", "text": "closed?"}]}, "as": "closed"},
             {"op": "request", "method": "session/list", "params": {}, "as": "list2"}
         ]),
     );
@@ -259,14 +304,20 @@ fn two_sessions_at_once_are_isolated() {
         "{}",
         r.result("setmodel")
     );
-    // Closing one session leaves the other.
+    // Closing one session leaves the other; the closed one is still listed (from its
+    // transcript on disk: it can be loaded again), but takes no prompt.
     assert!(r.result("close")["ok"].is_object());
+    assert_eq!(r.result("closed")["error"]["code"], -32602);
     let left = r.result("list2")["ok"]["sessions"]
         .as_array()
         .unwrap()
         .clone();
-    assert_eq!(left.len(), 1);
-    assert_eq!(left[0]["sessionId"], r.v["sessions"]["a"]);
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert_eq!(
+        left[0]["sessionId"], r.v["sessions"]["a"],
+        "the open one first"
+    );
+    assert_eq!(left[1]["sessionId"], r.v["sessions"]["b"]);
     assert_eq!(r.stop("pa"), "end_turn");
     assert_eq!(r.stop("pb"), "end_turn");
     assert_eq!(r.text("a", "agent_message_chunk"), "Alpha answer.");
@@ -311,12 +362,32 @@ fn session_load_after_a_restart_replays_the_conversation_then_resumes_it() {
         json!([]),
         json!([
             {"op": "initialize"},
+            {"op": "request", "method": "session/list", "params": {"cwd": e.d.work}, "as": "list"},
+            {"op": "request", "method": "session/list", "params": {}, "as": "list_all"},
+            {"op": "request", "method": "session/list", "params": {"cwd": e.d.path()}, "as": "list_other"},
             {"op": "request", "method": "session/load", "params": {"sessionId": id, "cwd": e.d.work, "mcpServers": []}, "as": "load"},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": id, "prompt": [{"type": "text", "text": "again please"}]}, "as": "p2"},
             {"op": "request", "method": "session/load", "params": {"sessionId": "0c6f0f5e-3f5e-4c8e-9d57-000000000000", "cwd": e.d.work, "mcpServers": []}, "as": "missing"}
         ]),
     );
     assert!(r2.result("initialize")["ok"]["agentCapabilities"]["loadSession"] == true);
+    // A new process lists the session from the CLI's transcripts on disk, for its directory.
+    for name in ["list", "list_all"] {
+        let listed = r2.result(name)["ok"]["sessions"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let s = listed
+            .iter()
+            .find(|s| s["sessionId"] == id.as_str())
+            .unwrap_or_else(|| panic!("{name}: {listed:?}"));
+        assert_eq!(s["cwd"], e.d.work.to_str().unwrap());
+        assert!(
+            s["updatedAt"].as_str().is_some_and(|t| t.starts_with("20")),
+            "{s}"
+        );
+    }
+    assert_eq!(r2.result("list_other")["ok"]["sessions"], json!([]));
     assert!(r2.result("load")["ok"].is_object(), "{}", r2.result("load"));
     assert!(
         r2.text(&id, "user_message_chunk")

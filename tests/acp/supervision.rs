@@ -190,16 +190,25 @@ fn api_401_is_auth_required_and_500_an_error_naming_it() {
 }
 
 #[test]
-fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
+fn a_cli_killed_mid_prompt_ends_the_prompt_the_next_resumes_or_says_nothing_was_kept() {
     let Some(e) = env("acp_killed") else { return };
+    let audit = e.d.path().join("killed.audit.jsonl");
+    let transcripts = e.d.home.join(".claude/projects").join(
+        e.d.work
+            .to_str()
+            .unwrap()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "-"),
+    );
     let api = e.api(json!({"responses": [
+        {"label": "sixth", "match": {"last_user": "sixth"}, "content": [{"type": "text", "text": "A new conversation."}]},
+        {"label": "stalled again", "match": {"last_user": "fourth"}, "hang": true},
         {"label": "third", "match": {"last_user": "third"}, "content": [{"type": "text", "text": "Resumed."}]},
         {"label": "stalled", "match": {"last_user": "second"}, "hang": true},
         {"label": "first", "match": {"last_user": "first"}, "content": [{"type": "text", "text": "First answer."}]}
     ]}));
     let r = e.drive(
         &api,
-        &[],
+        &["--audit", audit.to_str().unwrap()],
         json!([]),
         json!([
             {"op": "initialize"},
@@ -210,6 +219,15 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
             {"op": "kill_claude", "session": "s"},
             {"op": "await", "prompt": "p2"},
             {"op": "prompt", "session": "s", "text": "third question", "as": "p3"},
+            // Killed again, and this time the CLI kept nothing of the conversation (its
+            // transcript is gone): the next prompt says so, the one after goes on anew.
+            {"op": "prompt", "session": "s", "text": "fourth question", "as": "p4", "wait": false},
+            {"op": "sleep", "ms": 1500},
+            {"op": "kill_claude", "session": "s"},
+            {"op": "await", "prompt": "p4"},
+            {"op": "remove_transcript", "session": "s", "dir": transcripts},
+            {"op": "prompt", "session": "s", "text": "fifth question", "as": "p5"},
+            {"op": "prompt", "session": "s", "text": "sixth question", "as": "p6"},
         ]),
     );
     assert_eq!(r.stop("p1"), "end_turn");
@@ -236,6 +254,55 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_and_the_next_one_resumes() {
         body.contains("first question") && body.contains("First answer."),
         "not resumed: {body}"
     );
+    assert_eq!(r.result("p4")["error"]["code"], -32603);
+    let lost = &r.result("p5")["error"];
+    assert_eq!(lost["data"]["conversationLost"], true, "{lost}");
+    assert!(
+        lost["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to resume"),
+        "{lost}"
+    );
+    assert_eq!(r.stop("p6"), "end_turn");
+    assert!(
+        r.text("s", "agent_message_chunk")
+            .contains("A new conversation.")
+    );
+    let sixth = api
+        .requests()
+        .into_iter()
+        .rfind(|q| q["label"] == "sixth")
+        .expect("the sixth prompt reached the API");
+    let body = sixth["body"].to_string();
+    assert!(
+        !body.contains("fifth question") && !body.contains("first question"),
+        "a new conversation, the refused prompt not sent: {body}"
+    );
+    // The session is one run in the audit log across its CLIs: seq and mono_us go on.
+    let out = crate::spawn::common::audit_verify(&audit, &[]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains(" in 1 run,"),
+        "{said}"
+    );
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sid = r.v["sessions"]["s"].as_str().unwrap();
+    assert!(recs.iter().all(|x| x["run_id"] == sid));
+    assert_eq!(
+        recs.iter()
+            .filter(|x| x["event"]["type"] == "run.end")
+            .count(),
+        3,
+        "one run.end per CLI"
+    );
+    for (i, x) in recs.iter().enumerate() {
+        assert_eq!(x["seq"], i as u64);
+    }
 }
 
 fn ends_with(signal: Option<&str>, tag: &str) {

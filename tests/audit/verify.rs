@@ -136,7 +136,7 @@ fn cli_names_file_line_and_reason() {
 }
 
 #[test]
-fn seq_gaps_and_interleaved_runs_are_reported() {
+fn seq_gaps_and_runs_that_start_over_are_reported_interleaved_runs_verify() {
     use boo_normalize::audit::verify::{Failure, verify};
     // Re-chain records after editing them, so only the run/seq rules can catch it.
     fn rechain(recs: &[Vec<u8>]) -> Vec<u8> {
@@ -171,8 +171,18 @@ fn seq_gaps_and_interleaved_runs_are_reported() {
             .replace("\"run_id\":\"flip\"", "\"run_id\":\"other\"")
             .into_bytes()
     };
-    let interleaved = [lines[0].clone(), other_run(&lines[0]), lines[1].clone()];
-    match verify(&rechain(&interleaved)[..]) {
+    // Runs written at once (acp's sessions) interleave, each continuing its own seq.
+    let interleaved = [
+        lines[0].clone(),
+        other_run(&lines[0]),
+        lines[1].clone(),
+        other_run(&lines[1]),
+    ];
+    let s = verify(&rechain(&interleaved)[..]).unwrap();
+    assert_eq!((s.records, s.runs), (4, 2));
+    // A run that comes back starting over is not one of them.
+    let again = [lines[0].clone(), other_run(&lines[0]), lines[0].clone()];
+    match verify(&rechain(&again)[..]) {
         Err(Failure::Bad { line: 3, reason }) => {
             assert!(reason.contains("appears again"), "{reason}")
         }

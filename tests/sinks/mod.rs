@@ -3,6 +3,6 @@
 pub mod clients;
 mod formats;
 mod otlp;
-mod otlp_export;
+pub mod otlp_export;
 mod otlp_phoenix;
 mod otlp_spawn;

@@ -19,14 +19,14 @@ use common::{bin, events, root};
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
-struct Req {
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub struct Req {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
 }
 
 impl Req {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -36,19 +36,20 @@ impl Req {
 
 /// How the receiver answers: an HTTP status, or never.
 #[derive(Clone, Copy)]
-enum Answer {
+pub enum Answer {
     Status(u16),
     Hang,
 }
 
-/// A loopback HTTP/1.1 receiver that records every request and answers `answer`.
-struct Receiver {
+/// A loopback HTTP/1.1 receiver that records every request and answers `answer` (also used by
+/// the `acp` tests).
+pub struct Receiver {
     port: u16,
     got: Arc<Mutex<Vec<Req>>>,
 }
 
 impl Receiver {
-    fn start(answer: Answer) -> Self {
+    pub fn start(answer: Answer) -> Self {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let got = Arc::new(Mutex::new(Vec::new()));
@@ -62,11 +63,11 @@ impl Receiver {
         Receiver { port, got }
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    fn requests(&self) -> Vec<Req> {
+    pub fn requests(&self) -> Vec<Req> {
         self.got.lock().unwrap().clone()
     }
 }

@@ -118,20 +118,28 @@ fn audit_picks_one_run_and_rebuilds_lines_and_end() {
 }
 
 #[test]
-fn audit_run_without_run_end_ends_at_the_next_run() {
+fn audit_runs_interleave_another_runs_records_are_skipped() {
+    // Runs written at once (acp's sessions): run a goes on after b's record, and ends at its
+    // own run.end (or the input's end), not where b began.
     let lines = [
         audit_rec(0, "a", 1, r#"{"type":"x"}"#, r#","raw":"1""#),
         audit_rec(0, "b", 2, r#"{"type":"x"}"#, r#","raw":"2""#),
+        audit_rec(1, "a", 3, r#"{"type":"x"}"#, r#","raw":"3""#),
     ];
     let mut d = Decoder::new(Kind::Audit, None);
     assert!(matches!(
         d.decode(lines[0].as_bytes(), true),
         Ok(Item::Out(_))
     ));
-    let Ok(Item::End(end, _)) = d.decode(lines[1].as_bytes(), true) else {
+    assert!(matches!(
+        d.decode(lines[1].as_bytes(), true),
+        Ok(Item::Skip)
+    ));
+    let Ok(Item::Out(o)) = d.decode(lines[2].as_bytes(), true) else {
         panic!()
     };
-    assert_eq!(end.run_end.cause, "eof");
+    assert_eq!(o.bytes, b"3");
+    assert!(!d.ended());
 }
 
 #[test]

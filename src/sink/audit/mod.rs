@@ -5,6 +5,7 @@
 
 pub mod cut_back;
 pub mod hasher;
+pub mod runs;
 pub mod shared;
 
 use std::io::{self, Write};
@@ -48,6 +49,27 @@ pub struct Audit<W: Write> {
     /// Where the hashing thread writes the batches it finishes (see
     /// [`Audit::writing_on_helper`]); `None`: this thread writes them.
     helper_out: Option<Arc<Mutex<dyn Write + Send>>>,
+    /// Every record is written as it comes, never batched (see [`Audit::unbatched`]).
+    unbatched: bool,
+}
+
+/// Which run the next records belong to, for a sink that writes several runs one record at a
+/// time ([`runs`]): swapped in before a run's record and out after it ([`Audit::swap_run`]).
+#[derive(Debug, Clone, Default)]
+pub struct RunCursor {
+    /// The run id.
+    pub run_id: String,
+    /// Added to the `mono_us` of its pipeline's stamps.
+    pub mono_base: u64,
+    /// The input line whose raw line was recorded last (numbers of the run's pipeline).
+    last_raw_line: Option<u64>,
+}
+
+impl RunCursor {
+    /// The run goes on in a new pipeline (whose input lines are numbered anew).
+    pub fn last_raw_line_reset(&mut self) {
+        self.last_raw_line = None;
+    }
 }
 
 impl<W: Write + Send + 'static> Audit<Shared<W>> {
@@ -84,7 +106,25 @@ impl<W: Write> Audit<W> {
             escape_here: false,
             escape_from: DEPTH,
             helper_out: None,
+            unbatched: false,
         }
+    }
+
+    /// Write each record whole as it comes (one `write`), never batched on the hashing thread:
+    /// for a log that several runs write ([`runs`]), whose records must carry the run id of the
+    /// moment they are made.
+    pub fn unbatched(mut self) -> Self {
+        self.unbatched = true;
+        self
+    }
+
+    /// Exchange the run this sink writes (its id, time base, last raw line) with `c`: call it
+    /// before a run's record and again after it. Only for an [unbatched](Audit::unbatched) sink.
+    pub fn swap_run(&mut self, c: &mut RunCursor) {
+        debug_assert!(self.unbatched);
+        std::mem::swap(&mut self.run_id, &mut c.run_id);
+        std::mem::swap(&mut self.mono_base, &mut c.mono_base);
+        std::mem::swap(&mut self.last_raw_line, &mut c.last_raw_line);
     }
 
     /// Continue a run whose last record had `mono_us` = `base`: this process's times count on
@@ -383,7 +423,7 @@ impl<W: Write> Sink for Audit<W> {
             // event; such a record is written in pieces, a torn one is still detected by verify.
             self.drain()?;
             self.stream_record(events, meta, ctx)?;
-        } else if self.sync.is_none() {
+        } else if self.sync.is_none() && !self.unbatched {
             // Hashed on a helper thread and written a batch at a time (at the latest when the
             // pipeline flushes, which it does whenever its input has nothing more buffered).
             return self.batch_record(events, meta, ctx);

@@ -6,7 +6,8 @@
 //! Spans (see [`trace`]): `invoke_agent Claude Code` (root, one per `claude` invocation: a log
 //! holding several, one after the other, gives one trace each, a `system/init` of another
 //! session starting the next), `chat <model>` per API
-//! message, `execute_tool <name>` per tool call from call to result; a subagent is an
+//! message, `execute_tool <name>` per tool call from call to result (or, with
+//! [`OtlpOptions::per_turn`], one trace per turn: `acp`'s prompts); a subagent is an
 //! `invoke_agent <subagent_type>` span under the `execute_tool` span of the `Task`/`Agent` call
 //! that started it, and its chats hang there. Ids are derived from
 //! the run id (the same capture replayed gives the same trace); times are the pipeline's stamps
@@ -21,6 +22,8 @@ pub mod span;
 pub mod trace;
 
 use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::clock::Stamp;
 use crate::envelope::kind;
@@ -37,6 +40,9 @@ use trace::Trace;
 /// input (a `system/init` of another session).
 pub const NEXT_INVOCATION: &str = "next_invocation";
 
+/// `boo_normalize.run.cause` of the root of a turn's trace (see [`OtlpOptions::per_turn`]).
+pub const TURN_END: &str = "turn_end";
+
 /// Spans gathered before a line is written (or a batch handed to the exporter) between flushes;
 /// keeps lines well under the Collector's default 1 MiB line limit.
 const LINE_SPANS: usize = 64;
@@ -50,6 +56,19 @@ pub struct OtlpOptions {
     pub content: bool,
     /// Resource attributes, `service.name` first (see [`config::resource`]).
     pub resource: Vec<(String, String)>,
+    /// One trace per turn instead of one per `claude` invocation (`acp`: one per prompt): a
+    /// main-thread `turn.end` ends the trace and the next event starts the next one. The turns
+    /// are numbered from this counter, the last number traced (trace ids derive from the run
+    /// id and the number; the root says it as `boo_normalize.turn`), which every CLI run of a
+    /// session shares, so a restarted CLI never reuses a trace id; a trace that never started
+    /// takes no number. The traces of a session share
+    /// `gen_ai.conversation.id` and `boo_normalize.run_id`.
+    pub per_turn: Option<Arc<AtomicU32>>,
+}
+
+/// The number of the next turn after those `counter` has seen traced (1 for the first).
+fn next_turn(counter: &AtomicU32) -> u32 {
+    counter.load(Ordering::SeqCst) + 1
 }
 
 enum Dest<W: Write> {
@@ -79,8 +98,12 @@ impl<W: Write> Otlp<W> {
     }
 
     fn with(dest: Dest<W>, opts: OtlpOptions) -> Self {
+        let trace = match &opts.per_turn {
+            Some(c) => Trace::turn(&opts.run_id, next_turn(c), opts.content),
+            None => Trace::new(&opts.run_id, opts.content),
+        };
         Otlp {
-            trace: Trace::new(&opts.run_id, opts.content),
+            trace,
             opts,
             pending: Vec::new(),
             dest,
@@ -139,6 +162,13 @@ impl<W: Write> Otlp<W> {
 }
 
 impl<W: Write> Otlp<W> {
+    /// With one trace per turn: this trace's turn has been traced (its number is taken).
+    fn traced_turn(&self) {
+        if let (Some(c), Some(n)) = (&self.opts.per_turn, self.trace.turn_number()) {
+            c.fetch_max(n, Ordering::SeqCst);
+        }
+    }
+
     /// Whether the trace reads event `meta`. Live-only progress (deltas, block lifecycle, pings)
     /// adds nothing a span needs: the message lifecycle events bound the chat spans. Skipping it
     /// keeps partial-message streams cheap.
@@ -167,16 +197,38 @@ impl<W: Write> Otlp<W> {
             // A new `claude` invocation (a loop appending run after run to one log): the
             // previous one's trace ends at its last event, and this one gets its own.
             let at = self.trace.last_at().unwrap_or(ctx.stamp);
+            self.traced_turn();
             self.trace.end(at, NEXT_INVOCATION);
             self.emit(true)?;
-            self.trace.next_invocation();
+            match self.opts.per_turn.clone() {
+                // One trace per turn: the next one's number, whatever the CLI's session.
+                Some(c) => self.trace.next_turn(next_turn(&c)),
+                None => self.trace.next_invocation(),
+            }
+        }
+        if meta.kind == kind::RUN_END && self.opts.per_turn.is_some() && self.trace.is_fresh() {
+            // The run ends between turns: nothing to trace since the last one.
+            self.trace.close_empty();
+            return self.emit(true);
         }
         self.trace
             .event(meta.kind, ev, ctx.stamp, ctx.cli_version, ctx.raw);
         if meta.kind == kind::RUN_END {
+            self.traced_turn();
             let cause = ev.str("cause");
             self.trace.end(ctx.stamp, cause.as_deref().unwrap_or("eof"));
             return self.emit(true);
+        }
+        if meta.kind == kind::TURN_END
+            && ev.str("parent_tool_use_id").is_none()
+            && let Some(c) = self.opts.per_turn.clone()
+        {
+            // One trace per turn: this one is whole; the next event starts the next.
+            self.traced_turn();
+            self.trace.end(ctx.stamp, TURN_END);
+            self.emit(true)?;
+            self.trace.next_turn(next_turn(&c));
+            return Ok(());
         }
         self.emit(false)
     }
@@ -213,7 +265,12 @@ impl<W: Write> Sink for Otlp<W> {
     }
 
     fn end_members(&mut self, cause: &str, at: Stamp) -> io::Result<Vec<(String, String)>> {
-        self.trace.end(at, cause);
+        if self.opts.per_turn.is_some() && self.trace.is_fresh() {
+            self.trace.close_empty();
+        } else {
+            self.traced_turn();
+            self.trace.end(at, cause);
+        }
         self.emit(true)?;
         let Dest::Export(x) = &mut self.dest else {
             return Ok(Vec::new());
@@ -260,5 +317,107 @@ impl<W: Write> Drop for Otlp<W> {
         if matches!(self.dest, Dest::Export(_)) {
             let _ = self.emit(true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::normalize::{EndInfo, Normalizer};
+    use crate::pipeline::Pipeline;
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A run of `turns` prompts of session `s` through a per-turn OTLP sink numbered by
+    /// `counter`: the roots it wrote, as (trace id, turn, cause).
+    fn run(turns: usize, counter: &Arc<AtomicU32>) -> Vec<(String, i64, String)> {
+        let mut input = String::new();
+        for t in 0..turns {
+            for line in [
+                json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "cwd": "/", "tools": []}),
+                json!({"type": "assistant", "session_id": "s", "message": {"id": format!("msg_{t}"), "role": "assistant", "model": "m", "content": [{"type": "text", "text": "hi"}]}}),
+                json!({"type": "result", "subtype": "success", "session_id": "s", "is_error": false, "result": "hi"}),
+            ] {
+                input.push_str(&line.to_string());
+                input.push('\n');
+            }
+        }
+        let buf = Buf::default();
+        let opts = OtlpOptions {
+            run_id: "r".into(),
+            per_turn: Some(counter.clone()),
+            ..OtlpOptions::default()
+        };
+        let sink = Otlp::lines(buf.clone(), opts);
+        let mut p = Pipeline::new(Normalizer::new(Default::default()), vec![Box::new(sink)]);
+        p.run(input.as_bytes(), None).unwrap();
+        p.finish(&EndInfo::eof()).unwrap();
+        drop(p);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        let attr = |s: &Value, k: &str| {
+            s["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["key"] == k)
+                .map(|a| a["value"].clone())
+        };
+        let mut roots = Vec::new();
+        for l in text.lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            for s in v["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                .as_array()
+                .unwrap()
+            {
+                if s.get("parentSpanId").is_none_or(|p| p.as_str() == Some("")) {
+                    let turn = attr(s, "boo_normalize.turn").unwrap()["intValue"].clone();
+                    let turn = turn
+                        .as_i64()
+                        .or_else(|| turn.as_str().and_then(|t| t.parse().ok()))
+                        .unwrap();
+                    let cause = attr(s, "boo_normalize.run.cause").unwrap()["stringValue"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
+                    roots.push((s["traceId"].as_str().unwrap().to_owned(), turn, cause));
+                }
+            }
+        }
+        roots
+    }
+
+    #[test]
+    fn one_trace_per_turn_numbered_across_runs() {
+        let counter = Arc::new(AtomicU32::new(0));
+        let first = run(2, &counter);
+        assert_eq!(
+            first.iter().map(|r| (r.1, &*r.2)).collect::<Vec<_>>(),
+            [(1, TURN_END), (2, TURN_END)],
+            "no empty trace after the last turn"
+        );
+        assert_ne!(first[0].0, first[1].0);
+        assert_eq!(counter.load(Ordering::SeqCst), 2);
+        // The session's next CLI run goes on numbering; its trace ids are new.
+        let second = run(1, &counter);
+        assert_eq!(second.len(), 1);
+        assert_eq!(second[0].1, 3);
+        assert!(first.iter().all(|r| r.0 != second[0].0));
+        // A run with no turn at all takes no number.
+        assert!(run(0, &counter).is_empty());
+        assert_eq!(run(1, &counter)[0].1, 4);
     }
 }

@@ -21,6 +21,7 @@
 //       {"op": "request", "method": M, "params": P, "as": NAME}  (raw request; P may name
 //        sessions as "$NAME")
 //       {"op": "kill_claude", "session": NAME}  (SIGKILL the session's claude process)
+//       {"op": "remove_transcript", "session": NAME, "dir": DIR}  (delete DIR/<session id>.jsonl)
 //       {"op": "measure_rss", "match": TEXT}  (peak RSS of the agent's own processes)
 //       {"op": "signal_agent", "signal": "SIGTERM" | "SIGKILL"}  (then waits for its exit)
 //       {"op": "close_stdin"}   (then waits for the agent to exit)
@@ -28,7 +29,7 @@
 //          "permissions": [...requests], "exit": {"code", "signal", "ms"}, "times": {...}}
 
 import { spawn, execFileSync } from "node:child_process";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, readFileSync, rmSync } from "node:fs";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 
@@ -208,6 +209,9 @@ await app
           }
           break;
         }
+        case "remove_transcript":
+          rmSync(`${step.dir}/${sessions[step.session]}.jsonl`, { force: true });
+          break;
         case "measure_rss": {
           // Peak RSS (VmHWM) of the agent's own processes: the one started and its descendants
           // that are the agent too (`match` in their command line), not the claude CLI.

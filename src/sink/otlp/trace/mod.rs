@@ -92,6 +92,8 @@ pub struct Trace {
     /// 1 for the run's first `claude` invocation, n for the n-th (a log of several, see
     /// [`Trace::invocation`]).
     invocation: u32,
+    /// The turn this trace is, when the run has one trace per turn ([`Trace::turn`]).
+    turn: Option<u32>,
     /// When the trace's last event arrived.
     last_at: Option<Stamp>,
     trace_id: [u8; 16],
@@ -158,6 +160,7 @@ impl Trace {
             trace_id: attr::trace_id(&seed),
             seed,
             invocation: n,
+            turn: None,
             last_at: None,
             content,
             root: None,
@@ -182,6 +185,37 @@ impl Trace {
         }
     }
 
+    /// The trace of turn `n` of run `run_id` (one trace per turn: `acp`'s prompts): its own
+    /// trace id and root, derived from the run id and `n` as [`Trace::invocation`]'s are; the
+    /// root says `boo_normalize.turn`.
+    pub fn turn(run_id: &str, n: u32, content: bool) -> Self {
+        let mut t = Self::invocation(run_id, n, content);
+        t.turn = Some(n);
+        t
+    }
+
+    /// Make this the trace of turn `n` (see [`Trace::turn`]), keeping the room of its maps.
+    pub fn next_turn(&mut self, n: u32) {
+        self.renew(n);
+        self.turn = Some(n);
+    }
+
+    /// The turn this trace is (one trace per turn), else `None`.
+    pub fn turn_number(&self) -> Option<u32> {
+        self.turn
+    }
+
+    /// Whether nothing has happened in this trace yet (no root, not ended).
+    pub fn is_fresh(&self) -> bool {
+        self.root.is_none() && !self.ended
+    }
+
+    /// End a trace that never started, without the root [`Trace::end`] would give it (a run
+    /// with one trace per turn ending between turns).
+    pub fn close_empty(&mut self) {
+        self.ended = true;
+    }
+
     /// The Claude Code version, once known (resource attribute).
     pub fn cli_version(&self) -> Option<&str> {
         self.cli_version.as_deref()
@@ -190,7 +224,11 @@ impl Trace {
     /// Make this the trace of the run's next invocation (see [`Trace::invocation`]), keeping the
     /// room of its maps.
     pub fn next_invocation(&mut self) {
-        let n = self.invocation + 1;
+        self.renew(self.invocation + 1);
+    }
+
+    /// This trace replaced by the `n`-th of its run, keeping the room of its maps.
+    fn renew(&mut self, n: u32) {
         let mut next = Trace::roomless(&self.run_id, n, self.content);
         next.chat_ids = emptied(&mut self.chat_ids);
         next.calls = emptied(&mut self.calls);
@@ -333,7 +371,10 @@ impl Trace {
                 attr::str("gen_ai.agent.name", AGENT),
                 attr::str("boo_normalize.run_id", self.run_id.clone()),
             ]);
-            if self.invocation > 1 {
+            if let Some(turn) = self.turn {
+                root.attributes
+                    .push(attr::int("boo_normalize.turn", turn.into()));
+            } else if self.invocation > 1 {
                 root.attributes.push(attr::int(
                     "boo_normalize.invocation",
                     self.invocation.into(),
