@@ -3,5 +3,6 @@
 //! under its semantics, documented types mapped), every output format, recognition and
 //! `--input-format`.
 
+mod audit;
 mod contract;
 mod formats;
