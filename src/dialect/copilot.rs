@@ -21,6 +21,11 @@
 //!   as unknown (`tokens_reported: false` on `turn.end`), never invented. `session.shutdown`,
 //!   the log's last event, ends the run there as `result` does on stdout.
 //! - `session.error` → `stream.error`; `result` → `turn.end` (an error when `exitCode` ≠ 0).
+//! - `model.call_start`, `model.call_finished`, `model.call_final_result` (seen in the real
+//!   output of 1.0.92 and 1.0.102, in no documentation: one model call's lifecycle, its model,
+//!   dispatch time and outcome) are `skipped`; `model.call_failure` (a call the API refused:
+//!   `statusCode`, `errorCode`, `errorMessage`, …) is an `api.error` (`error` its `errorCode`,
+//!   the details as `api_error_status`, `api_error_type`, `api_error_message`, …).
 //! - Lifecycle events (`assistant.turn_start`/`turn_end`, `assistant.message_start`,
 //!   `session.idle`, `session.usage_checkpoint`, `tool.execution_progress`, …) are `skipped`.
 
@@ -173,6 +178,44 @@ impl Copilot {
             self.call(e, &format!("{msg}.tools"), call, name, get(r, "arguments"));
         }
         e.skip_unless_written("the message's text came in pieces and it asks for no new tool");
+    }
+
+    /// `model.call_failure`: a model call the API refused (`api.error`): an assistant line of
+    /// no content with `error` (Copilot's `errorCode`, else its `failureKind`) and the
+    /// details as `api_error_*` members.
+    fn call_failure(&mut self, d: Val<'_, '_>, id: &str, e: &mut Emit<'_>) {
+        let sid = self.sid();
+        let model = s(d, "model").map(str::to_owned).or(self.model.clone());
+        let error = s(d, "errorCode")
+            .or_else(|| s(d, "failureKind"))
+            .unwrap_or("api_error");
+        e.line(|w| {
+            w.m("type", "assistant").m(
+                "message",
+                ObjWith(|m: &mut Obj<'_>| {
+                    m.m("id", id)
+                        .m("type", "message")
+                        .m("role", "assistant")
+                        .m("model", model.as_deref())
+                        .m("content", Raw(b"[]"));
+                }),
+            );
+            w.m("parent_tool_use_id", Raw(b"null"))
+                .m("session_id", sid.as_deref())
+                .m("error", error);
+            for (from, to) in [
+                ("statusCode", "api_error_status"),
+                ("errorType", "api_error_type"),
+                ("errorMessage", "api_error_message"),
+                ("failureKind", "api_error_kind"),
+                ("apiEndpoint", "api_error_endpoint"),
+                ("retryAttempt", "api_error_retry_attempt"),
+            ] {
+                if let Some(x) = get(d, from) {
+                    w.m(to, x);
+                }
+            }
+        });
     }
 
     fn result(&mut self, v: Val<'_, '_>, e: &mut Emit<'_>) {
@@ -353,6 +396,14 @@ impl Reader for Copilot {
                 });
                 e.stream_event(sid.as_deref(), &event);
             }
+            "model.call_start" => e.skip("a model call starts"),
+            "model.call_finished" => {
+                e.skip("a model call finished (its response came as the events before it)")
+            }
+            "model.call_final_result" => {
+                e.skip("a model call's outcome (its response came as the events before it)")
+            }
+            "model.call_failure" => self.call_failure(d, id, e),
             t if LIFECYCLE.contains(&t) => e.skip("a lifecycle event"),
             // Undocumented: kept whole as `unknown`.
             _ => e.keep(),

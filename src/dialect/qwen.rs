@@ -8,6 +8,8 @@
 //!   message id): the normalizer counts the message's usage once by its id;
 //! - a failed `result` carries `error` as an object (`{type, message}`), kept under its extra;
 //! - `stream_event` `tool_progress` (a running tool's progress) is `skipped` with its reason;
+//!   `goal_state` (0.24's goal and activity, in its real output, in no documentation) is
+//!   `skipped` when no goal is set, else `informational` naming the goal;
 //! - an API error arrives as assistant text (`[API Error: 500 …]`): the line gets `error`
 //!   (`api_error`), so the envelope has an `api.error` beside its text.
 //!
@@ -35,6 +37,7 @@ const REWRITTEN: &[&str] = &[
     "[API Error",
     "\"system\"",
     "tool_progress",
+    "goal_state",
 ];
 
 impl Reader for Qwen {
@@ -70,6 +73,14 @@ impl Reader for Qwen {
                     == Some("tool_progress") =>
             {
                 e.skip("a running tool's progress (tool_progress)")
+            }
+            "stream_event"
+                if get(v, "event")
+                    .and_then(|x| get(x, "type"))
+                    .and_then(string)
+                    == Some("goal_state") =>
+            {
+                goal_state(v, e)
             }
             "assistant" => {
                 let usage = object(v, "message").and_then(|m| object(m, "usage"));
@@ -121,6 +132,31 @@ impl Reader for Qwen {
             _ => e.keep(),
         }
     }
+}
+
+/// `stream_event` `goal_state` (`{v, goal, activity}`): no goal → `skipped`; a goal →
+/// `informational` naming it and the activity.
+fn goal_state(v: Val<'_, '_>, e: &mut Emit<'_>) {
+    let state = get(v, "event").and_then(|x| get(x, "goal_state"));
+    let activity = state.and_then(|g| s(g, "activity")).unwrap_or("unknown");
+    let goal = state.and_then(|g| get(g, "goal")).filter(|g| !g.is_null());
+    let Some(goal) = goal else {
+        return e.skip(&format!("Qwen's goal state: no goal, {activity}"));
+    };
+    let text = match string(goal) {
+        Some(t) => t.to_owned(),
+        None => {
+            let mut o = crate::json::Out::default();
+            o.value(goal);
+            String::from_utf8_lossy(&o.buf).into_owned()
+        }
+    };
+    let sid = s(v, "session_id");
+    e.system(sid, "informational", |w| {
+        w.m("level", "info")
+            .m("content", format!("goal: {text} ({activity})").as_str())
+            .m("goal_state", state);
+    });
 }
 
 /// Whether an assistant line's message is an API error written as its text.

@@ -6,3 +6,4 @@
 mod audit;
 mod contract;
 mod formats;
+mod views;
