@@ -19,13 +19,7 @@ use serde_json::Value;
 /// Bytes of an input's beginning that are kept and examined.
 pub const HEAD_BYTES: usize = 64 << 10;
 
-/// Non-blank lines of the head that are examined.
-pub const HEAD_LINES: usize = 256;
-
-/// The top-level `type`s of stream-json objects. A line is stream-json when it is a JSON object
-/// with one of these and is not a session transcript's (which has `sessionId` and no
-/// `session_id`).
-pub const STREAM_JSON_TYPES: &[&str] = &["system", "assistant", "user", "result", "stream_event"];
+use crate::dialect::{HEAD_LINES, STREAM_JSON_TYPES};
 
 /// What an input looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,13 +206,14 @@ fn line_kind(line: &[u8]) -> Kind {
         return Kind::Text;
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(o)) => object_kind(&o),
+        Ok(Value::Object(o)) => object_kind(&o, line),
         Ok(_) => Kind::OtherJson,
         Err(_) => Kind::Text,
     }
 }
 
-fn object_kind(o: &serde_json::Map<String, Value>) -> Kind {
+/// The kind of one line (`line`) that is a JSON object (`o`).
+fn object_kind(o: &serde_json::Map<String, Value>, line: &[u8]) -> Kind {
     let has = |k: &str| o.contains_key(k);
     let str_of = |k: &str| o.get(k).and_then(Value::as_str);
     if has("resourceSpans") || has("resourceLogs") || has("resourceMetrics") {
@@ -237,7 +232,7 @@ fn object_kind(o: &serde_json::Map<String, Value>) -> Kind {
         return Kind::Envelope;
     }
     // Another agent's stream (see crate::dialect) is read like stream-json.
-    if crate::dialect::recognise(o).is_some_and(|d| d != crate::dialect::Dialect::Claude) {
+    if crate::dialect::line_dialect(line).is_some_and(|d| d != crate::dialect::Dialect::Claude) {
         return Kind::StreamJson;
     }
     let marks = crate::transcript::detect::Marks {

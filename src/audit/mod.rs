@@ -27,7 +27,10 @@
 //! (`run.end`, flushed tool calls, …) — so concatenating the `raw` values, each followed by its
 //! `raw_eol` (default `"\n"`), rebuilds the input stream exactly. Ephemeral events (deltas,
 //! stream lifecycle) are recorded like any other. When redaction is on, `raw` is the redacted
-//! line.
+//! line. For another agent's stream ([`crate::dialect`]) `raw` is that agent's line as read,
+//! not the stream-json the dialect reader made of it (so replaying the log reads it again with
+//! the same reader); with redaction on, it is the redacted stream-json line, as redaction
+//! rewrites the lines the normalizer reads.
 //!
 //! ```text
 //! {"seq":0,"run_id":"019a…","ts":"2025-11-22T15:32:00.123456Z","mono_us":85,"cli_version":"2.0.37","event":{"v":1,"seq":0,"type":"session.init",…},"raw":"{\"type\":\"system\",\"subtype\":\"init\",…}","prev":"0000…0000","hash":"5be1…"}

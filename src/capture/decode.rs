@@ -131,6 +131,7 @@ const RUN_END_OWN: &[&str] = &[
     "terminal_seen",
     "turns",
     "cli_version",
+    "agent",
     "usage",
     "cost_usd",
     "api_messages",

@@ -6,37 +6,26 @@
 //! Amp says (false for a failed shell command: the exit code in `structured` tells). Amp
 //! reports no cost; thread ids (`T-…`) are its session ids.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{Emit, Reader, s};
+use super::emit::{Obj, ObjWith, Raw, members_removing};
+use super::{Emit, Reader, s, string};
+use crate::json::{Val, get};
 
 /// See the module docs.
 #[derive(Default)]
 pub struct Amp;
 
-/// Decode the JSON-string contents of `user`'s tool_result blocks; the decoded objects.
-fn decode(v: &mut Map<String, Value>) -> Vec<Value> {
-    let mut decoded = Vec::new();
-    let blocks = v
-        .get_mut("message")
-        .and_then(|m| m.get_mut("content"))
-        .and_then(Value::as_array_mut);
-    for b in blocks.into_iter().flatten() {
-        if b.get("type").and_then(Value::as_str) != Some("tool_result") {
-            continue;
-        }
-        let Some(text) = b.get("content").and_then(Value::as_str) else {
-            continue;
-        };
-        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text) else {
-            continue;
-        };
-        if let Some(out) = o.get("output").and_then(Value::as_str) {
-            b["content"] = Value::from(out);
-        }
-        decoded.push(Value::Object(o));
+/// The JSON-string content of a `tool_result` block, decoded when it is an object.
+fn decoded(b: Val<'_, '_>) -> Option<serde_json::Map<String, Value>> {
+    if get(b, "type").and_then(string) != Some("tool_result") {
+        return None;
     }
-    decoded
+    let text = get(b, "content").and_then(string)?;
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(o)) => Some(o),
+        _ => None,
+    }
 }
 
 impl Reader for Amp {
@@ -45,21 +34,87 @@ impl Reader for Amp {
         memchr::memmem::find(raw, b"\"tool_result\"").is_some()
     }
 
-    fn line(&mut self, mut v: Map<String, Value>, e: &mut Emit<'_>) {
-        if s(&v, "type") != Some("user") {
+    fn line(&mut self, v: Val<'_, '_>, _raw: &[u8], e: &mut Emit<'_>) {
+        if s(v, "type") != Some("user") {
             return e.keep();
         }
-        let mut decoded = decode(&mut v);
-        match decoded.len() {
-            0 => e.keep(),
-            1 => {
-                v.insert("tool_use_result".into(), decoded.remove(0));
-                e.line(&Value::Object(v));
-            }
-            _ => {
-                v.insert("tool_use_result".into(), Value::Array(decoded));
-                e.line(&Value::Object(v));
-            }
+        let message = get(v, "message");
+        let blocks: Vec<Val<'_, '_>> = message
+            .and_then(|m| get(m, "content"))
+            .and_then(|c| c.as_array().map(|a| a.iter().collect()))
+            .unwrap_or_default();
+        let decoded: Vec<(usize, serde_json::Map<String, Value>)> = blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| decoded(*b).map(|o| (i, o)))
+            .collect();
+        if decoded.is_empty() {
+            return e.keep();
         }
+        let json = |o: &serde_json::Map<String, Value>| serde_json::to_vec(o).unwrap_or_default();
+        let structured = match decoded.len() {
+            1 => json(&decoded[0].1),
+            _ => {
+                let all: Vec<&serde_json::Map<String, Value>> =
+                    decoded.iter().map(|(_, o)| o).collect();
+                serde_json::to_vec(&all).unwrap_or_default()
+            }
+        };
+        let content = |w: &mut Obj<'_>| {
+            w.key("content");
+            let o = w.out();
+            o.raw(b"[");
+            for (i, b) in blocks.iter().enumerate() {
+                if i > 0 {
+                    o.raw(b",");
+                }
+                let output = decoded
+                    .iter()
+                    .find(|(j, _)| *j == i)
+                    .and_then(|(_, d)| d.get("output").and_then(Value::as_str));
+                match output {
+                    Some(out) => super::emit::obj(o, |bw| {
+                        for (k, x) in members_removing(*b, &[]) {
+                            match k {
+                                "content" => bw.m(k, out),
+                                _ => bw.m(k, x),
+                            };
+                        }
+                    }),
+                    None => o.value(*b),
+                }
+            }
+            o.raw(b"]");
+        };
+        e.line(|w| {
+            let mut has = false;
+            for (k, x) in members_removing(v, &[]) {
+                match k {
+                    "message" => {
+                        let m = ObjWith(|mw: &mut Obj<'_>| {
+                            for (mk, mx) in members_removing(x, &[]) {
+                                match mk {
+                                    "content" => content(mw),
+                                    _ => {
+                                        mw.m(mk, mx);
+                                    }
+                                }
+                            }
+                        });
+                        w.m(k, m);
+                    }
+                    "tool_use_result" => {
+                        has = true;
+                        w.m(k, Raw(&structured));
+                    }
+                    _ => {
+                        w.m(k, x);
+                    }
+                }
+            }
+            if !has {
+                w.m("tool_use_result", Raw(&structured));
+            }
+        });
     }
 }

@@ -16,15 +16,17 @@
 //!   Codex's `input_tokens` includes the cached ones: the envelope's `input_tokens` is the
 //!   uncached part, `cache_read_input_tokens` the cached (their sum is Codex's figure).
 //! - Re-emitted items (an `item.completed` again for an id already completed, with the same
-//!   content) are skipped; duplicate `id` keys in one item (web_search) read as the last one.
+//!   line: a digest of its bytes) are skipped; duplicate `id` keys in one item (web_search) read as the last one.
 //! - `turn.failed` → an error `result`; `error` "Reconnecting… n/m" → `api_retry`, any other
 //!   `error` → `stream.error`.
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use simd_json::prelude::*;
 
-use super::{Emit, Reader, n, s};
+use super::emit::{Json, Obj, ObjWith, Raw, With};
+use super::{Emit, Reader, n, object, s, string};
+use crate::json::{Out, Val, get};
 
 /// The running total of one thread's `turn.completed.usage`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,7 +39,7 @@ struct Total {
 }
 
 impl Total {
-    fn of(u: &Map<String, Value>) -> Total {
+    fn of(u: Val<'_, '_>) -> Total {
         Total {
             input: n(u, "input_tokens"),
             cached: n(u, "cached_input_tokens"),
@@ -62,15 +64,13 @@ impl Total {
         }
     }
 
-    /// As an envelope usage object (stream-json names).
-    fn usage(self) -> Value {
-        json!({
-            "input_tokens": self.input.saturating_sub(self.cached),
-            "cache_read_input_tokens": self.cached,
-            "cache_creation_input_tokens": self.cache_write,
-            "output_tokens": self.output,
-            "reasoning_output_tokens": self.reasoning,
-        })
+    /// The members of an envelope usage object (stream-json names).
+    fn usage(self, w: &mut Obj<'_>) {
+        w.m("input_tokens", self.input.saturating_sub(self.cached))
+            .m("cache_read_input_tokens", self.cached)
+            .m("cache_creation_input_tokens", self.cache_write)
+            .m("output_tokens", self.output)
+            .m("reasoning_output_tokens", self.reasoning);
     }
 }
 
@@ -82,142 +82,181 @@ pub struct Codex {
     totals: HashMap<String, Total>,
     /// Item ids whose tool call was written.
     called: HashSet<String>,
-    /// Item ids completed (with what they said), for re-emits.
+    /// Item ids completed (with a digest of the line that completed them), for re-emits.
     completed: HashMap<String, u64>,
     turns: u64,
     messages: u64,
 }
 
-/// The tool name and input of a tool-like item, or `None` for a message-like one.
-fn call_of(item: &Map<String, Value>) -> Option<(String, Value)> {
-    let kind = s(item, "type")?;
-    let pick = |keys: &[&str]| {
-        let mut o = Map::new();
+/// The members `keys` of `item` that it has, as an object.
+fn pick<'a>(item: Val<'a, 'a>, keys: &'a [&'a str]) -> impl Json + 'a {
+    ObjWith(move |w: &mut Obj<'_>| {
         for k in keys {
-            if let Some(v) = item.get(*k) {
-                o.insert((*k).to_owned(), v.clone());
+            if let Some(v) = get(item, k) {
+                w.m(k, v);
             }
         }
-        Value::Object(o)
+    })
+}
+
+/// Write the tool call of a tool-like item (`false`: a message-like one, nothing written).
+fn write_call(item: Val<'_, '_>, sid: Option<&str>, id: &str, e: &mut Emit<'_>) -> bool {
+    let Some(kind) = s(item, "type") else {
+        return false;
     };
-    Some(match kind {
-        "command_execution" => (kind.into(), pick(&["command"])),
-        "file_change" => (kind.into(), pick(&["changes"])),
+    let message = format!("{id}.call");
+    let mut call = |name: &str, input: &dyn Json| e.tool_use(sid, &message, id, name, input);
+    match kind {
+        "command_execution" => call(kind, &pick(item, &["command"])),
+        "file_change" => call(kind, &pick(item, &["changes"])),
         "mcp_tool_call" => {
             let name = format!(
                 "mcp__{}__{}",
                 s(item, "server").unwrap_or(""),
                 s(item, "tool").unwrap_or("")
             );
-            let input = item.get("arguments").cloned().unwrap_or(json!({}));
-            (name, input)
+            match get(item, "arguments") {
+                Some(a) => call(&name, &a),
+                None => call(&name, &Raw(b"{}")),
+            }
         }
-        "web_search" => (kind.into(), pick(&["query", "action"])),
-        "todo_list" => (kind.into(), pick(&["items"])),
+        "web_search" => call(kind, &pick(item, &["query", "action"])),
+        "todo_list" => call(kind, &pick(item, &["items"])),
         "collab_tool_call" => {
-            let name = s(item, "tool").unwrap_or(kind).to_owned();
-            (
+            let name = s(item, "tool").unwrap_or(kind);
+            call(
                 name,
-                pick(&["prompt", "sender_thread_id", "receiver_thread_ids"]),
+                &pick(item, &["prompt", "sender_thread_id", "receiver_thread_ids"]),
             )
         }
-        _ => return None,
-    })
+        _ => return false,
+    }
+    true
 }
 
-/// The result of a finished tool-like item: content, `is_error` as Codex says, details.
-fn result_of(item: &Map<String, Value>) -> (Value, bool, Value) {
+/// Whether `item` is tool-like (see [`write_call`]).
+fn is_call(item: Val<'_, '_>) -> bool {
+    matches!(
+        s(item, "type"),
+        Some(
+            "command_execution"
+                | "file_change"
+                | "mcp_tool_call"
+                | "web_search"
+                | "todo_list"
+                | "collab_tool_call"
+        )
+    )
+}
+
+/// Write the result of a finished tool-like item: content, `is_error` as Codex says, details.
+fn write_result(item: Val<'_, '_>, sid: Option<&str>, id: &str, e: &mut Emit<'_>) {
     let status = s(item, "status");
     let is_error = matches!(status, Some("failed" | "declined"));
-    let mut details = Map::new();
-    for k in [
-        "status",
-        "exit_code",
-        "error",
-        "agents_states",
-        "action",
-        "items",
-    ] {
-        if let Some(v) = item.get(k) {
-            details.insert(k.into(), v.clone());
+    let kind = s(item, "type").unwrap_or("");
+    let mcp = get(item, "result").filter(|r| r.as_object().is_some());
+    let details = ObjWith(|w: &mut Obj<'_>| {
+        for k in [
+            "status",
+            "exit_code",
+            "error",
+            "agents_states",
+            "action",
+            "items",
+        ] {
+            if let Some(v) = get(item, k) {
+                w.m(k, v);
+            }
         }
-    }
-    let content = match s(item, "type").unwrap_or("") {
-        "command_execution" => json!(s(item, "aggregated_output").unwrap_or("")),
+        if kind == "mcp_tool_call"
+            && let Some(sc) = mcp.and_then(|r| get(r, "structured_content"))
+        {
+            w.m("structured_content", sc);
+        }
+    });
+    let lines = |sep: &dyn Fn(Val<'_, '_>, &mut String), key: &str| {
+        let mut t = String::new();
+        let all = get(item, key).and_then(|a| a.as_array().map(|a| a.iter().collect::<Vec<_>>()));
+        for (i, c) in all
+            .into_iter()
+            .flatten()
+            .filter(|c| c.as_object().is_some())
+            .enumerate()
+        {
+            if i > 0 {
+                t.push('\n');
+            }
+            sep(c, &mut t);
+        }
+        t
+    };
+    match kind {
+        "command_execution" => {
+            let out = s(item, "aggregated_output").unwrap_or("");
+            e.tool_result(sid, id, &out, is_error, Some(&details));
+        }
         "file_change" => {
-            let changes = item.get("changes").and_then(Value::as_array);
-            let lines: Vec<String> = changes
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_object)
-                .map(|c| {
-                    format!(
-                        "{} {}",
-                        s(c, "kind").unwrap_or("?"),
-                        s(c, "path").unwrap_or("?")
-                    )
-                })
-                .collect();
-            json!(lines.join("\n"))
+            let t = lines(
+                &|c, t| {
+                    t.push_str(s(c, "kind").unwrap_or("?"));
+                    t.push(' ');
+                    t.push_str(s(c, "path").unwrap_or("?"));
+                },
+                "changes",
+            );
+            e.tool_result(sid, id, &t, is_error, Some(&details));
         }
         "mcp_tool_call" => {
-            let r = item.get("result").and_then(Value::as_object);
-            if let Some(sc) = r.and_then(|r| r.get("structured_content")) {
-                details.insert("structured_content".into(), sc.clone());
-            }
-            match (r.and_then(|r| r.get("content")), item.get("error")) {
-                (Some(c), _) if !c.is_null() => c.clone(),
-                (_, Some(e)) if !e.is_null() => {
-                    json!(e.get("message").and_then(Value::as_str).unwrap_or(""))
+            let content = mcp.and_then(|r| get(r, "content")).filter(|c| !c.is_null());
+            let err = get(item, "error").filter(|x| !x.is_null());
+            match (content, err) {
+                (Some(c), _) => e.tool_result(sid, id, &c, is_error, Some(&details)),
+                (_, Some(x)) => {
+                    let msg = get(x, "message").and_then(string).unwrap_or("");
+                    e.tool_result(sid, id, &msg, is_error, Some(&details))
                 }
-                _ => json!(""),
+                _ => e.tool_result(sid, id, &"", is_error, Some(&details)),
             }
         }
-        "web_search" => json!(s(item, "query").unwrap_or("")),
-        "todo_list" => {
-            let items = item.get("items").and_then(Value::as_array);
-            let lines: Vec<String> = items
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_object)
-                .map(|i| {
-                    let done = i.get("completed").and_then(Value::as_bool) == Some(true);
-                    format!(
-                        "[{}] {}",
-                        if done { "x" } else { " " },
-                        s(i, "text").unwrap_or("")
-                    )
-                })
-                .collect();
-            json!(lines.join("\n"))
+        "web_search" => {
+            let q = s(item, "query").unwrap_or("");
+            e.tool_result(sid, id, &q, is_error, Some(&details));
         }
-        _ => json!(""),
-    };
-    (content, is_error, Value::Object(details))
+        "todo_list" => {
+            let t = lines(
+                &|i, t| {
+                    let done = get(i, "completed").and_then(|x| x.as_bool()) == Some(true);
+                    t.push_str(if done { "[x] " } else { "[ ] " });
+                    t.push_str(s(i, "text").unwrap_or(""));
+                },
+                "items",
+            );
+            e.tool_result(sid, id, &t, is_error, Some(&details));
+        }
+        _ => e.tool_result(sid, id, &"", is_error, Some(&details)),
+    }
 }
 
-/// A digest of an item, to tell a re-emit from a changed item.
-fn digest(item: &Map<String, Value>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_string(item).unwrap_or_default().hash(&mut h);
-    h.finish()
+/// A digest of the line that carries an item, to tell a re-emit from a changed item.
+fn digest(raw: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::quality::FixedState::with_seed(0x38).hash_one(raw)
 }
 
 impl Codex {
-    fn item(&mut self, t: &str, item: &Map<String, Value>, e: &mut Emit<'_>) {
-        let Some(id) = s(item, "id").map(str::to_owned) else {
+    fn item(&mut self, t: &str, item: Val<'_, '_>, raw: &[u8], e: &mut Emit<'_>) {
+        let Some(id) = s(item, "id") else {
             e.violation(format!("the {t} line has no \"item.id\""));
             return e.skip("an item without an id");
         };
         let kind = s(item, "type").unwrap_or("");
         let sid = self.thread.clone();
         let sid = sid.as_deref();
-        if let Some((name, input)) = call_of(item) {
+        if is_call(item) {
             match t {
                 "item.started" => {
-                    if self.called.insert(id.clone()) {
-                        e.tool_use(sid, &format!("{id}.call"), &id, &name, input);
+                    if self.called.insert(id.to_owned()) {
+                        write_call(item, sid, id, e);
                     } else {
                         e.skip("the item started again (re-emitted)");
                     }
@@ -226,21 +265,20 @@ impl Codex {
                     e.skip("an update of a running item: its result comes with item.completed")
                 }
                 _ => {
-                    let d = digest(item);
-                    if self.completed.get(&id) == Some(&d) {
+                    let d = digest(raw);
+                    if self.completed.get(id) == Some(&d) {
                         return e.skip("the item was completed before (re-emitted)");
                     }
-                    if self.completed.insert(id.clone(), d).is_some() {
+                    if self.completed.insert(id.to_owned(), d).is_some() {
                         // Completed again with other content: the call stands, the result is new.
                         e.violation(format!(
                             "item {id} was completed twice with different content"
                         ));
                     }
-                    if self.called.insert(id.clone()) {
-                        e.tool_use(sid, &format!("{id}.call"), &id, &name, input);
+                    if self.called.insert(id.to_owned()) {
+                        write_call(item, sid, id, e);
                     }
-                    let (content, is_error, details) = result_of(item);
-                    e.tool_result(sid, &id, content, is_error, Some(details));
+                    write_result(item, sid, id, e);
                 }
             }
             return;
@@ -248,8 +286,8 @@ impl Codex {
         if t != "item.completed" {
             return e.skip("the item's content comes with item.completed");
         }
-        let d = digest(item);
-        if self.completed.insert(id.clone(), d) == Some(d) {
+        let d = digest(raw);
+        if self.completed.insert(id.to_owned(), d) == Some(d) {
             return e.skip("the item was completed before (re-emitted)");
         }
         let text = s(item, "text");
@@ -259,115 +297,136 @@ impl Codex {
                     e.violation(format!("the {kind} item has no \"text\""));
                     return e.skip("a message without text");
                 };
-                let mut block = json!({"type": "text", "text": text});
-                if let Some(p) = item.get("phase") {
-                    block["phase"] = p.clone();
-                }
+                let phase = get(item, "phase");
+                let block = With(|o: &mut Out| {
+                    o.raw(b"[");
+                    super::emit::obj(o, |b| {
+                        b.m("type", "text").m("text", text);
+                        if let Some(p) = phase {
+                            b.m("phase", p);
+                        }
+                    });
+                    o.raw(b"]");
+                });
                 self.messages += 1;
-                e.assistant(sid, &id, None, vec![block], None);
+                e.assistant(sid, id, None, &block, None);
             }
             "reasoning" => {
-                let block = json!({"type": "thinking", "thinking": text.unwrap_or("")});
-                e.assistant(sid, &id, None, vec![block], None);
+                let block = super::emit::TextBlock {
+                    text: text.unwrap_or(""),
+                    thinking: true,
+                };
+                e.assistant(sid, id, None, &block, None);
             }
-            "error" => e.system(
-                sid,
-                "informational",
-                json!({"level": "error", "content": s(item, "message").unwrap_or(""), "item_id": id}),
-            ),
+            "error" => e.system(sid, "informational", |w| {
+                w.m("level", "error")
+                    .m("content", s(item, "message").unwrap_or(""))
+                    .m("item_id", id);
+            }),
             // Undocumented item types: the line kept whole as `unknown`.
             _ => e.keep(),
         }
     }
 
-    fn turn_completed(&mut self, v: &Map<String, Value>, e: &mut Emit<'_>) {
+    fn turn_completed(&mut self, v: Val<'_, '_>, e: &mut Emit<'_>) {
         self.turns += 1;
         let sid = self.thread.clone();
         let sid = sid.as_deref();
-        let Some(u) = v.get("usage").and_then(Value::as_object) else {
+        let Some(u) = object(v, "usage") else {
             e.violation("the turn.completed line has no \"usage\"");
-            return e.result(sid, false, "success", Map::new());
+            return e.result(sid, false, "success", |_| {});
         };
         let now = Total::of(u);
         let key = self.thread.clone().unwrap_or_default();
         let prev = self.totals.insert(key, now).unwrap_or_default();
         let used = now.since(prev);
-        let mut usage = used.usage();
-        usage["codex_thread_total"] = Value::Object(u.clone());
+        let usage = ObjWith(|w: &mut Obj<'_>| {
+            used.usage(w);
+            w.m("codex_thread_total", u);
+        });
         let message = format!(
             "{}.turn-{}",
             self.thread.as_deref().unwrap_or("codex"),
             self.turns
         );
-        e.assistant(sid, &message, None, Vec::new(), Some(usage.clone()));
-        let mut m = Map::new();
-        m.insert("usage".into(), usage);
-        m.insert("num_turns".into(), json!(1));
-        e.result(sid, false, "success", m);
+        e.assistant(sid, &message, None, &Raw(b"[]"), Some(&usage));
+        e.result(sid, false, "success", |w| {
+            w.m("usage", &usage).m("num_turns", 1u64);
+        });
     }
 }
 
 impl Reader for Codex {
-    fn line(&mut self, v: Map<String, Value>, e: &mut Emit<'_>) {
-        let t = s(&v, "type").unwrap_or("").to_owned();
-        match t.as_str() {
+    fn line(&mut self, v: Val<'_, '_>, raw: &[u8], e: &mut Emit<'_>) {
+        let t = s(v, "type").unwrap_or("");
+        match t {
             "thread.started" => {
-                match s(&v, "thread_id") {
+                match s(v, "thread_id") {
                     Some(id) => self.thread = Some(id.to_owned()),
                     None => e.violation("the thread.started line has no \"thread_id\""),
                 }
-                let mut m = Map::new();
-                m.insert("session_id".into(), json!(self.thread));
-                e.init(None, m);
+                let thread = self.thread.as_deref();
+                e.init(None, |w| {
+                    w.m("session_id", thread);
+                });
             }
             "turn.started" => e.skip("a turn started"),
-            "item.started" | "item.updated" | "item.completed" => {
-                match v.get("item").and_then(Value::as_object) {
-                    Some(item) => self.item(&t, item, e),
-                    None => {
-                        e.violation(format!("the {t} line has no \"item\""));
-                        e.skip("an item line without its item");
-                    }
+            "item.started" | "item.updated" | "item.completed" => match object(v, "item") {
+                Some(item) => self.item(t, item, raw, e),
+                None => {
+                    e.violation(format!("the {t} line has no \"item\""));
+                    e.skip("an item line without its item");
                 }
-            }
-            "turn.completed" => self.turn_completed(&v, e),
+            },
+            "turn.completed" => self.turn_completed(v, e),
             "turn.failed" => {
                 self.turns += 1;
-                let msg = v
-                    .get("error")
-                    .and_then(|x| x.get("message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let mut m = Map::new();
-                m.insert("errors".into(), json!([msg]));
-                m.insert("num_turns".into(), json!(1));
-                let sid = self.thread.clone();
-                e.result(sid.as_deref(), true, "error_during_execution", m);
+                let msg = get(v, "error")
+                    .and_then(|x| get(x, "message"))
+                    .and_then(string)
+                    .unwrap_or("");
+                let sid = self.thread.as_deref();
+                e.result(sid, true, "error_during_execution", |w| {
+                    w.m(
+                        "errors",
+                        With(|o: &mut Out| {
+                            o.raw(b"[");
+                            o.str(msg);
+                            o.raw(b"]");
+                        }),
+                    )
+                    .m("num_turns", 1u64);
+                });
             }
             "error" => {
-                let msg = s(&v, "message").unwrap_or("");
-                let sid = self.thread.clone();
+                let msg = s(v, "message").unwrap_or("");
+                let sid = self.thread.as_deref();
                 if let Some(rest) = msg.strip_prefix("Reconnecting...") {
                     let (a, m) = rest.trim().split_once('/').unwrap_or(("", ""));
-                    e.system(
-                        sid.as_deref(),
-                        "api_retry",
-                        json!({"attempt": a.trim().parse::<u64>().ok(), "max_retries": m.trim().parse::<u64>().ok(), "error": msg}),
-                    );
+                    e.system(sid, "api_retry", |w| {
+                        w.m("attempt", a.trim().parse::<u64>().ok())
+                            .m("max_retries", m.trim().parse::<u64>().ok())
+                            .m("error", msg);
+                    });
                 } else {
-                    e.stream_event(
-                        sid.as_deref(),
-                        json!({"type": "error", "error": {"message": msg}}),
-                    );
+                    let event = ObjWith(|w: &mut Obj<'_>| {
+                        w.m("type", "error").m(
+                            "error",
+                            ObjWith(|x: &mut Obj<'_>| {
+                                x.m("message", msg);
+                            }),
+                        );
+                    });
+                    e.stream_event(sid, &event);
                 }
             }
             "item.plan.delta" => e.skip("a plan delta: the plan comes whole in its item"),
-            "request_user_input" => e.system(
-                self.thread.clone().as_deref(),
-                "informational",
-                json!({"level": "info", "content": "the model asked for user input", "call_id": v.get("call_id"), "questions": v.get("questions")}),
-            ),
+            "request_user_input" => e.system(self.thread.as_deref(), "informational", |w| {
+                w.m("level", "info")
+                    .m("content", "the model asked for user input")
+                    .m("call_id", get(v, "call_id"))
+                    .m("questions", get(v, "questions"));
+            }),
             // Undocumented: kept whole as `unknown`.
             _ => e.keep(),
         }

@@ -21,15 +21,22 @@
 //!   as unknown (`tokens_reported: false` on `turn.end`), never invented. `session.shutdown`,
 //!   the log's last event, ends the run there as `result` does on stdout.
 //! - `session.error` → `stream.error`; `result` → `turn.end` (an error when `exitCode` ≠ 0).
+//! - `model.call_start`, `model.call_finished`, `model.call_final_result` (seen in the real
+//!   output of 1.0.92 and 1.0.102, in no documentation: one model call's lifecycle, its model,
+//!   dispatch time and outcome) are `skipped`; `model.call_failure` (a call the API refused:
+//!   `statusCode`, `errorCode`, `errorMessage`, …) is an `api.error` (`error` its `errorCode`,
+//!   the details as `api_error_status`, `api_error_type`, `api_error_message`, …).
 //! - Lifecycle events (`assistant.turn_start`/`turn_end`, `assistant.message_start`,
 //!   `session.idle`, `session.usage_checkpoint`, `tool.execution_progress`, …) are `skipped`.
 
 use std::collections::HashSet;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+use simd_json::prelude::*;
 
-use super::emit::DeltaText;
-use super::{Emit, Reader, n, s};
+use super::emit::{DeltaText, Json, Obj, ObjWith, Raw, TextBlock};
+use super::{Emit, Reader, n, object, s, string};
+use crate::json::{Out, Val, get};
 
 /// See the module docs.
 #[derive(Default)]
@@ -63,6 +70,51 @@ const LIFECYCLE: &[&str] = &[
     "tool.user_requested",
 ];
 
+/// A call's input: Copilot's `arguments`, a JSON string parsed, or as given.
+enum Args<'t, 'i> {
+    Parsed(Value),
+    Given(Val<'t, 'i>),
+    Empty,
+}
+
+impl Json for Args<'_, '_> {
+    fn write(&self, o: &mut Out) {
+        match self {
+            Args::Parsed(v) => {
+                let _ = serde_json::to_writer(&mut o.buf, v);
+            }
+            Args::Given(v) => o.value(*v),
+            Args::Empty => o.raw(b"{}"),
+        }
+    }
+}
+
+impl<'t, 'i> Args<'t, 'i> {
+    fn of(args: Option<Val<'t, 'i>>) -> Self {
+        match args {
+            Some(a) => match string(a) {
+                Some(text) => match serde_json::from_str(text) {
+                    Ok(v) => Args::Parsed(v),
+                    Err(_) => Args::Parsed(serde_json::json!({ "arguments": text })),
+                },
+                None => Args::Given(a),
+            },
+            None => Args::Empty,
+        }
+    }
+}
+
+/// The members of a usage object of Copilot's counts `u`.
+fn usage_members(u: Val<'_, '_>, w: &mut Obj<'_>) {
+    w.m("input_tokens", n(u, "inputTokens"))
+        .m("output_tokens", n(u, "outputTokens"))
+        .m("cache_read_input_tokens", n(u, "cacheReadTokens"))
+        .m("cache_creation_input_tokens", n(u, "cacheWriteTokens"));
+    if let Some(c) = get(u, "cost") {
+        w.m("copilot_cost", c);
+    }
+}
+
 impl Copilot {
     fn sid(&self) -> Option<String> {
         self.session.clone()
@@ -83,75 +135,96 @@ impl Copilot {
         message: &str,
         id: &str,
         name: &str,
-        args: Option<&Value>,
+        args: Option<Val<'_, '_>>,
     ) {
         if !self.called.insert(id.to_owned()) {
             return;
         }
-        let input = match args {
-            Some(Value::String(a)) => serde_json::from_str(a).unwrap_or(json!({"arguments": a})),
-            Some(v) => v.clone(),
-            None => json!({}),
-        };
         let sid = self.sid();
-        e.tool_use(sid.as_deref(), message, id, name, input);
+        e.tool_use(sid.as_deref(), message, id, name, &Args::of(args));
     }
 
-    fn usage(&mut self, id: &str, model: Option<&str>, u: &Map<String, Value>, e: &mut Emit<'_>) {
-        let mut usage = json!({
-            "input_tokens": n(u, "inputTokens"),
-            "output_tokens": n(u, "outputTokens"),
-            "cache_read_input_tokens": n(u, "cacheReadTokens"),
-            "cache_creation_input_tokens": n(u, "cacheWriteTokens"),
-        });
-        if let Some(c) = u.get("cost") {
-            usage["copilot_cost"] = c.clone();
-        }
+    fn usage(&mut self, id: &str, model: Option<&str>, u: Val<'_, '_>, e: &mut Emit<'_>) {
         let sid = self.sid();
-        e.assistant(sid.as_deref(), id, model, Vec::new(), Some(usage));
+        let usage = ObjWith(|w: &mut Obj<'_>| usage_members(u, w));
+        e.assistant(sid.as_deref(), id, model, &Raw(b"[]"), Some(&usage));
     }
 
-    fn message(&mut self, d: &Map<String, Value>, id: &str, e: &mut Emit<'_>) {
+    fn message(&mut self, d: Val<'_, '_>, id: &str, e: &mut Emit<'_>) {
         let sid = self.sid();
-        let msg = s(d, "messageId").unwrap_or(id).to_owned();
+        let msg = s(d, "messageId").unwrap_or(id);
         if self.text.is_open() {
             // Its text came in pieces.
             self.close(e);
         } else if let Some(text) = s(d, "content").filter(|t| !t.is_empty()) {
             let model = self.model.clone();
-            let block = json!({"type": "text", "text": text});
-            e.assistant(sid.as_deref(), &msg, model.as_deref(), vec![block], None);
+            let block = TextBlock {
+                text,
+                thinking: false,
+            };
+            e.assistant(sid.as_deref(), msg, model.as_deref(), &block, None);
         }
-        let requests = d.get("toolRequests").and_then(Value::as_array);
-        for r in requests.into_iter().flatten().filter_map(Value::as_object) {
+        let requests =
+            get(d, "toolRequests").and_then(|r| r.as_array().map(|a| a.iter().collect::<Vec<_>>()));
+        for r in requests
+            .into_iter()
+            .flatten()
+            .filter(|r| r.as_object().is_some())
+        {
             let Some(call) = s(r, "toolCallId") else {
                 continue;
             };
             let name = s(r, "name").unwrap_or("");
-            self.call(e, &format!("{msg}.tools"), call, name, r.get("arguments"));
+            self.call(e, &format!("{msg}.tools"), call, name, get(r, "arguments"));
         }
         e.skip_unless_written("the message's text came in pieces and it asks for no new tool");
     }
 
-    fn result(&mut self, v: &Map<String, Value>, e: &mut Emit<'_>) {
+    /// `model.call_failure`: a model call the API refused (`api.error`): an assistant line of
+    /// no content with `error` (Copilot's `errorCode`, else its `failureKind`) and the
+    /// details as `api_error_*` members.
+    fn call_failure(&mut self, d: Val<'_, '_>, id: &str, e: &mut Emit<'_>) {
+        let sid = self.sid();
+        let model = s(d, "model").map(str::to_owned).or(self.model.clone());
+        let error = s(d, "errorCode")
+            .or_else(|| s(d, "failureKind"))
+            .unwrap_or("api_error");
+        e.line(|w| {
+            w.m("type", "assistant").m(
+                "message",
+                ObjWith(|m: &mut Obj<'_>| {
+                    m.m("id", id)
+                        .m("type", "message")
+                        .m("role", "assistant")
+                        .m("model", model.as_deref())
+                        .m("content", Raw(b"[]"));
+                }),
+            );
+            w.m("parent_tool_use_id", Raw(b"null"))
+                .m("session_id", sid.as_deref())
+                .m("error", error);
+            for (from, to) in [
+                ("statusCode", "api_error_status"),
+                ("errorType", "api_error_type"),
+                ("errorMessage", "api_error_message"),
+                ("failureKind", "api_error_kind"),
+                ("apiEndpoint", "api_error_endpoint"),
+                ("retryAttempt", "api_error_retry_attempt"),
+            ] {
+                if let Some(x) = get(d, from) {
+                    w.m(to, x);
+                }
+            }
+        });
+    }
+
+    fn result(&mut self, v: Val<'_, '_>, e: &mut Emit<'_>) {
         self.close(e);
         if let Some(id) = s(v, "sessionId") {
             self.session = Some(id.to_owned());
         }
         self.turns += 1;
-        let code = v.get("exitCode").and_then(Value::as_i64);
-        let mut m = Map::new();
-        if let Some(u) = v.get("usage") {
-            m.insert("copilot_usage".into(), u.clone());
-            if let Some(d) = u.get("sessionDurationMs") {
-                m.insert("duration_ms".into(), d.clone());
-            }
-            if let Some(d) = u.get("totalApiDurationMs") {
-                m.insert("duration_api_ms".into(), d.clone());
-            }
-        }
-        m.insert("tokens_reported".into(), json!(self.usage_seen > 0));
-        m.insert("exit_code".into(), json!(code));
+        let code = get(v, "exitCode").and_then(|c| c.as_i64());
         let is_error = code.is_some_and(|c| c != 0);
         let sid = self.sid();
         let subtype = if is_error {
@@ -159,27 +232,39 @@ impl Copilot {
         } else {
             "success"
         };
-        e.result(sid.as_deref(), is_error, subtype, m);
+        let reported = self.usage_seen > 0;
+        e.result(sid.as_deref(), is_error, subtype, |w| {
+            if let Some(u) = get(v, "usage") {
+                w.m("copilot_usage", u);
+                if let Some(d) = get(u, "sessionDurationMs") {
+                    w.m("duration_ms", d);
+                }
+                if let Some(d) = get(u, "totalApiDurationMs") {
+                    w.m("duration_api_ms", d);
+                }
+            }
+            w.m("tokens_reported", reported).m("exit_code", code);
+        });
     }
 }
 
 impl Reader for Copilot {
-    fn line(&mut self, v: Map<String, Value>, e: &mut Emit<'_>) {
-        let t = s(&v, "type").unwrap_or("").to_owned();
+    fn line(&mut self, v: Val<'_, '_>, _raw: &[u8], e: &mut Emit<'_>) {
+        let t = s(v, "type").unwrap_or("");
         if t == "result" {
-            return self.result(&v, e);
+            return self.result(v, e);
         }
-        let id = s(&v, "id").unwrap_or("").to_owned();
-        let Some(d) = v.get("data").and_then(Value::as_object) else {
+        let id = s(v, "id").unwrap_or("");
+        let Some(d) = object(v, "data") else {
             e.violation(format!("the {t} line has no \"data\""));
             return e.keep();
         };
-        if !self.init_done && !matches!(t.as_str(), "session.start" | "session.resume") {
+        if !self.init_done && !matches!(t, "session.start" | "session.resume") {
             self.init_done = true;
-            e.init(None, Map::new());
+            e.init(None, |_| {});
         }
         let sid = self.sid();
-        match t.as_str() {
+        match t {
             "session.start" | "session.resume" => {
                 self.init_done = true;
                 self.close(e);
@@ -187,13 +272,12 @@ impl Reader for Copilot {
                     self.session = Some(id.to_owned());
                 }
                 self.model = s(d, "selectedModel").map(str::to_owned);
-                let mut m = Map::new();
-                m.insert("session_id".into(), json!(self.session));
-                m.insert("model".into(), json!(self.model));
-                let cwd = d.get("context").and_then(|c| c.get("cwd"));
-                m.insert("cwd".into(), json!(cwd));
-                let version = s(d, "copilotVersion").map(str::to_owned);
-                e.init(version.as_deref(), m);
+                let cwd = get(d, "context").and_then(|c| get(c, "cwd"));
+                let version = s(d, "copilotVersion");
+                let (session, model) = (self.session.as_deref(), self.model.as_deref());
+                e.init(version, |w| {
+                    w.m("session_id", session).m("model", model).m("cwd", cwd);
+                });
             }
             "user.message" => {
                 self.close(e);
@@ -212,54 +296,53 @@ impl Reader for Copilot {
                     thinking,
                 );
             }
-            "assistant.message" => self.message(d, &id, e),
+            "assistant.message" => self.message(d, id, e),
             "assistant.reasoning" => {
                 if self.text.is_open() {
                     self.close(e);
                 } else {
-                    let block =
-                        json!({"type": "thinking", "thinking": s(d, "content").unwrap_or("")});
-                    let msg = s(d, "reasoningId").unwrap_or(&id).to_owned();
-                    e.assistant(sid.as_deref(), &msg, None, vec![block], None);
+                    let block = TextBlock {
+                        text: s(d, "content").unwrap_or(""),
+                        thinking: true,
+                    };
+                    let msg = s(d, "reasoningId").unwrap_or(id);
+                    e.assistant(sid.as_deref(), msg, None, &block, None);
                 }
             }
             "tool.execution_start" => {
                 self.close(e);
-                let Some(call) = s(d, "toolCallId").map(str::to_owned) else {
+                let Some(call) = s(d, "toolCallId") else {
                     e.violation("the tool.execution_start line has no \"data.toolCallId\"");
                     return e.skip("a tool call without id");
                 };
-                let name = s(d, "toolName").unwrap_or("").to_owned();
-                self.call(e, &format!("{id}.tools"), &call, &name, d.get("arguments"));
+                let name = s(d, "toolName").unwrap_or("");
+                self.call(e, &format!("{id}.tools"), call, name, get(d, "arguments"));
                 e.skip_unless_written("the call was already asked for by the assistant message");
             }
             "tool.execution_complete" => {
                 self.close(e);
-                let Some(call) = s(d, "toolCallId").map(str::to_owned) else {
+                let Some(call) = s(d, "toolCallId") else {
                     e.violation("the tool.execution_complete line has no \"data.toolCallId\"");
                     return e.skip("a tool result without id");
                 };
-                let name = s(d, "toolName").unwrap_or("").to_owned();
-                self.call(e, &format!("{id}.tools"), &call, &name, d.get("arguments"));
-                let success = d.get("success").and_then(Value::as_bool).unwrap_or(true);
-                let content = match (d.get("result"), d.get("error")) {
-                    (Some(r), _) if !r.is_null() => r.get("content").cloned().unwrap_or(r.clone()),
-                    (_, Some(x)) => x.get("message").cloned().unwrap_or(x.clone()),
-                    _ => json!(""),
-                };
-                let mut details = Map::new();
-                for k in ["success", "result", "error", "toolTelemetry"] {
-                    if let Some(x) = d.get(k) {
-                        details.insert(k.into(), x.clone());
+                let name = s(d, "toolName").unwrap_or("");
+                self.call(e, &format!("{id}.tools"), call, name, get(d, "arguments"));
+                let success = get(d, "success").and_then(|x| x.as_bool()).unwrap_or(true);
+                let details = ObjWith(|w: &mut Obj<'_>| {
+                    for k in ["success", "result", "error", "toolTelemetry"] {
+                        if let Some(x) = get(d, k) {
+                            w.m(k, x);
+                        }
                     }
-                }
-                e.tool_result(
-                    sid.as_deref(),
-                    &call,
-                    content,
-                    !success,
-                    Some(Value::Object(details)),
-                );
+                });
+                let content = match (get(d, "result"), get(d, "error")) {
+                    (Some(r), _) if !r.is_null() => get(r, "content").unwrap_or(r),
+                    (_, Some(x)) => get(x, "message").unwrap_or(x),
+                    _ => {
+                        return e.tool_result(sid.as_deref(), call, &"", !success, Some(&details));
+                    }
+                };
+                e.tool_result(sid.as_deref(), call, &content, !success, Some(&details));
             }
             "assistant.usage" => {
                 self.usage_seen += 1;
@@ -268,27 +351,18 @@ impl Reader for Copilot {
             }
             "session.shutdown" => {
                 self.close(e);
-                let metrics = d.get("modelMetrics").and_then(Value::as_object);
+                let metrics = object(d, "modelMetrics")
+                    .and_then(|m| m.as_object().map(|o| o.iter().collect::<Vec<_>>()));
                 if self.usage_seen == 0 {
                     for (model, m) in metrics.into_iter().flatten() {
-                        if let Some(u) = m.get("usage").and_then(Value::as_object) {
+                        if let Some(u) = object(m, "usage") {
                             self.usage_seen += 1;
                             self.usage(&format!("copilot-session-{model}"), Some(model), u, e);
                         }
                     }
                 }
                 // The session log's last event: the run's end (stdout's is its result line).
-                let mut m = Map::new();
-                m.insert("tokens_reported".into(), json!(self.usage_seen > 0));
-                for (from, to) in [
-                    ("totalApiDurationMs", "duration_api_ms"),
-                    ("totalPremiumRequests", "premium_requests"),
-                    ("shutdownType", "shutdown_type"),
-                ] {
-                    if let Some(x) = d.get(from) {
-                        m.insert(to.into(), x.clone());
-                    }
-                }
+                let reported = self.usage_seen > 0;
                 let is_error = s(d, "shutdownType").is_some_and(|t| t != "routine");
                 let subtype = if is_error {
                     "error_during_execution"
@@ -296,15 +370,40 @@ impl Reader for Copilot {
                     "success"
                 };
                 self.turns += 1;
-                e.result(sid.as_deref(), is_error, subtype, m);
+                e.result(sid.as_deref(), is_error, subtype, |w| {
+                    w.m("tokens_reported", reported);
+                    for (from, to) in [
+                        ("totalApiDurationMs", "duration_api_ms"),
+                        ("totalPremiumRequests", "premium_requests"),
+                        ("shutdownType", "shutdown_type"),
+                    ] {
+                        if let Some(x) = get(d, from) {
+                            w.m(to, x);
+                        }
+                    }
+                });
             }
             "session.error" => {
                 self.close(e);
-                e.stream_event(
-                    sid.as_deref(),
-                    json!({"type": "error", "error": {"type": d.get("errorType"), "message": d.get("message")}}),
-                );
+                let event = ObjWith(|w: &mut Obj<'_>| {
+                    w.m("type", "error").m(
+                        "error",
+                        ObjWith(|x: &mut Obj<'_>| {
+                            x.m("type", get(d, "errorType"))
+                                .m("message", get(d, "message"));
+                        }),
+                    );
+                });
+                e.stream_event(sid.as_deref(), &event);
             }
+            "model.call_start" => e.skip("a model call starts"),
+            "model.call_finished" => {
+                e.skip("a model call finished (its response came as the events before it)")
+            }
+            "model.call_final_result" => {
+                e.skip("a model call's outcome (its response came as the events before it)")
+            }
+            "model.call_failure" => self.call_failure(d, id, e),
             t if LIFECYCLE.contains(&t) => e.skip("a lifecycle event"),
             // Undocumented: kept whole as `unknown`.
             _ => e.keep(),

@@ -16,10 +16,11 @@
 //!
 //! Banner lines that are not JSON (YOLO mode, skills) are `diagnostic`s, as any such line.
 
-use serde_json::{Map, Value, json};
+use simd_json::prelude::*;
 
-use super::emit::DeltaText;
-use super::{Emit, Reader, n, s};
+use super::emit::{DeltaText, Obj, ObjWith, Raw, With};
+use super::{Emit, Reader, n, object, s, string};
+use crate::json::{Out, Val, get};
 
 /// See the module docs.
 #[derive(Default)]
@@ -30,22 +31,32 @@ pub struct Gemini {
     calls: u64,
 }
 
-/// Gemini's token counts as a stream-json usage object.
-fn usage(st: &Map<String, Value>) -> Value {
-    let input_total = n(st, "input_tokens");
-    let cached = n(st, "cached");
+/// The members of Gemini's token counts `st` as a stream-json usage object.
+fn usage(st: Option<Val<'_, '_>>, w: &mut Obj<'_>) {
+    let (input_total, cached, output) = match st {
+        Some(st) => (
+            n(st, "input_tokens"),
+            n(st, "cached"),
+            n(st, "output_tokens"),
+        ),
+        None => (0, 0, 0),
+    };
     let uncached = st
-        .get("input")
-        .and_then(Value::as_u64)
+        .and_then(|st| get(st, "input"))
+        .and_then(|x| x.as_u64())
         .unwrap_or(input_total.saturating_sub(cached));
-    json!({
-        "input_tokens": uncached,
-        "cache_read_input_tokens": cached,
-        "cache_creation_input_tokens": 0,
-        "output_tokens": n(st, "output_tokens"),
-        "gemini_total_tokens": st.get("total_tokens"),
-        "gemini_input_tokens": st.get("input_tokens"),
-    })
+    w.m("input_tokens", uncached)
+        .m("cache_read_input_tokens", cached)
+        .m("cache_creation_input_tokens", 0u64)
+        .m("output_tokens", output)
+        .m(
+            "gemini_total_tokens",
+            st.and_then(|st| get(st, "total_tokens")),
+        )
+        .m(
+            "gemini_input_tokens",
+            st.and_then(|st| get(st, "input_tokens")),
+        );
 }
 
 impl Gemini {
@@ -58,78 +69,94 @@ impl Gemini {
         format!("{}-msg", self.session.as_deref().unwrap_or("gemini"))
     }
 
-    fn result(&mut self, v: &Map<String, Value>, e: &mut Emit<'_>) {
+    fn result(&mut self, v: Val<'_, '_>, e: &mut Emit<'_>) {
         self.close(e);
         let sid = self.session.clone();
         let sid = sid.as_deref();
-        let stats = v.get("stats").and_then(Value::as_object);
+        let stats = object(v, "stats");
         if stats.is_none() {
             e.violation("the result line has no \"stats\"");
         }
-        let empty = Map::new();
-        let stats = stats.unwrap_or(&empty);
         let prefix = self.prefix();
-        match stats.get("models").and_then(Value::as_object) {
-            Some(models) if !models.is_empty() => {
+        let models = stats
+            .and_then(|st| object(st, "models"))
+            .and_then(|m| m.as_object().map(|o| o.iter().collect::<Vec<_>>()))
+            .filter(|m| !m.is_empty());
+        match models {
+            Some(models) => {
                 for (model, st) in models {
-                    if let Some(st) = st.as_object() {
+                    if st.as_object().is_some() {
                         let id = format!("{prefix}-usage-{model}");
-                        e.assistant(sid, &id, Some(model), Vec::new(), Some(usage(st)));
+                        let u = ObjWith(|w: &mut Obj<'_>| usage(Some(st), w));
+                        e.assistant(sid, &id, Some(model), &Raw(b"[]"), Some(&u));
                     }
                 }
             }
-            _ if n(stats, "total_tokens") > 0 => {
+            _ if stats.is_some_and(|st| n(st, "total_tokens") > 0) => {
                 let id = format!("{prefix}-usage");
                 let model = self.model.clone();
-                e.assistant(sid, &id, model.as_deref(), Vec::new(), Some(usage(stats)));
+                let u = ObjWith(|w: &mut Obj<'_>| usage(stats, w));
+                e.assistant(sid, &id, model.as_deref(), &Raw(b"[]"), Some(&u));
             }
             _ => {}
         }
         let is_error = s(v, "status") == Some("error");
-        let mut m = Map::new();
-        m.insert("usage".into(), usage(stats));
-        if let Some(d) = stats.get("duration_ms") {
-            m.insert("duration_ms".into(), d.clone());
-        }
-        if let Some(err) = v.get("error") {
-            let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
-            m.insert("errors".into(), json!([msg]));
-            m.insert("error".into(), err.clone());
-        }
-        m.insert("stats".into(), Value::Object(stats.clone()));
+        let err = get(v, "error");
         let subtype = if is_error {
             "error_during_execution"
         } else {
             "success"
         };
-        e.result(sid, is_error, subtype, m);
+        e.result(sid, is_error, subtype, |w| {
+            w.m("usage", ObjWith(|u: &mut Obj<'_>| usage(stats, u)));
+            if let Some(d) = stats.and_then(|st| get(st, "duration_ms")) {
+                w.m("duration_ms", d);
+            }
+            if let Some(err) = err {
+                let msg = get(err, "message").and_then(string).unwrap_or("");
+                w.m(
+                    "errors",
+                    With(|o: &mut Out| {
+                        o.raw(b"[");
+                        o.str(msg);
+                        o.raw(b"]");
+                    }),
+                )
+                .m("error", err);
+            }
+            match stats {
+                Some(st) => w.m("stats", st),
+                None => w.m("stats", Raw(b"{}")),
+            };
+        });
     }
 }
 
 impl Reader for Gemini {
-    fn line(&mut self, v: Map<String, Value>, e: &mut Emit<'_>) {
-        let t = s(&v, "type").unwrap_or("");
+    fn line(&mut self, v: Val<'_, '_>, _raw: &[u8], e: &mut Emit<'_>) {
+        let t = s(v, "type").unwrap_or("");
         match t {
             "init" => {
                 self.close(e);
-                match s(&v, "session_id") {
+                match s(v, "session_id") {
                     Some(id) => self.session = Some(id.to_owned()),
                     None => e.violation("the init line has no \"session_id\""),
                 }
-                self.model = s(&v, "model").map(str::to_owned);
-                let mut m = Map::new();
-                m.insert("session_id".into(), json!(self.session));
-                m.insert("model".into(), json!(self.model));
-                m.insert("timestamp".into(), json!(v.get("timestamp")));
-                e.init(None, m);
+                self.model = s(v, "model").map(str::to_owned);
+                let (session, model) = (self.session.as_deref(), self.model.as_deref());
+                e.init(None, |w| {
+                    w.m("session_id", session)
+                        .m("model", model)
+                        .m("timestamp", get(v, "timestamp"));
+                });
             }
             "message" => {
-                let Some(content) = s(&v, "content") else {
+                let Some(content) = s(v, "content") else {
                     e.violation("the message line has no \"content\"");
                     return e.skip("a message without content");
                 };
                 let sid = self.session.clone();
-                if s(&v, "role") == Some("assistant") {
+                if s(v, "role") == Some("assistant") {
                     let prefix = self.prefix();
                     let model = self.model.clone();
                     self.text
@@ -141,46 +168,53 @@ impl Reader for Gemini {
             }
             "tool_use" => {
                 self.close(e);
-                let (Some(id), Some(name)) = (s(&v, "tool_id"), s(&v, "tool_name")) else {
+                let (Some(id), Some(name)) = (s(v, "tool_id"), s(v, "tool_name")) else {
                     e.violation("the tool_use line has no \"tool_id\" or \"tool_name\"");
                     return e.skip("a tool call without id or name");
                 };
                 self.calls += 1;
                 let message = format!("{}-call-{}", self.prefix(), self.calls);
-                let input = v.get("parameters").cloned().unwrap_or(json!({}));
-                let sid = self.session.clone();
-                e.tool_use(sid.as_deref(), &message, id, name, input);
+                let sid = self.session.as_deref();
+                match get(v, "parameters") {
+                    Some(p) => e.tool_use(sid, &message, id, name, &p),
+                    None => e.tool_use(sid, &message, id, name, &Raw(b"{}")),
+                }
             }
             "tool_result" => {
                 self.close(e);
-                let Some(id) = s(&v, "tool_id") else {
+                let Some(id) = s(v, "tool_id") else {
                     e.violation("the tool_result line has no \"tool_id\"");
                     return e.skip("a tool result without id");
                 };
-                let is_error = s(&v, "status") == Some("error");
-                let err = v.get("error");
-                let content = match (v.get("output"), err) {
-                    (Some(o), _) if !o.is_null() => o.clone(),
-                    (_, Some(x)) => json!(x.get("message").and_then(Value::as_str).unwrap_or("")),
-                    _ => json!(""),
-                };
-                let mut details = json!({"status": v.get("status")});
-                if let Some(x) = err {
-                    details["error"] = x.clone();
+                let is_error = s(v, "status") == Some("error");
+                let err = get(v, "error");
+                let details = ObjWith(|w: &mut Obj<'_>| {
+                    w.m("status", get(v, "status"));
+                    if let Some(x) = err {
+                        w.m("error", x);
+                    }
+                });
+                let sid = self.session.as_deref();
+                match (get(v, "output"), err) {
+                    (Some(o), _) if !o.is_null() => {
+                        e.tool_result(sid, id, &o, is_error, Some(&details))
+                    }
+                    (_, Some(x)) => {
+                        let msg = get(x, "message").and_then(string).unwrap_or("");
+                        e.tool_result(sid, id, &msg, is_error, Some(&details))
+                    }
+                    _ => e.tool_result(sid, id, &"", is_error, Some(&details)),
                 }
-                let sid = self.session.clone();
-                e.tool_result(sid.as_deref(), id, content, is_error, Some(details));
             }
             "error" => {
                 self.close(e);
-                let sid = self.session.clone();
-                e.system(
-                    sid.as_deref(),
-                    "informational",
-                    json!({"level": s(&v, "severity").unwrap_or("error"), "content": s(&v, "message").unwrap_or("")}),
-                );
+                let sid = self.session.as_deref();
+                e.system(sid, "informational", |w| {
+                    w.m("level", s(v, "severity").unwrap_or("error"))
+                        .m("content", s(v, "message").unwrap_or(""));
+                });
             }
-            "result" => self.result(&v, e),
+            "result" => self.result(v, e),
             // Undocumented: kept whole as `unknown`.
             _ => e.keep(),
         }

@@ -36,12 +36,22 @@ pub mod qwen;
 
 use std::fmt;
 
-use serde_json::{Map, Value};
-
 pub use emit::Emit;
 
+use simd_json::prelude::*;
+
+use crate::json::{Engine, Parser, Val, get, get_str, str_of};
 use crate::read::Line;
 use crate::transform::Transformed;
+
+/// The top-level `type`s of Claude Code's stream-json lines. A line is stream-json when it is a
+/// JSON object with one of these and is not a session transcript's (which has `sessionId` and
+/// no `session_id`).
+pub const STREAM_JSON_TYPES: &[&str] = &["system", "assistant", "user", "result", "stream_event"];
+
+/// Non-blank lines of an input's head that are examined to tell what it is: its dialect
+/// ([`detect`]) or its kind ([`crate::sniff`]).
+pub const HEAD_LINES: usize = 256;
 
 /// A stream's dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -196,9 +206,10 @@ pub fn agent_provider(agent: Option<&str>) -> &'static str {
 
 /// One dialect's reader: input lines (JSON objects) in, stream-json lines out.
 pub trait Reader: Send {
-    /// Read one input line that is a JSON object (`v`), writing what it says to `out`. A line
-    /// the reader leaves without output is accounted for by [`Emit::finish_line`].
-    fn line(&mut self, v: Map<String, Value>, out: &mut Emit<'_>);
+    /// Read one input line `raw` that is a JSON object (`v`, its parsed form: the members a
+    /// reader needs are read from it borrowed), writing what it says to `out`. A line the reader
+    /// leaves without output is accounted for by [`Emit::finish_line`].
+    fn line(&mut self, v: Val<'_, '_>, raw: &[u8], out: &mut Emit<'_>);
     /// End of input: write what is still pending (an open text message).
     fn finish(&mut self, _out: &mut Emit<'_>) {}
     /// Whether the line `raw` may need reading: a reader that passes most lines as they are
@@ -209,11 +220,12 @@ pub trait Reader: Send {
     }
 }
 
-/// What one line says about the dialect of its stream: `Some` when it tells.
-pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
-    let t = o.get("type").and_then(Value::as_str)?;
-    let has = |k: &str| o.contains_key(k);
-    let str_of = |k: &str| o.get(k).and_then(Value::as_str);
+/// What one line (`o`, parsed) says about the dialect of its stream: `Some` when it tells.
+pub fn recognise(o: Val<'_, '_>) -> Option<Dialect> {
+    let t = get_str(o, "type")?;
+    let has = |k: &str| get(o, k).is_some();
+    let str_of = |k: &str| get_str(o, k);
+    let is_str = |k: &str| get(o, k).and_then(crate::json::str_of).is_some();
     // An envelope event or a transcript line is none of these.
     if (has("v") && has("seq")) || has("parentUuid") || has("isSidechain") {
         return None;
@@ -225,22 +237,25 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
     {
         return Some(Dialect::Codex);
     }
-    if t == "error" && o.keys().all(|k| k == "type" || k == "message") && has("message") {
+    let only_type_and_message = o
+        .as_object()
+        .is_some_and(|m| m.keys().all(|k| k == "type" || k == "message"));
+    if t == "error" && only_type_and_message && has("message") {
         return Some(Dialect::Codex);
     }
     if has("sessionID") && (has("part") || matches!(t, "error" | "done")) {
         return Some(Dialect::OpenCode);
     }
-    if o.get("data").is_some_and(Value::is_object) && t.contains('.') && has("id") {
+    if get(o, "data").is_some_and(|d| d.as_object().is_some()) && t.contains('.') && has("id") {
         return Some(Dialect::Copilot);
     }
     if t == "result" && has("sessionId") && has("exitCode") {
         return Some(Dialect::Copilot);
     }
-    let stamped = o.get("timestamp").is_some_and(Value::is_string);
+    let stamped = is_str("timestamp");
     let gemini = match t {
         "init" => has("session_id") && has("model"),
-        "message" => has("role") && o.get("content").is_some_and(Value::is_string),
+        "message" => has("role") && is_str("content"),
         "tool_use" => has("tool_name") && has("tool_id"),
         "tool_result" => has("tool_id") && has("status"),
         "result" => has("stats") || (has("status") && !has("subtype")),
@@ -261,9 +276,7 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
     if t == "system" && (has("qwen_code_version") || str_of("subtype") == Some("session_start")) {
         return Some(Dialect::Qwen);
     }
-    if crate::sniff::STREAM_JSON_TYPES.contains(&t)
-        && str_of("session_id").is_some_and(|s| s.starts_with("T-"))
-    {
+    if STREAM_JSON_TYPES.contains(&t) && str_of("session_id").is_some_and(|s| s.starts_with("T-")) {
         return Some(Dialect::Amp);
     }
     if t == "system"
@@ -274,7 +287,7 @@ pub fn recognise(o: &Map<String, Value>) -> Option<Dialect> {
     {
         return Some(Dialect::Cursor);
     }
-    if crate::sniff::STREAM_JSON_TYPES.contains(&t) {
+    if STREAM_JSON_TYPES.contains(&t) {
         return Some(Dialect::Claude);
     }
     None
@@ -313,18 +326,19 @@ pub fn is_own_type(t: &str) -> bool {
 /// none does.
 pub fn detect(head: &[u8]) -> Option<Dialect> {
     head.split(|&b| b == b'\n')
-        .take(crate::sniff::HEAD_LINES)
+        .take(HEAD_LINES)
         .find_map(|l| line_dialect(l.trim_ascii()))
 }
 
-fn line_dialect(line: &[u8]) -> Option<Dialect> {
+/// The dialect one line (trimmed) tells, if it is a JSON object that tells one.
+pub fn line_dialect(line: &[u8]) -> Option<Dialect> {
     if !line.starts_with(b"{") {
         return None;
     }
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(o)) => recognise(&o),
-        _ => None,
-    }
+    let mut p = Parser::new(Engine::Simd).hollowing(None);
+    let parsed = p.parse(line).ok()?;
+    let v = parsed.tape.as_value();
+    v.as_object().and(recognise(v))
 }
 
 /// The message for a wrong explicit `--input-format` (`chosen`) on input `name` whose lines look
@@ -359,6 +373,8 @@ enum State {
 pub struct Stage {
     state: State,
     violations: Vec<(usize, String)>,
+    /// Parses each line the reader reads (every string kept whole: no hollowing).
+    parser: Parser,
 }
 
 impl Stage {
@@ -371,6 +387,7 @@ impl Stage {
         Stage {
             state,
             violations: Vec::new(),
+            parser: Parser::new(Engine::Simd).hollowing(None),
         }
     }
 
@@ -411,28 +428,34 @@ impl Stage {
         {
             return out.keep_line();
         }
-        let parsed = if line.oversized.is_none() && trimmed.starts_with(b"{") {
-            match serde_json::from_slice::<Value>(trimmed) {
-                Ok(Value::Object(o)) => Some(o),
-                _ => None,
+        if line.oversized.is_some() || !trimmed.starts_with(b"{") {
+            // Not a JSON object: the normalizer says what it is.
+            return out.keep_line();
+        }
+        let Ok(parsed) = self.parser.parse(trimmed) else {
+            return out.keep_line();
+        };
+        let v = parsed.tape.as_value();
+        if v.as_object().is_some() {
+            if matches!(self.state, State::Undecided)
+                && let Some(d) = recognise(v)
+            {
+                self.state = Self::reading(d);
+            }
+            match &mut self.state {
+                State::Reading(_, r) => {
+                    let mut e = Emit::new(out, Some(line), &mut self.violations);
+                    r.line(v, trimmed, &mut e);
+                    e.finish_line();
+                }
+                // Undecided or read as it is.
+                _ => out.keep_line(),
             }
         } else {
-            None
-        };
-        if matches!(self.state, State::Undecided)
-            && let Some(d) = parsed.as_ref().and_then(recognise)
-        {
-            self.state = Self::reading(d);
+            out.keep_line();
         }
-        match (&mut self.state, parsed) {
-            (State::Reading(_, r), Some(o)) => {
-                let mut e = Emit::new(out, Some(line), &mut self.violations);
-                r.line(o, &mut e);
-                e.finish_line();
-            }
-            // Not a JSON object (the normalizer says what it is), undecided or read as it is.
-            _ => out.keep_line(),
-        }
+        let spare = parsed.into_spare();
+        self.parser.recycle(spare);
     }
 
     /// End of input: what the reader still holds, as lines of the last input line `last`.
@@ -447,13 +470,23 @@ impl Stage {
 }
 
 /// The string member `k` of `o`.
-pub(crate) fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
-    o.get(k).and_then(Value::as_str)
+pub(crate) fn s<'i>(o: Val<'_, 'i>, k: &str) -> Option<&'i str> {
+    get_str(o, k)
 }
 
 /// The integer member `k` of `o`, or 0.
-pub(crate) fn n(o: &Map<String, Value>, k: &str) -> u64 {
-    o.get(k).and_then(Value::as_u64).unwrap_or(0)
+pub(crate) fn n(o: Val<'_, '_>, k: &str) -> u64 {
+    get(o, k).and_then(|x| x.as_u64()).unwrap_or(0)
+}
+
+/// The member `k` of `o` when it is an object.
+pub(crate) fn object<'t, 'i>(o: Val<'t, 'i>, k: &str) -> Option<Val<'t, 'i>> {
+    get(o, k).filter(|x| x.as_object().is_some())
+}
+
+/// `v` when it is a string.
+pub(crate) fn string<'i>(v: Val<'_, 'i>) -> Option<&'i str> {
+    str_of(v)
 }
 
 #[cfg(test)]

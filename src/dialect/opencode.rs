@@ -17,9 +17,11 @@
 //! - `error` → `stream.error`; a turn that ended with it is an error `result`.
 //! - `done` (newest releases) ends the turn if a step is still open.
 
-use serde_json::{Map, Value, json};
+use simd_json::prelude::*;
 
-use super::{Emit, Reader, n, s};
+use super::emit::{Obj, ObjWith, Raw, TextBlock, With};
+use super::{Emit, Reader, n, object, s, string};
+use crate::json::{Out, Val, get};
 
 /// See the module docs.
 #[derive(Default)]
@@ -37,56 +39,73 @@ pub struct OpenCode {
     error: Option<String>,
 }
 
+/// The members of a usage object of tokens `t` (input, output, cache read, cache write,
+/// reasoning).
+fn tokens(t: [u64; 5], w: &mut Obj<'_>) {
+    w.m("input_tokens", t[0])
+        .m("output_tokens", t[1])
+        .m("cache_read_input_tokens", t[2])
+        .m("cache_creation_input_tokens", t[3])
+        .m("reasoning_output_tokens", t[4]);
+}
+
 impl OpenCode {
     fn result(&mut self, e: &mut Emit<'_>) {
-        let [input, output, read, write, reasoning] = std::mem::take(&mut self.open);
-        let mut m = Map::new();
-        m.insert(
-            "usage".into(),
-            json!({"input_tokens": input, "output_tokens": output, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "reasoning_output_tokens": reasoning}),
-        );
-        m.insert("num_turns".into(), json!(std::mem::take(&mut self.steps)));
-        if let Some(c) = self.cost {
-            m.insert("total_cost_usd".into(), json!(c));
-        }
+        let t = std::mem::take(&mut self.open);
+        let steps = std::mem::take(&mut self.steps);
+        let cost = self.cost;
         let sid = self.session.clone();
-        match self.error.take() {
-            Some(err) => {
-                m.insert("errors".into(), json!([err]));
-                e.result(sid.as_deref(), true, "error_during_execution", m);
+        let err = self.error.take();
+        let members = |w: &mut Obj<'_>| {
+            w.m("usage", ObjWith(|u: &mut Obj<'_>| tokens(t, u)))
+                .m("num_turns", steps);
+            if let Some(c) = cost {
+                w.m("total_cost_usd", c);
             }
-            None => e.result(sid.as_deref(), false, "success", m),
+            if let Some(err) = &err {
+                w.m(
+                    "errors",
+                    With(|o: &mut Out| {
+                        o.raw(b"[");
+                        o.str(err);
+                        o.raw(b"]");
+                    }),
+                );
+            }
+        };
+        match &err {
+            Some(_) => e.result(sid.as_deref(), true, "error_during_execution", members),
+            None => e.result(sid.as_deref(), false, "success", members),
         }
     }
 
-    fn step_finish(&mut self, part: &Map<String, Value>, e: &mut Emit<'_>) {
+    fn step_finish(&mut self, part: Option<Val<'_, '_>>, e: &mut Emit<'_>) {
         let sid = self.session.clone();
         let sid = sid.as_deref();
-        let Some(msg) = s(part, "messageID").map(str::to_owned) else {
+        let Some(msg) = part.and_then(|p| s(p, "messageID")) else {
             e.violation("the step_finish line has no \"part.messageID\"");
             return e.skip("a step without its message id");
         };
-        let empty = Map::new();
-        let tokens = part.get("tokens").and_then(Value::as_object);
-        if tokens.is_none() {
+        let part = part.expect("it has a messageID");
+        let t = object(part, "tokens");
+        if t.is_none() {
             e.violation("the step_finish line has no \"part.tokens\"");
         }
-        let t = tokens.unwrap_or(&empty);
-        let cache = t.get("cache").and_then(Value::as_object).unwrap_or(&empty);
+        let cache = t.and_then(|t| object(t, "cache"));
+        let num = |o: Option<Val<'_, '_>>, k: &str| o.map_or(0, |o| n(o, k));
         let step = [
-            n(t, "input"),
-            n(t, "output"),
-            n(cache, "read"),
-            n(cache, "write"),
-            n(t, "reasoning"),
+            num(t, "input"),
+            num(t, "output"),
+            num(cache, "read"),
+            num(cache, "write"),
+            num(t, "reasoning"),
         ];
         for (a, b) in self.open.iter_mut().zip(step) {
             *a += b;
         }
         self.steps += 1;
-        let mut usage = json!({"input_tokens": step[0], "output_tokens": step[1], "cache_read_input_tokens": step[2], "cache_creation_input_tokens": step[3], "reasoning_output_tokens": step[4]});
-        if let Some(c) = part.get("cost").and_then(Value::as_f64) {
-            usage["cost_usd"] = json!(c);
+        let cost = get(part, "cost").and_then(|c| c.cast_f64());
+        if let Some(c) = cost {
             let sum = self.cost.unwrap_or(0.0) + c;
             // Summed in binary floating point: rounded to the nano-dollar, as no price is finer.
             self.cost = Some((sum * 1e9).round() / 1e9);
@@ -98,11 +117,29 @@ impl OpenCode {
             Some(p) => format!("{msg}/{p}"),
             None => format!("{msg}/step-{}", self.steps),
         };
-        let mut line = json!({"type": "assistant", "message": {"id": id, "type": "message", "role": "assistant", "model": null, "content": [], "stop_reason": reason.unwrap_or("end_turn"), "usage": usage}, "parent_tool_use_id": null, "session_id": sid});
-        if reason.is_none() {
-            line["message"]["stop_reason"] = Value::Null;
-        }
-        e.line(&line);
+        e.line(|w| {
+            w.m("type", "assistant").m(
+                "message",
+                ObjWith(|m: &mut Obj<'_>| {
+                    m.m("id", id.as_str())
+                        .m("type", "message")
+                        .m("role", "assistant")
+                        .m("model", Raw(b"null"))
+                        .m("content", Raw(b"[]"))
+                        .m("stop_reason", reason)
+                        .m(
+                            "usage",
+                            ObjWith(|u: &mut Obj<'_>| {
+                                tokens(step, u);
+                                if let Some(c) = cost {
+                                    u.m("cost_usd", c);
+                                }
+                            }),
+                        );
+                }),
+            );
+            w.m("parent_tool_use_id", Raw(b"null")).m("session_id", sid);
+        });
         if reason.is_some_and(|r| r != "tool-calls") {
             self.result(e);
         }
@@ -110,8 +147,8 @@ impl OpenCode {
 }
 
 impl Reader for OpenCode {
-    fn line(&mut self, v: Map<String, Value>, e: &mut Emit<'_>) {
-        match s(&v, "sessionID") {
+    fn line(&mut self, v: Val<'_, '_>, _raw: &[u8], e: &mut Emit<'_>) {
+        match s(v, "sessionID") {
             Some(id) => self.session = Some(id.to_owned()),
             None => e.violation("the line has no \"sessionID\""),
         }
@@ -119,13 +156,12 @@ impl Reader for OpenCode {
         let sid = sid.as_deref();
         if !self.init_done {
             self.init_done = true;
-            let mut m = Map::new();
-            m.insert("session_id".into(), json!(sid));
-            e.init(None, m);
+            e.init(None, |w| {
+                w.m("session_id", sid);
+            });
         }
-        let t = s(&v, "type").unwrap_or("");
-        let empty = Map::new();
-        let part = v.get("part").and_then(Value::as_object);
+        let t = s(v, "type").unwrap_or("");
+        let part = object(v, "part");
         if part.is_none()
             && matches!(
                 t,
@@ -134,60 +170,63 @@ impl Reader for OpenCode {
         {
             e.violation(format!("the {t} line has no \"part\""));
         }
-        let part = part.unwrap_or(&empty);
-        let msg = s(part, "messageID")
-            .unwrap_or("opencode-message")
-            .to_owned();
+        let msg = part
+            .and_then(|p| s(p, "messageID"))
+            .unwrap_or("opencode-message");
         match t {
             "step_start" => e.skip("a model step starts"),
             "text" | "reasoning" => {
-                let text = s(part, "text").unwrap_or("");
-                let block = if t == "text" {
-                    json!({"type": "text", "text": text})
-                } else {
-                    json!({"type": "thinking", "thinking": text})
+                let text = part.and_then(|p| s(p, "text")).unwrap_or("");
+                let block = TextBlock {
+                    text,
+                    thinking: t == "reasoning",
                 };
-                e.assistant(sid, &msg, None, vec![block], None);
+                e.assistant(sid, msg, None, &block, None);
             }
             "tool_use" => {
-                let Some(id) = s(part, "callID") else {
+                let Some(id) = part.and_then(|p| s(p, "callID")) else {
                     e.violation("the tool_use line has no \"part.callID\"");
                     return e.skip("a tool call without id");
                 };
+                let part = part.expect("it has a callID");
                 let name = s(part, "tool").unwrap_or("");
-                let state = part
-                    .get("state")
-                    .and_then(Value::as_object)
-                    .unwrap_or(&empty);
-                let input = state.get("input").cloned().unwrap_or(json!({}));
-                e.tool_use(sid, &msg, id, name, input);
-                let status = s(state, "status");
-                let is_error = status == Some("error");
-                let content = match (state.get("output"), state.get("error")) {
-                    (Some(o), _) if !o.is_null() => o.clone(),
-                    (_, Some(x)) => x.clone(),
-                    _ => json!(""),
-                };
-                let mut details = Map::new();
-                for k in ["status", "title", "metadata", "time"] {
-                    if let Some(x) = state.get(k) {
-                        details.insert(k.into(), x.clone());
-                    }
+                let state = object(part, "state");
+                let member = |k: &str| state.and_then(|st| get(st, k));
+                match member("input") {
+                    Some(input) => e.tool_use(sid, msg, id, name, &input),
+                    None => e.tool_use(sid, msg, id, name, &Raw(b"{}")),
                 }
-                e.tool_result(sid, id, content, is_error, Some(Value::Object(details)));
+                let is_error = state.and_then(|st| s(st, "status")) == Some("error");
+                let details = ObjWith(|w: &mut Obj<'_>| {
+                    for k in ["status", "title", "metadata", "time"] {
+                        if let Some(x) = member(k) {
+                            w.m(k, x);
+                        }
+                    }
+                });
+                match (member("output"), member("error")) {
+                    (Some(o), _) if !o.is_null() => {
+                        e.tool_result(sid, id, &o, is_error, Some(&details))
+                    }
+                    (_, Some(x)) => e.tool_result(sid, id, &x, is_error, Some(&details)),
+                    _ => e.tool_result(sid, id, &"", is_error, Some(&details)),
+                }
             }
             "step_finish" => self.step_finish(part, e),
             "error" => {
-                let err = v.get("error").cloned().unwrap_or(Value::Null);
+                let err = get(v, "error");
                 let msg = err
-                    .get("data")
-                    .and_then(|d| d.get("message"))
-                    .and_then(Value::as_str)
-                    .or_else(|| err.get("name").and_then(Value::as_str))
+                    .and_then(|x| get(x, "data"))
+                    .and_then(|d| get(d, "message"))
+                    .and_then(string)
+                    .or_else(|| err.and_then(|x| get(x, "name")).and_then(string))
                     .unwrap_or("")
                     .to_owned();
                 self.error = Some(msg);
-                e.stream_event(sid, json!({"type": "error", "error": err}));
+                let event = ObjWith(|w: &mut Obj<'_>| {
+                    w.m("type", "error").m("error", err);
+                });
+                e.stream_event(sid, &event);
             }
             "done" => {
                 if self.steps > 0 || self.error.is_some() {

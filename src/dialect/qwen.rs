@@ -8,6 +8,8 @@
 //!   message id): the normalizer counts the message's usage once by its id;
 //! - a failed `result` carries `error` as an object (`{type, message}`), kept under its extra;
 //! - `stream_event` `tool_progress` (a running tool's progress) is `skipped` with its reason;
+//!   `goal_state` (0.24's goal and activity, in its real output, in no documentation) is
+//!   `skipped` when no goal is set, else `informational` naming the goal;
 //! - an API error arrives as assistant text (`[API Error: 500 …]`): the line gets `error`
 //!   (`api_error`), so the envelope has an `api.error` beside its text.
 //!
@@ -19,9 +21,11 @@
 //!
 //! Every other line is Claude's shape and passes as it is.
 
-use serde_json::{Map, Value};
+use simd_json::prelude::*;
 
-use super::{Emit, Reader, s};
+use super::emit::{Obj, ObjWith, members_removing};
+use super::{Emit, Reader, object, s, string};
+use crate::json::{Val, get};
 
 /// See the module docs.
 #[derive(Default)]
@@ -33,6 +37,7 @@ const REWRITTEN: &[&str] = &[
     "[API Error",
     "\"system\"",
     "tool_progress",
+    "goal_state",
 ];
 
 impl Reader for Qwen {
@@ -42,89 +47,159 @@ impl Reader for Qwen {
             .any(|m| memchr::memmem::find(raw, m.as_bytes()).is_some())
     }
 
-    fn line(&mut self, mut v: Map<String, Value>, e: &mut Emit<'_>) {
-        match s(&v, "type").unwrap_or("") {
-            "system" if matches!(s(&v, "subtype"), Some("init" | "session_start")) => {
-                if s(&v, "session_id").is_none() {
+    fn line(&mut self, v: Val<'_, '_>, _raw: &[u8], e: &mut Emit<'_>) {
+        match s(v, "type").unwrap_or("") {
+            "system" if matches!(s(v, "subtype"), Some("init" | "session_start")) => {
+                if s(v, "session_id").is_none() {
                     e.violation("the system line has no \"session_id\"");
                 }
-                let version = s(&v, "qwen_code_version").map(str::to_owned);
-                v.remove("type");
+                let version = s(v, "qwen_code_version");
                 // The subtype as Qwen wrote it is kept under extra.
-                if let Some(sub) = v.remove("subtype") {
-                    v.insert("qwen_subtype".into(), sub);
-                }
-                e.init(version.as_deref(), v);
+                let sub = get(v, "subtype");
+                let members = members_removing(v, &["type", "subtype"]);
+                e.init(version, |w| {
+                    for (k, x) in &members {
+                        w.m(k, *x);
+                    }
+                    if let Some(sub) = sub {
+                        w.m("qwen_subtype", sub);
+                    }
+                });
             }
             "stream_event"
-                if v.get("event")
-                    .and_then(|x| x.get("type"))
-                    .and_then(Value::as_str)
+                if get(v, "event")
+                    .and_then(|x| get(x, "type"))
+                    .and_then(string)
                     == Some("tool_progress") =>
             {
                 e.skip("a running tool's progress (tool_progress)")
             }
+            "stream_event"
+                if get(v, "event")
+                    .and_then(|x| get(x, "type"))
+                    .and_then(string)
+                    == Some("goal_state") =>
+            {
+                goal_state(v, e)
+            }
             "assistant" => {
-                let mut changed = false;
-                if let Some(u) = v
-                    .get_mut("message")
-                    .and_then(|m| m.get_mut("usage"))
-                    .and_then(Value::as_object_mut)
-                {
-                    changed |= uncached(u);
+                let usage = object(v, "message").and_then(|m| object(m, "usage"));
+                let tokens = usage.and_then(uncached);
+                let flag = api_error_text(v) && get(v, "error").is_none();
+                if tokens.is_none() && !flag {
+                    return e.keep();
                 }
-                if api_error_text(&v) && !v.contains_key("error") {
-                    v.insert("error".into(), Value::from("api_error"));
-                    changed = true;
-                }
-                match changed {
-                    true => e.line(&Value::Object(v)),
-                    false => e.keep(),
-                }
+                e.line(|w| {
+                    for (k, x) in members_removing(v, &[]) {
+                        match (k, usage, tokens) {
+                            ("message", Some(u), Some(t)) => {
+                                let m = ObjWith(|w: &mut Obj<'_>| {
+                                    for (k, x) in members_removing(x, &[]) {
+                                        match k {
+                                            "usage" => {
+                                                w.m(k, ObjWith(|w: &mut Obj<'_>| rewrite(u, t, w)))
+                                            }
+                                            _ => w.m(k, x),
+                                        };
+                                    }
+                                });
+                                w.m(k, m)
+                            }
+                            _ => w.m(k, x),
+                        };
+                    }
+                    if flag {
+                        w.m("error", "api_error");
+                    }
+                });
             }
             "result" => {
-                let changed = v
-                    .get_mut("usage")
-                    .and_then(Value::as_object_mut)
-                    .is_some_and(uncached);
-                match changed {
-                    true => e.line(&Value::Object(v)),
-                    false => e.keep(),
-                }
+                let usage = object(v, "usage");
+                let Some(t) = usage.and_then(uncached) else {
+                    return e.keep();
+                };
+                e.line(|w| {
+                    for (k, x) in members_removing(v, &[]) {
+                        match (k, usage) {
+                            ("usage", Some(u)) => {
+                                w.m(k, ObjWith(|w: &mut Obj<'_>| rewrite(u, t, w)))
+                            }
+                            _ => w.m(k, x),
+                        };
+                    }
+                });
             }
             _ => e.keep(),
         }
     }
 }
 
+/// `stream_event` `goal_state` (`{v, goal, activity}`): no goal → `skipped`; a goal →
+/// `informational` naming it and the activity.
+fn goal_state(v: Val<'_, '_>, e: &mut Emit<'_>) {
+    let state = get(v, "event").and_then(|x| get(x, "goal_state"));
+    let activity = state.and_then(|g| s(g, "activity")).unwrap_or("unknown");
+    let goal = state.and_then(|g| get(g, "goal")).filter(|g| !g.is_null());
+    let Some(goal) = goal else {
+        return e.skip(&format!("Qwen's goal state: no goal, {activity}"));
+    };
+    let text = match string(goal) {
+        Some(t) => t.to_owned(),
+        None => {
+            let mut o = crate::json::Out::default();
+            o.value(goal);
+            String::from_utf8_lossy(&o.buf).into_owned()
+        }
+    };
+    let sid = s(v, "session_id");
+    e.system(sid, "informational", |w| {
+        w.m("level", "info")
+            .m("content", format!("goal: {text} ({activity})").as_str())
+            .m("goal_state", state);
+    });
+}
+
 /// Whether an assistant line's message is an API error written as its text.
-fn api_error_text(v: &Map<String, Value>) -> bool {
-    let blocks = v
-        .get("message")
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_array);
-    blocks.is_some_and(|b| {
-        b.iter().any(|b| {
-            b.get("text")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.starts_with("[API Error"))
-        })
+fn api_error_text(v: Val<'_, '_>) -> bool {
+    let blocks = get(v, "message").and_then(|m| get(m, "content"));
+    let Some(blocks) = blocks.and_then(|b| b.as_array()) else {
+        return false;
+    };
+    blocks.iter().any(|b| {
+        get(b, "text")
+            .and_then(string)
+            .is_some_and(|t| t.starts_with("[API Error"))
     })
 }
 
-/// Make `u`'s `input_tokens` the uncached part (see the module docs); whether it changed.
-fn uncached(u: &mut Map<String, Value>) -> bool {
-    let read = u
-        .get("cache_read_input_tokens")
-        .and_then(Value::as_u64)
+/// The CLI's `input_tokens` of usage `u` when it is to be rewritten as its uncached part (see
+/// the module docs).
+fn uncached(u: Val<'_, '_>) -> Option<u64> {
+    let read = get(u, "cache_read_input_tokens")
+        .and_then(|x| x.as_u64())
         .unwrap_or(0);
-    let Some(input) = u.get("input_tokens").and_then(Value::as_u64) else {
-        return false;
-    };
-    if read == 0 || read > input {
-        return false;
+    let input = get(u, "input_tokens").and_then(|x| x.as_u64())?;
+    (read != 0 && read <= input).then_some(input)
+}
+
+/// The members of usage `u` with `input_tokens` the uncached part of the CLI's `input`, which is
+/// kept as `qwen_input_tokens`.
+fn rewrite(u: Val<'_, '_>, input: u64, w: &mut Obj<'_>) {
+    let read = get(u, "cache_read_input_tokens")
+        .and_then(|x| x.as_u64())
+        .unwrap_or(0);
+    let mut seen = false;
+    for (k, x) in members_removing(u, &[]) {
+        match k {
+            "input_tokens" => w.m(k, input - read),
+            "qwen_input_tokens" => {
+                seen = true;
+                w.m(k, input)
+            }
+            _ => w.m(k, x),
+        };
     }
-    u.insert("qwen_input_tokens".into(), Value::from(input));
-    u.insert("input_tokens".into(), Value::from(input - read));
-    true
+    if !seen {
+        w.m("qwen_input_tokens", input);
+    }
 }

@@ -75,7 +75,7 @@ pub struct Stats {
     pub bytes: u64,
     /// Lines that parsed as JSON (objects or not).
     pub json_lines: u64,
-    /// JSON objects whose `type` is a stream-json one ([`crate::sniff::STREAM_JSON_TYPES`]),
+    /// JSON objects whose `type` is a stream-json one ([`crate::dialect::STREAM_JSON_TYPES`]),
     /// session transcript lines excepted. Not in `run.end`: zero means the input was not
     /// stream-json at all (see [`crate::sniff`]).
     pub stream_json_lines: u64,

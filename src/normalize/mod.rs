@@ -446,7 +446,7 @@ impl State {
             ev.end();
             return;
         }
-        if crate::sniff::STREAM_JSON_TYPES.contains(&kind) {
+        if crate::dialect::STREAM_JSON_TYPES.contains(&kind) {
             self.stats.stream_json_lines += 1;
         }
         if self.agent.is_none()

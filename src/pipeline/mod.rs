@@ -251,7 +251,7 @@ impl<'a> Pipeline<'a> {
                 self.dialect_out = out;
                 res?;
             }
-            None => self.push_read(line, &mut inspect)?,
+            None => self.push_read(line, None, &mut inspect)?,
         }
         if self.line_buffered {
             self.flush()?;
@@ -300,7 +300,8 @@ impl<'a> Pipeline<'a> {
             if let Some((_, w)) = violations.iter().find(|(j, _)| *j == i) {
                 self.events.set_line_violation(from.number, w.clone());
             }
-            self.push_read(&l, inspect)?;
+            // The events' input line, as the audit log records it, is the line as read.
+            self.push_read(&l, Some(orig.bytes), inspect)?;
         }
         Ok(())
     }
@@ -326,11 +327,14 @@ impl<'a> Pipeline<'a> {
         res
     }
 
-    /// A stream-json line (as read, or made by the dialect stage) through the line transform,
-    /// if any, and the normalizer.
+    /// A stream-json line (as read, or made by the dialect stage from the input line `read`)
+    /// through the line transform, if any, and the normalizer. The sinks get `read` as the
+    /// events' raw line (`None`: `line` itself); with a transform, its output line (redaction:
+    /// the raw line must not hold what it took out).
     fn push_read(
         &mut self,
         line: &Line<'_>,
+        read: Option<&[u8]>,
         inspect: &mut impl FnMut(&mut Events, usize),
     ) -> io::Result<()> {
         if self.transform.is_some() {
@@ -339,7 +343,7 @@ impl<'a> Pipeline<'a> {
             t.line(line, &mut self.transformed);
             self.push_transformed(line, inspect)
         } else {
-            self.push_one(line, inspect)
+            self.push_one(line, read, inspect)
         }
     }
 
@@ -347,6 +351,7 @@ impl<'a> Pipeline<'a> {
     fn push_one(
         &mut self,
         line: &Line<'_>,
+        read: Option<&[u8]>,
         mut inspect: impl FnMut(&mut Events, usize),
     ) -> io::Result<()> {
         let first = self.events.len();
@@ -355,7 +360,7 @@ impl<'a> Pipeline<'a> {
         inspect(&mut self.events, first);
         self.normalizer.count_events(&self.events, added);
         let stamp = self.stamp();
-        self.drain(Some(line), stamp)
+        self.drain(Some(line), read, stamp)
     }
 
     /// Normalize the transform's output for `orig`: usually one rewritten line, sometimes
@@ -380,7 +385,7 @@ impl<'a> Pipeline<'a> {
                 cr: from.cr,
             };
             self.events.set_line_members(from.number, members);
-            res = self.push_one(&l, &mut inspect);
+            res = self.push_one(&l, None, &mut inspect);
             self.events.set_line_members(from.number, b"");
             if res.is_err() {
                 break;
@@ -399,7 +404,14 @@ impl<'a> Pipeline<'a> {
         }
     }
 
-    fn drain(&mut self, line: Option<&Line<'_>>, stamp: Stamp) -> io::Result<()> {
+    /// Hand the events written so far to every sink: those of `line` get `read` (else the
+    /// line's bytes) as their raw input line.
+    fn drain(
+        &mut self,
+        line: Option<&Line<'_>>,
+        read: Option<&[u8]>,
+        stamp: Stamp,
+    ) -> io::Result<()> {
         let cli_version = self.normalizer.cli_version();
         let mut res = Ok(());
         for m in &self.events.metas {
@@ -407,7 +419,7 @@ impl<'a> Pipeline<'a> {
                 continue;
             }
             let raw = match (line, m.line) {
-                (Some(l), Some(n)) if l.number == n => Some(l.bytes),
+                (Some(l), Some(n)) if l.number == n => Some(read.unwrap_or(l.bytes)),
                 _ => None,
             };
             let before_resume = self.start_after.is_some_and(|n| m.seq <= n);
@@ -452,7 +464,7 @@ impl<'a> Pipeline<'a> {
         f(&mut self.events, &self.normalizer);
         self.normalizer.count_events(&self.events, first);
         let stamp = self.stamp();
-        self.drain(None, stamp)?;
+        self.drain(None, None, stamp)?;
         if self.line_buffered {
             self.flush()?;
         }
@@ -492,7 +504,7 @@ impl<'a> Pipeline<'a> {
         let first = self.events.len();
         self.normalizer.flush_pending(&mut self.events);
         self.normalizer.count_events(&self.events, first);
-        let pending = self.drain(None, stamp);
+        let pending = self.drain(None, None, stamp);
         let mut end = end.clone();
         let mut extra = Vec::new();
         let cause = end.cause.clone();
@@ -502,7 +514,7 @@ impl<'a> Pipeline<'a> {
         });
         end.extra.extend(extra);
         self.normalizer.finish(&end, &mut self.events);
-        let drained = self.drain(None, stamp);
+        let drained = self.drain(None, None, stamp);
         let finished = self.each_sink(|s| s.finish());
         released
             .and(pending)

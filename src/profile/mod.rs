@@ -528,14 +528,14 @@ impl Profile {
     }
 
     /// Objects profiled whose top-level `type` is a stream-json one
-    /// ([`crate::sniff::STREAM_JSON_TYPES`]) or another agent's own
+    /// ([`crate::dialect::STREAM_JSON_TYPES`]) or another agent's own
     /// ([`crate::dialect::is_own_type`]): zero for anything that is not a capture.
     pub fn stream_json_objects(&self) -> u64 {
         self.kinds
             .iter()
             .filter(|(k, _)| {
                 let top = k.split('/').next().unwrap_or("");
-                crate::sniff::STREAM_JSON_TYPES.contains(&top) || crate::dialect::is_own_type(top)
+                crate::dialect::STREAM_JSON_TYPES.contains(&top) || crate::dialect::is_own_type(top)
             })
             .map(|(_, k)| k.count)
             .sum()

@@ -48,16 +48,10 @@ const UNDOCUMENTED: &[&str] = &[
     // Copilot CLI 1.0.92 and 1.0.102's real output: event types no documentation lists.
     "assistant.idle",
     "assistant.tool_call_delta",
-    "model.call_start",
-    "model.call_finished",
-    "model.call_final_result",
-    "model.call_failure",
     "session.mcp_servers_loaded",
     "session.skills_loaded",
     "session.tools_updated",
     "tool.shell_output",
-    // Qwen Code 0.24's goal state, in its real output, in no documentation.
-    "stream_event.goal_state",
 ];
 
 /// `(input, cache read, output)` as the CLI itself accounts for the run.

@@ -3,5 +3,7 @@
 //! under its semantics, documented types mapped), every output format, recognition and
 //! `--input-format`.
 
+mod audit;
 mod contract;
 mod formats;
+mod views;

@@ -173,6 +173,11 @@ pub struct Pretty<W: Write> {
     /// Text streamed without a message id since the last message start, per kind.
     unnamed: [String; 2],
     prompt_shown: bool,
+    /// The agent the session header named, when the run is another agent's (see
+    /// [`crate::dialect`]).
+    agent: Option<String>,
+    /// Names of the unknown events shown so far (another agent's are shown once each).
+    unknown_seen: HashSet<String>,
 }
 
 impl<W: Write> Pretty<W> {
@@ -192,6 +197,8 @@ impl<W: Write> Pretty<W> {
             streamed: HashSet::new(),
             unnamed: Default::default(),
             prompt_shown: false,
+            agent: None,
+            unknown_seen: HashSet::new(),
         }
     }
 

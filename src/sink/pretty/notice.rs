@@ -1,7 +1,8 @@
 //! One-line notices in the pretty view: the session header, retries, rate limits, permission
 //! denials, policy violations, stalls, compaction, API and stream errors, model fallbacks,
-//! diagnostics, unknown lines, hooks, tasks and the other system events; stream lifecycle and
-//! bookkeeping events show nothing.
+//! diagnostics, unknown lines (another agent's undocumented event types once each, dimmed),
+//! hooks, tasks and the other system events; stream lifecycle and bookkeeping events show
+//! nothing.
 
 use std::io::{self, Write};
 
@@ -118,8 +119,10 @@ impl<W: Write> Pretty<W> {
                     .error
                     .map(|r| crate::view::args::display(r).into_owned())
                     .unwrap_or_default();
-                let tx = str_of(e.text).unwrap_or_default();
-                (Role::Error, format!("API error {er}: {tx}"))
+                match str_of(e.text).filter(|t| !t.is_empty()) {
+                    Some(tx) => (Role::Error, format!("API error {er}: {tx}")),
+                    None => (Role::Error, format!("API error {er}")),
+                }
             }
             ev::STREAM_ERROR => (
                 Role::Error,
@@ -154,6 +157,19 @@ impl<W: Write> Pretty<W> {
                 Role::Dim,
                 "line repaired (unpaired UTF-16 surrogates)".into(),
             ),
+            // Another agent's event types that its reader keeps as they are (undocumented ones):
+            // each named once, dimmed; Claude Code's own unknown lines are warnings.
+            ev::UNKNOWN if self.agent.is_some() => {
+                let name = str_of(e.name).unwrap_or_default();
+                if !self.unknown_seen.insert(name.clone()) {
+                    return Ok(());
+                }
+                let agent = crate::dialect::agent_display(self.agent.as_deref());
+                (
+                    Role::Dim,
+                    format!("{agent} event {name} (not read; kept in the envelope)"),
+                )
+            }
             ev::UNKNOWN => (
                 Role::Warn,
                 format!(
@@ -268,6 +284,7 @@ impl<W: Write> Pretty<W> {
         parts.extend(s(e.model).map(|m| m.into_owned()));
         // Another agent's stream names it (crate::dialect); Claude Code's own says its version.
         let agent = s(e.agent);
+        self.agent = agent.as_deref().map(str::to_owned);
         let name = crate::dialect::agent_display(agent.as_deref());
         match s(e.cli_version) {
             Some(v) => parts.push(format!("{name} {v}")),
