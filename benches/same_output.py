@@ -42,6 +42,7 @@ MASKS = [
     (re.compile(rb'"(run_id|ts|hash|prev|prev_hash|mono_us)":("[^"]*"|-?[0-9]+)'), rb'"\1":"*"'),
     (re.compile(rb'"(traceId|spanId|parentSpanId)":"[0-9a-f]*"'), rb'"\1":"*"'),
     (re.compile(rb'"([a-zA-Z]*[tT]imeUnixNano)":"[0-9]*"'), rb'"\1":"*"'),
+    (re.compile(rb"/tmp/\.tmp[A-Za-z0-9]+"), rb"/tmp/.tmpX"),
     (re.compile(rb'[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}'), rb"UUIDv7"),
 ]
 

@@ -1,6 +1,8 @@
 //! Building the [`Run`] model from envelope events, one event at a time: each type goes to the
 //! thread its `parent_tool_use_id` names, results are paired with their calls by id, and every
-//! type the report does not draw is counted, so nothing disappears unseen.
+//! type the report does not draw is counted, so nothing disappears unseen. An event is read
+//! through its member index ([`Fields`], as every view and structured sink reads events): only
+//! the members drawn are parsed, never the whole event.
 
 use serde_json::Value;
 

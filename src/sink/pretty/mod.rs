@@ -5,7 +5,8 @@
 //! with `run.end`. Untrusted text never reaches the terminal raw (see [`crate::view::text`]);
 //! the only escape sequences written are SGR colors, and only when color is on.
 //!
-//! The events are read with a borrowed struct (no tree per event); a tool result is measured
+//! The events are read through the member index the pipeline builds once for every sink that
+//! reads members ([`crate::json::fields`], no tree per event); a tool result is measured
 //! and clipped while still escaped, so a result of megabytes costs a scan, not a copy.
 
 mod notice;
