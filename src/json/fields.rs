@@ -484,7 +484,9 @@ mod tests {
         let s = r#"{"a":0,"b":18446744073709551615,"c":18446744073709551616,"d":-3,"e":-9223372036854775808,"f":1.5,"g":-2e3,"h":"7","i":null,"j":true,"k":[1],"l":1.0,"m":-0}"#;
         let full: Value = serde_json::from_str(s).unwrap();
         fields_of(s, |f| {
-            for k in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "zz"] {
+            for k in [
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "zz",
+            ] {
                 let v = full.get(k);
                 assert_eq!(f.u64(k), v.and_then(Value::as_u64), "u64 {k}");
                 assert_eq!(f.i64(k), v.and_then(Value::as_i64), "i64 {k}");

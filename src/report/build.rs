@@ -150,9 +150,7 @@ impl Run {
             kind::TOOL_CALL_REVISED => {
                 let id = s(v, "tool_use_id").unwrap_or_default();
                 if let Some(&i) = self.call_index.get(&id) {
-                    self.calls[i]
-                        .revised
-                        .push(value(v, "input"));
+                    self.calls[i].revised.push(value(v, "input"));
                 }
                 let text = format!(
                     "{} {id}: a later, different input",
@@ -427,20 +425,16 @@ fn notice_of(kind: &str, v: &Fields<'_>) -> Option<(Level, String)> {
             ),
         ),
         kind::CHILD_STDERR => (Level::Info, f("text")),
-        kind::HOOK_RESPONSE
-            if v.i64("exit_code").is_some_and(|c| c != 0) =>
-        {
-            (
-                Level::Warn,
-                format!(
-                    "{} {} exit {}: {}",
-                    f("hook_event"),
-                    f("hook_name"),
-                    f("exit_code"),
-                    f("stderr")
-                ),
-            )
-        }
+        kind::HOOK_RESPONSE if v.i64("exit_code").is_some_and(|c| c != 0) => (
+            Level::Warn,
+            format!(
+                "{} {} exit {}: {}",
+                f("hook_event"),
+                f("hook_name"),
+                f("exit_code"),
+                f("stderr")
+            ),
+        ),
         kind::SESSION_RESET => (Level::Info, format!("new session {}", f("new_session_id"))),
         _ => return None,
     };

@@ -493,12 +493,17 @@ fn row_keys(r: &Row) -> BTreeSet<&'static str> {
             PathSpec::Str(s) | PathSpec::Strs(s) | PathSpec::Each(_, s) => s,
         });
     }
-    let by = r.edit_by.map_or(&[][..], |(_, by)| by).iter().map(|(_, e)| *e);
+    let by = r
+        .edit_by
+        .map_or(&[][..], |(_, by)| by)
+        .iter()
+        .map(|(_, e)| *e);
     for shape in std::iter::once(r.edit).chain(by) {
         match shape {
             EditShape::None => {}
-            EditShape::Replace { path, old, new, .. }
-            | EditShape::Multi { path, old, new, .. } => k.extend([path, old, new]),
+            EditShape::Replace { path, old, new, .. } | EditShape::Multi { path, old, new, .. } => {
+                k.extend([path, old, new])
+            }
             EditShape::Whole { path, content } => k.extend([path, content]),
             EditShape::Cell { path, source, cell } => k.extend([path, source, cell]),
         }

@@ -208,7 +208,11 @@ impl<W: Write> Pretty<W> {
 
     /// Text or thinking as it streams.
     fn delta(&mut self, thinking: bool, e: &Fields<'_>) -> io::Result<()> {
-        let raw = if thinking { e.json("thinking") } else { e.json("text") };
+        let raw = if thinking {
+            e.json("thinking")
+        } else {
+            e.json("text")
+        };
         let chunk = s(raw).unwrap_or_default();
         if chunk.is_empty() || (thinking && self.o.thinking == Thinking::Hide) {
             return Ok(());
@@ -267,7 +271,11 @@ impl<W: Write> Pretty<W> {
         if !thinking && e.json("error").is_some() {
             return Ok(());
         }
-        let raw = if thinking { e.json("thinking") } else { e.json("text") };
+        let raw = if thinking {
+            e.json("thinking")
+        } else {
+            e.json("text")
+        };
         let full = s(raw).unwrap_or_default();
         let mut body: &str = &full;
         let streamed = std::mem::take(&mut self.unnamed[usize::from(thinking)]);
@@ -311,7 +319,9 @@ impl<W: Write> Pretty<W> {
             kind::TOOL_CALL => {
                 self.calls.remember(meta, e, &mut self.subs, &self.t);
                 if let Some(name) = s(e.json("name")) {
-                    let a = e.json("input").map(|i| crate::view::args::Args::parse(text(i)));
+                    let a = e
+                        .json("input")
+                        .map(|i| crate::view::args::Args::parse(text(i)));
                     self.tally.call(&name, &a.unwrap_or_default());
                     if crate::view::tool::kind(&name) == crate::view::tool::Kind::Subagent {
                         self.tally.subagents += 1;
@@ -376,7 +386,8 @@ impl<W: Write> Sink for Pretty<W> {
             Some(e) => self.event_of(meta, &e),
             None if ctx.before_resume => Ok(()),
             None => {
-                let why = match serde_json::from_slice::<serde::de::IgnoredAny>(events.bytes(meta)) {
+                let why = match serde_json::from_slice::<serde::de::IgnoredAny>(events.bytes(meta))
+                {
                     Err(err) => err.to_string(),
                     Ok(_) => "not a JSON object".to_owned(),
                 };

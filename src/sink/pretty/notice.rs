@@ -7,8 +7,8 @@ use std::io::{self, Write};
 
 use super::style::Role;
 use super::{Pretty, b, display, n, one_line, s, text, u};
-use crate::json::fields::Fields;
 use crate::envelope::{EventMeta, kind as ev};
+use crate::json::fields::Fields;
 use crate::view::num::{Style::Terse, plural};
 
 /// Events that show nothing: stream lifecycle, bookkeeping, keep-alives.
@@ -79,7 +79,9 @@ impl<W: Write> Pretty<W> {
                     "permission denied: {}",
                     str_of(e.json("tool_name")).unwrap_or_default()
                 );
-                if let Some(m) = str_of(e.json("message")).or_else(|| str_of(e.json("decision_reason"))) {
+                if let Some(m) =
+                    str_of(e.json("message")).or_else(|| str_of(e.json("decision_reason")))
+                {
                     t.push_str(&format!(" — {m}"));
                 }
                 (Role::Error, t)

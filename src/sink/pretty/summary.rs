@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-
 use super::style::Role;
 use super::term::Gutter;
 use super::{Pretty, b, n, one_line, s, text, u};
@@ -189,7 +188,8 @@ impl<W: Write> Pretty<W> {
             one_line(&outcome, &self.t.g),
         ];
         if let Some(ms) = u(e.json("duration_ms")) {
-            let api = u(e.json("duration_api_ms")).map(|a| format!(" (API {})", Terse.duration_ms(a)));
+            let api =
+                u(e.json("duration_api_ms")).map(|a| format!(" (API {})", Terse.duration_ms(a)));
             parts.push(format!(
                 "{}{}",
                 Terse.duration_ms(ms),
@@ -249,7 +249,8 @@ impl<W: Write> Pretty<W> {
         if let Some(tn) = u(e.json("turns")) {
             head.push(plural(tn, "turn", "turns"));
         }
-        let wall = u(e.json("elapsed_ms")).or((self.tally.wall_ms > 0).then_some(self.tally.wall_ms));
+        let wall =
+            u(e.json("elapsed_ms")).or((self.tally.wall_ms > 0).then_some(self.tally.wall_ms));
         if let Some(w) = wall {
             head.push(format!("wall {}", Terse.duration_ms(w)));
         }

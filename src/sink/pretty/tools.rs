@@ -13,8 +13,8 @@ use super::style::{Glyphs, Palette, Role};
 use super::summary::{Change, Tokens, change_of};
 use super::term::{Gutter, Term};
 use super::{Pretty, b, one_line, s, text, u};
-use crate::json::fields::{Fields, members_named};
 use crate::envelope::{EventMeta, kind as ev};
+use crate::json::fields::{Fields, members_named};
 use crate::view::args::{self, Args};
 use crate::view::clip::{self, Limits, Source};
 use crate::view::num::{Style::Terse, plural};
@@ -149,7 +149,10 @@ impl Calls {
         let (Some(id), Some(name)) = (id.as_deref(), s(e.json("name"))) else {
             return;
         };
-        let a = e.json("input").map(|i| Args::parse(text(i))).unwrap_or_default();
+        let a = e
+            .json("input")
+            .map(|i| Args::parse(text(i)))
+            .unwrap_or_default();
         let h = tool::headline(&name, &a);
         if tool::kind(&name) == Kind::Subagent {
             let ty = a.str("subagent_type").unwrap_or(Cow::Borrowed("agent"));
@@ -163,7 +166,10 @@ impl Calls {
 
     /// The result of a call before the resume point: its change counted if it succeeded.
     pub(super) fn settle(&mut self, e: &Fields<'_>, tally: &mut super::summary::Tally) {
-        let call = e.str("tool_use_id").as_deref().and_then(|i| self.open.remove(i));
+        let call = e
+            .str("tool_use_id")
+            .as_deref()
+            .and_then(|i| self.open.remove(i));
         let error = b(e.json("is_error")) == Some(true);
         let name = call
             .as_ref()
@@ -249,7 +255,10 @@ impl<W: Write> Pretty<W> {
         let name = s(e.json("name"))
             .map(Cow::into_owned)
             .unwrap_or_else(|| "(unnamed tool)".into());
-        let a = e.json("input").map(|i| Args::parse(text(i))).unwrap_or_default();
+        let a = e
+            .json("input")
+            .map(|i| Args::parse(text(i)))
+            .unwrap_or_default();
         let mut h = tool::headline(&name, &a);
         if e.json("input").is_none_or(|i| text(i) == "null")
             && let Some(why) = s(e.json("input_error"))
@@ -448,13 +457,22 @@ impl<W: Write> Pretty<W> {
         glyph: &str,
         named: &str,
     ) -> io::Result<()> {
-        let [status, total_duration_ms, total_tokens, total_tool_use_count] =
-            e.json("structured").map_or([None; 4], |r| {
-                members_named(
-                    r,
-                    ["status", "totalDurationMs", "totalTokens", "totalToolUseCount"],
-                )
-            });
+        let [
+            status,
+            total_duration_ms,
+            total_tokens,
+            total_tool_use_count,
+        ] = e.json("structured").map_or([None; 4], |r| {
+            members_named(
+                r,
+                [
+                    "status",
+                    "totalDurationMs",
+                    "totalTokens",
+                    "totalToolUseCount",
+                ],
+            )
+        });
         if s(status).as_deref() == Some("async_launched") {
             let sub = id.and_then(|i| self.subs.by_id.get_mut(i));
             let label = sub.map_or("agent".into(), |s| {
@@ -546,15 +564,7 @@ impl<W: Write> Pretty<W> {
         let status = s(e.json("status")).unwrap_or(Cow::Borrowed("done"));
         let glyph = format!("  {} ", self.t.g.result);
         let named = format!("{} {} ", one_line(&status, &self.t.g), self.t.g.dot);
-        self.sub_done(
-            &g,
-            Some(id),
-            said.0,
-            said.1,
-            said.2,
-            &glyph,
-            &named,
-        )?;
+        self.sub_done(&g, Some(id), said.0, said.1, said.2, &glyph, &named)?;
         Ok(true)
     }
 }
