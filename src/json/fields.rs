@@ -119,6 +119,38 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Member `key` as raw JSON when it is present and not `null` (as serde_json reads an
+    /// `Option` member).
+    pub fn json(&self, key: &str) -> Option<&'a [u8]> {
+        self.raw(key).filter(|r| *r != b"null")
+    }
+
+    /// Member `key` when it is a whole number from 0 to `u64::MAX` (as
+    /// `serde_json::Value::as_u64` reads it).
+    pub fn u64(&self, key: &str) -> Option<u64> {
+        self.raw(key).and_then(whole)
+    }
+
+    /// Member `key` when it is a whole number that fits an `i64` (as
+    /// `serde_json::Value::as_i64` reads it).
+    pub fn i64(&self, key: &str) -> Option<i64> {
+        let r = self.raw(key)?;
+        let n = whole(r.strip_prefix(b"-").unwrap_or(r))?;
+        if n == 0 && r[0] == b'-' {
+            return None; // serde_json reads `-0` as a float
+        }
+        std::str::from_utf8(r).ok()?.parse().ok()
+    }
+
+    /// Member `key` when it is a number (as `serde_json::Value::as_f64` reads it).
+    pub fn f64(&self, key: &str) -> Option<f64> {
+        let r = self.raw(key)?;
+        if !r.first().is_some_and(|c| *c == b'-' || c.is_ascii_digit()) {
+            return None;
+        }
+        serde_json::from_slice::<Value>(r).ok()?.as_f64()
+    }
+
     /// Member `key` parsed (`None` when absent or not JSON).
     pub fn value(&self, key: &str) -> Option<Value> {
         self.raw(key).and_then(|r| serde_json::from_slice(r).ok())
@@ -128,6 +160,14 @@ impl<'a> Fields<'a> {
     pub fn has(&self, key: &str) -> bool {
         self.raw(key).is_some_and(|r| r != b"null")
     }
+}
+
+/// A JSON number made only of digits (no sign, fraction or exponent) that fits a `u64`.
+fn whole(r: &[u8]) -> Option<u64> {
+    if r.is_empty() || !r.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(r).ok()?.parse().ok()
 }
 
 /// A member's key as written, with its lookup tag (see [`Fields::keyed`]).
@@ -437,6 +477,27 @@ mod tests {
         let mut ix = Index::default();
         assert!(ix.build(s.as_bytes()), "{s}");
         f(ix.view(s.as_bytes()));
+    }
+
+    #[test]
+    fn typed_members_read_as_serde_json_values_read_them() {
+        let s = r#"{"a":0,"b":18446744073709551615,"c":18446744073709551616,"d":-3,"e":-9223372036854775808,"f":1.5,"g":-2e3,"h":"7","i":null,"j":true,"k":[1],"l":1.0,"m":-0}"#;
+        let full: Value = serde_json::from_str(s).unwrap();
+        fields_of(s, |f| {
+            for k in [
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "zz",
+            ] {
+                let v = full.get(k);
+                assert_eq!(f.u64(k), v.and_then(Value::as_u64), "u64 {k}");
+                assert_eq!(f.i64(k), v.and_then(Value::as_i64), "i64 {k}");
+                assert_eq!(f.f64(k), v.and_then(Value::as_f64), "f64 {k}");
+                assert_eq!(
+                    f.json(k).is_some(),
+                    v.is_some_and(|v| !v.is_null()),
+                    "json {k}"
+                );
+            }
+        });
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Building the [`Run`] model from envelope events, one event at a time: each type goes to the
 //! thread its `parent_tool_use_id` names, results are paired with their calls by id, and every
-//! type the report does not draw is counted, so nothing disappears unseen.
+//! type the report does not draw is counted, so nothing disappears unseen. An event is read
+//! through its member index ([`Fields`], as every view and structured sink reads events): only
+//! the members drawn are parsed, never the whole event.
 
 use serde_json::Value;
 
@@ -8,13 +10,31 @@ use super::model::{
     Call, Init, Item, Level, Notice, Run, RunEnd, Task, Tokens, ToolResult, TurnEnd, Usage,
 };
 use crate::envelope::kind;
+use crate::json::fields::Fields;
 
-fn s(v: &Value, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).map(str::to_owned)
+fn s(v: &Fields<'_>, k: &str) -> Option<String> {
+    v.str(k).map(std::borrow::Cow::into_owned)
 }
 
-fn n(v: &Value, k: &str) -> Option<u64> {
-    v.get(k).and_then(Value::as_u64)
+fn n(v: &Fields<'_>, k: &str) -> Option<u64> {
+    v.u64(k)
+}
+
+/// Member `k`, parsed (`Null` when absent).
+fn value(v: &Fields<'_>, k: &str) -> Value {
+    v.value(k).unwrap_or_default()
+}
+
+/// Member `k` when it is `true` (false when absent or anything else).
+fn flag(v: &Fields<'_>, k: &str) -> bool {
+    v.bool(k).unwrap_or(false)
+}
+
+/// The number of elements of member `k` when it is an array.
+fn count(v: &Fields<'_>, k: &str) -> usize {
+    v.json(k)
+        .and_then(|r| serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(r).ok())
+        .map_or(0, |a| a.len())
 }
 
 /// A JSON value as short text: strings as they are, anything else as compact JSON.
@@ -62,33 +82,33 @@ pub fn content_text(v: &Value) -> String {
 }
 
 /// Time of an event: the recorded stamp when the input has times, else its `timestamp`.
-fn time_of(v: &Value, stamp_us: i64) -> Option<i64> {
+fn time_of(v: &Fields<'_>, stamp_us: i64) -> Option<i64> {
     if stamp_us > 0 {
         return Some(stamp_us);
     }
-    let t = v.get("timestamp")?.as_str()?;
-    let st = humantime::parse_rfc3339_weak(t).ok()?;
+    let t = v.str("timestamp")?;
+    let st = humantime::parse_rfc3339_weak(&t).ok()?;
     let d = st.duration_since(std::time::UNIX_EPOCH).ok()?;
     i64::try_from(d.as_micros()).ok()
 }
 
 impl Run {
-    /// Add one (non-ephemeral) event: its type, `seq`, parsed body and recorded time (0: none).
-    pub fn push(&mut self, kind: &str, seq: u64, v: Value, stamp_us: i64) {
+    /// Add one (non-ephemeral) event: its type, `seq`, members and recorded time (0: none).
+    pub fn push(&mut self, kind: &str, seq: u64, v: &Fields<'_>, stamp_us: i64) {
         self.events += 1;
-        let at = time_of(&v, stamp_us);
+        let at = time_of(v, stamp_us);
         if let Some(t) = at {
             self.span_us = Some(match self.span_us {
                 Some((a, b)) => (a.min(t), b.max(t)),
                 None => (t, t),
             });
         }
-        let parent = s(&v, "parent_tool_use_id");
+        let parent = s(v, "parent_tool_use_id");
         let p = parent.as_deref();
         match kind {
             kind::TEXT => {
-                let text = s(&v, "text").unwrap_or_default();
-                if let Some(e) = s(&v, "error") {
+                let text = s(v, "text").unwrap_or_default();
+                if let Some(e) = s(v, "error") {
                     self.notice(
                         p,
                         seq,
@@ -101,8 +121,8 @@ impl Run {
                 }
             }
             kind::THINKING => {
-                let text = s(&v, "thinking");
-                let redacted = v.get("redacted").and_then(Value::as_bool).unwrap_or(false);
+                let text = s(v, "thinking");
+                let redacted = flag(v, "redacted");
                 self.thread_mut(p).push(Item::Thinking {
                     seq,
                     text,
@@ -110,12 +130,8 @@ impl Run {
                 });
             }
             kind::USER_TEXT => {
-                let synthetic = v
-                    .get("is_synthetic")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false)
-                    || v.get("replay").and_then(Value::as_bool).unwrap_or(false);
-                let text = s(&v, "text").unwrap_or_default();
+                let synthetic = flag(v, "is_synthetic") || flag(v, "replay");
+                let text = s(v, "text").unwrap_or_default();
                 self.thread_mut(p).push(Item::User {
                     seq,
                     text,
@@ -123,40 +139,33 @@ impl Run {
                 });
             }
             kind::USER_BLOCK => {
-                let text = content_text(&Value::Array(vec![
-                    v.get("block").cloned().unwrap_or_default(),
-                ]));
+                let text = content_text(&Value::Array(vec![value(v, "block")]));
                 self.thread_mut(p).push(Item::User {
                     seq,
                     text,
                     synthetic: true,
                 });
             }
-            kind::TOOL_CALL => self.call(seq, &v, parent, at),
+            kind::TOOL_CALL => self.call(seq, v, parent, at),
             kind::TOOL_CALL_REVISED => {
-                let id = s(&v, "tool_use_id").unwrap_or_default();
+                let id = s(v, "tool_use_id").unwrap_or_default();
                 if let Some(&i) = self.call_index.get(&id) {
-                    self.calls[i]
-                        .revised
-                        .push(v.get("input").cloned().unwrap_or_default());
+                    self.calls[i].revised.push(value(v, "input"));
                 }
                 let text = format!(
                     "{} {id}: a later, different input",
-                    s(&v, "name").unwrap_or_default()
+                    s(v, "name").unwrap_or_default()
                 );
                 self.notice(p, seq, Level::Warn, kind, text);
             }
-            kind::TOOL_RESULT => self.result(seq, &v, parent, at),
+            kind::TOOL_RESULT => self.result(seq, v, parent, at),
             kind::USAGE => {
                 let u = Usage {
                     seq,
-                    model: s(&v, "model"),
-                    tokens: Tokens::of(v.get("usage").unwrap_or(&Value::Null)),
-                    stop_reason: s(&v, "stop_reason"),
-                    provisional: v
-                        .get("provisional")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
+                    model: s(v, "model"),
+                    tokens: Tokens::of(&value(v, "usage")),
+                    stop_reason: s(v, "stop_reason"),
+                    provisional: flag(v, "provisional"),
                     parent: parent.clone(),
                     at_us: at,
                 };
@@ -167,13 +176,13 @@ impl Run {
             kind::SESSION_INIT => {
                 self.inits.push(Init {
                     seq,
-                    model: s(&v, "model"),
-                    cwd: s(&v, "cwd"),
-                    cli_version: s(&v, "cli_version"),
-                    agent: s(&v, "agent"),
-                    permission_mode: s(&v, "permission_mode"),
-                    tools: v.get("tools").and_then(Value::as_array).map_or(0, Vec::len),
-                    session_id: s(&v, "session_id"),
+                    model: s(v, "model"),
+                    cwd: s(v, "cwd"),
+                    cli_version: s(v, "cli_version"),
+                    agent: s(v, "agent"),
+                    permission_mode: s(v, "permission_mode"),
+                    tools: count(v, "tools"),
+                    session_id: s(v, "session_id"),
                 });
                 let i = self.inits.len() - 1;
                 self.thread_mut(p).push(Item::Init(i));
@@ -181,21 +190,17 @@ impl Run {
             kind::TURN_END => {
                 let t = TurnEnd {
                     seq,
-                    outcome: s(&v, "outcome").unwrap_or_else(|| "?".into()),
-                    is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-                    result: s(&v, "result"),
-                    cost_usd: v.get("cost_usd").and_then(Value::as_f64),
-                    duration_ms: n(&v, "duration_ms"),
-                    duration_api_ms: n(&v, "duration_api_ms"),
-                    num_turns: n(&v, "num_turns"),
-                    tokens: Tokens::of(v.get("usage").unwrap_or(&Value::Null)),
-                    denials: v
-                        .get("permission_denials")
-                        .and_then(Value::as_array)
-                        .map_or(0, Vec::len),
-                    errors: v
-                        .get("errors")
-                        .and_then(Value::as_array)
+                    outcome: s(v, "outcome").unwrap_or_else(|| "?".into()),
+                    is_error: flag(v, "is_error"),
+                    result: s(v, "result"),
+                    cost_usd: v.f64("cost_usd"),
+                    duration_ms: n(v, "duration_ms"),
+                    duration_api_ms: n(v, "duration_api_ms"),
+                    num_turns: n(v, "num_turns"),
+                    tokens: Tokens::of(&value(v, "usage")),
+                    denials: count(v, "permission_denials"),
+                    errors: value(v, "errors")
+                        .as_array()
                         .map_or(Vec::new(), |a| a.iter().map(plain).collect()),
                     parent: parent.clone(),
                 };
@@ -203,25 +208,25 @@ impl Run {
                 let i = self.turn_ends.len() - 1;
                 self.thread_mut(p).push(Item::TurnEnd(i));
             }
-            kind::RUN_END => self.end = Some(run_end(seq, &v)),
-            k if k.starts_with("task.") => self.task(k, &v),
+            kind::RUN_END => self.end = Some(run_end(seq, v)),
+            k if k.starts_with("task.") => self.task(k, v),
             kind::API_ERROR => {
                 // The CLI writes the error's text as a text block too: shown once, as the notice.
-                let text = s(&v, "text");
+                let text = s(v, "text");
                 let items = self.thread_mut(p);
                 if let (Some(Item::Text { text: t, .. }), Some(e)) = (items.last(), &text)
                     && t == e
                 {
                     items.pop();
                 }
-                let (level, msg) = notice_of(kind, &v).expect("api.error is a notice");
+                let (level, msg) = notice_of(kind, v).expect("api.error is a notice");
                 let items = self.thread_mut(p);
                 let said = matches!(items.last(), Some(Item::Notice(n)) if n.kind == kind && n.text == msg);
                 if !said {
                     self.notice(p, seq, level, kind, msg);
                 }
             }
-            _ => match notice_of(kind, &v) {
+            _ => match notice_of(kind, v) {
                 Some((level, text)) => self.notice(p, seq, level, kind, text),
                 None => *self.other.entry(kind.to_owned()).or_default() += 1,
             },
@@ -239,13 +244,13 @@ impl Run {
         }));
     }
 
-    fn call(&mut self, seq: u64, v: &Value, parent: Option<String>, at: Option<i64>) {
+    fn call(&mut self, seq: u64, v: &Fields<'_>, parent: Option<String>, at: Option<i64>) {
         let id = s(v, "tool_use_id");
         let c = Call {
             seq,
             id: id.clone(),
             name: s(v, "name").unwrap_or_else(|| "?".into()),
-            input: v.get("input").cloned().unwrap_or_default(),
+            input: value(v, "input"),
             input_error: s(v, "input_error"),
             parent: parent.clone(),
             at_us: at,
@@ -261,16 +266,16 @@ impl Run {
         self.thread_mut(parent.as_deref()).push(Item::Call(i));
     }
 
-    fn result(&mut self, seq: u64, v: &Value, parent: Option<String>, at: Option<i64>) {
-        let mut body = content_text(v.get("content").unwrap_or(&Value::Null));
+    fn result(&mut self, seq: u64, v: &Fields<'_>, parent: Option<String>, at: Option<i64>) {
+        let mut body = content_text(&value(v, "content"));
         if body.is_empty()
-            && let Some(st) = v.get("structured").filter(|s| !s.is_null())
+            && let Some(st) = v.value("structured").filter(|s| !s.is_null())
         {
-            body = content_text(st);
+            body = content_text(&st);
         }
         let r = ToolResult {
             seq,
-            is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            is_error: flag(v, "is_error"),
             body,
             at_us: at,
         };
@@ -299,7 +304,7 @@ impl Run {
         }
     }
 
-    fn task(&mut self, kind: &str, v: &Value) {
+    fn task(&mut self, kind: &str, v: &Fields<'_>) {
         let Some(id) = s(v, "tool_use_id") else {
             *self.other.entry(kind.to_owned()).or_default() += 1;
             return;
@@ -313,47 +318,47 @@ impl Run {
             kind::TASK_NOTIFICATION => {
                 t.status = s(v, "status");
                 t.summary = s(v, "summary");
-                if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-                    t.usage = Some(u.clone());
+                if let Some(u) = v.value("usage").filter(|u| !u.is_null()) {
+                    t.usage = Some(u);
                 }
             }
             _ => {
-                if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
-                    t.usage = Some(u.clone());
+                if let Some(u) = v.value("usage").filter(|u| !u.is_null()) {
+                    t.usage = Some(u);
                 }
             }
         }
     }
 }
 
-fn run_end(seq: u64, v: &Value) -> RunEnd {
-    let usage = v.get("usage").unwrap_or(&Value::Null);
-    let stats = v.get("stats").unwrap_or(&Value::Null);
+fn run_end(seq: u64, v: &Fields<'_>) -> RunEnd {
+    let usage = value(v, "usage");
+    let stats = value(v, "stats");
     RunEnd {
         seq,
         cause: s(v, "cause").unwrap_or_default(),
         turns: n(v, "turns"),
         cli_version: s(v, "cli_version"),
         agent: s(v, "agent"),
-        tokens: Tokens::of(usage),
+        tokens: Tokens::of(&usage),
         provisional: usage
             .get("provisional")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        cost_usd: v.get("cost_usd").and_then(Value::as_f64),
+        cost_usd: v.f64("cost_usd"),
         api_messages: n(v, "api_messages"),
         tool_calls: n(v, "tool_calls"),
-        exit_code: v.get("exit_code").and_then(Value::as_i64),
+        exit_code: v.i64("exit_code"),
         signal: s(v, "signal"),
         elapsed_ms: n(v, "elapsed_ms"),
-        lines: n(stats, "lines"),
-        diagnostics: n(stats, "diagnostics"),
+        lines: stats.get("lines").and_then(Value::as_u64),
+        diagnostics: stats.get("diagnostics").and_then(Value::as_u64),
     }
 }
 
 /// The notice an event type gives, if the report shows it as one.
-fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
-    let f = |k: &str| v.get(k).map(plain).unwrap_or_default();
+fn notice_of(kind: &str, v: &Fields<'_>) -> Option<(Level, String)> {
+    let f = |k: &str| v.value(k).as_ref().map(plain).unwrap_or_default();
     let (level, text) = match kind {
         kind::API_ERROR => (Level::Error, format!("{}: {}", f("error"), f("text"))),
         kind::STREAM_ERROR => (Level::Error, f("error")),
@@ -420,22 +425,16 @@ fn notice_of(kind: &str, v: &Value) -> Option<(Level, String)> {
             ),
         ),
         kind::CHILD_STDERR => (Level::Info, f("text")),
-        kind::HOOK_RESPONSE
-            if v.get("exit_code")
-                .and_then(Value::as_i64)
-                .is_some_and(|c| c != 0) =>
-        {
-            (
-                Level::Warn,
-                format!(
-                    "{} {} exit {}: {}",
-                    f("hook_event"),
-                    f("hook_name"),
-                    f("exit_code"),
-                    f("stderr")
-                ),
-            )
-        }
+        kind::HOOK_RESPONSE if v.i64("exit_code").is_some_and(|c| c != 0) => (
+            Level::Warn,
+            format!(
+                "{} {} exit {}: {}",
+                f("hook_event"),
+                f("hook_name"),
+                f("exit_code"),
+                f("stderr")
+            ),
+        ),
         kind::SESSION_RESET => (Level::Info, format!("new session {}", f("new_session_id"))),
         _ => return None,
     };

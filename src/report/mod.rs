@@ -24,6 +24,7 @@ use crate::capture::decode::{Kind, OutLine};
 use crate::clock::{ManualClock, Stamp as ClockStamp};
 use crate::envelope::{EventMeta, Events};
 use crate::error::Error;
+use crate::json::fields::Index;
 use crate::normalize::Normalizer;
 use crate::pipeline::Pipeline;
 use crate::redact::Engine;
@@ -130,7 +131,10 @@ pub fn render(files: &[PathBuf], opts: &ReportOptions) -> Result<String, Error> 
     let stdin_hash = Rc::new(RefCell::new((Sha256::new(), 0u64)));
     {
         let clock = ManualClock::default();
-        let sink = Collect { run: run.clone() };
+        let sink = Collect {
+            run: run.clone(),
+            index: Index::default(),
+        };
         let mut p = Pipeline::new(Normalizer::new(Default::default()), vec![Box::new(sink)])
             .with_clock(Box::new(clock.clone()));
         if let Some(e) = &opts.redact {
@@ -207,6 +211,8 @@ fn placeholders(bytes: &[u8]) -> usize {
 /// The sink that builds the model: ephemeral events are counted and dropped unparsed.
 struct Collect {
     run: Rc<RefCell<Run>>,
+    /// The member index of an event when the pipeline gives none.
+    index: Index,
 }
 
 impl Sink for Collect {
@@ -217,17 +223,30 @@ impl Sink for Collect {
             return Ok(());
         }
         let bytes = events.bytes(meta);
-        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(io::Error::other)?;
+        let mut own = std::mem::take(&mut self.index);
+        let Some(v) = ctx.fields(events, meta, &mut own) else {
+            // Not an object: serde_json says why.
+            let err = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes)
+                .err()
+                .map_or_else(|| io::Error::other("not a JSON object"), io::Error::other);
+            return Err(err);
+        };
         // What a tool call does (command, paths, edit) repeats its input's text: a placeholder
         // there is counted once, in the input.
         let derived: usize = ["command", "paths", "edit"]
             .iter()
-            .filter_map(|k| v.get(*k).filter(|x| !x.is_null()))
-            .map(|x| placeholders(x.to_string().as_bytes()))
+            .filter_map(|k| v.json(k))
+            .map(placeholders)
             .sum();
         run.placeholders += placeholders(bytes).saturating_sub(derived) as u64;
-        run.push(meta.kind, meta.seq, v, ctx.stamp.unix_us);
+        run.push(meta.kind, meta.seq, &v, ctx.stamp.unix_us);
+        drop(run);
+        self.index = own;
         Ok(())
+    }
+
+    fn wants_fields(&self, meta: &EventMeta) -> bool {
+        !meta.ephemeral
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -512,8 +512,11 @@ mod tests {
 
     fn run(events: &[(&str, Value)]) -> Run {
         let mut r = Run::default();
+        let mut ix = crate::json::fields::Index::default();
         for (seq, (kind, v)) in events.iter().enumerate() {
-            r.push(kind, seq as u64, v.clone(), 0);
+            let bytes = v.to_string();
+            assert!(ix.build(bytes.as_bytes()));
+            r.push(kind, seq as u64, &ix.view(bytes.as_bytes()), 0);
         }
         r
     }

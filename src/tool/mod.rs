@@ -235,7 +235,7 @@ pub fn meaning<'a, V: Input<'a>>(
         .and_then(|k| input.member(k))
         .filter(|v| v.text().is_some());
     let edit = if kind == Kind::Edit {
-        edit_of(r.edit, input)
+        edit_of(r.edit_of(Some(input)), input)
     } else {
         None
     };

@@ -149,6 +149,9 @@ pub struct Row {
     pub command: Option<&'static str>,
     /// How its input spells an edit (read when the kind is `edit`).
     pub edit: EditShape,
+    /// When the edit's shape depends on the input: a member and the shape for each of its
+    /// values (the first match); `edit` for any other value or none.
+    pub edit_by: Option<(&'static str, &'static [(&'static str, EditShape)])>,
     /// How a view heads a call.
     pub head: Head,
     /// The input members a headline says in full: a call with only these (none on several
@@ -168,6 +171,17 @@ impl Row {
             .map_or(self.kind, |(_, k)| *k)
     }
 
+    /// How a call with `input` spells its edit.
+    pub fn edit_of<'a, V: super::Input<'a>>(&self, input: Option<V>) -> EditShape {
+        let Some((member, by)) = self.edit_by else {
+            return self.edit;
+        };
+        let value = input.and_then(|i| i.member(member)).and_then(|v| v.text());
+        by.iter()
+            .find(|(v, _)| Some(*v) == value)
+            .map_or(self.edit, |(_, e)| *e)
+    }
+
     /// Whether a view shows the call's edit as a whole new text (a file or cell written), not
     /// as replacements.
     pub fn writes_whole(&self) -> bool {
@@ -184,6 +198,7 @@ const fn row(dialect: Dialect, name: &'static str, kind: Kind) -> Row {
         paths: &[],
         command: None,
         edit: EditShape::None,
+        edit_by: None,
         head: Head::Generic,
         said: &[],
     }
@@ -210,6 +225,14 @@ impl Row {
         self.said = keys;
         self
     }
+    const fn edit_by(
+        mut self,
+        member: &'static str,
+        by: &'static [(&'static str, EditShape)],
+    ) -> Row {
+        self.edit_by = Some((member, by));
+        self
+    }
     const fn kind_by(mut self, member: &'static str, by: &'static [(&'static str, Kind)]) -> Row {
         self.kind_by = Some((member, by));
         self
@@ -232,6 +255,20 @@ const EDIT: EditShape = Replace {
     old: "old_string",
     new: "new_string",
     all: Some("replace_all"),
+};
+
+/// The Messages API text editor tool's `str_replace` (and the same members in other CLIs).
+const TEXT_EDITOR_REPLACE: EditShape = Replace {
+    path: "path",
+    old: "old_str",
+    new: "new_str",
+    all: None,
+};
+
+/// The Messages API text editor tool's `create`: a whole file (and Copilot CLI's `create`).
+const TEXT_EDITOR_CREATE: EditShape = Whole {
+    path: "path",
+    content: "file_text",
 };
 
 /// Every tool the crate knows. Claude Code's: every name its `system/init` `tools` listed
@@ -339,15 +376,13 @@ pub const TABLE: &[Row] = &[
     row(Claude, "CronList", Other),
     row(Claude, "ScheduleWakeup", Other),
     // The Messages API's text editor tool (a client tool some agents give the model).
+    // `create` writes a whole file; `insert` (a new line at a line number, no old text) and
+    // `undo_edit` name no old text, so the replacement shape finds no edit in them.
     row(Claude, "str_replace_based_edit_tool", Edit)
         .kind_by("command", &[("view", Read)])
         .paths(PATH)
-        .edit(Replace {
-            path: "path",
-            old: "old_str",
-            new: "new_str",
-            all: None,
-        })
+        .edit(TEXT_EDITOR_REPLACE)
+        .edit_by("command", &[("create", TEXT_EDITOR_CREATE)])
         .head(Head::Key(&["path"])),
     // Gemini CLI (`tool_use.tool_name`, `parameters`).
     row(Gemini, "run_shell_command", Execute)
@@ -499,15 +534,11 @@ pub const TABLE: &[Row] = &[
         .head(Head::Key(&["path"])),
     row(Copilot, "create", Edit)
         .paths(PATH)
+        .edit(TEXT_EDITOR_CREATE)
         .head(Head::Key(&["path"])),
     row(Copilot, "edit", Edit)
         .paths(PATH)
-        .edit(Replace {
-            path: "path",
-            old: "old_str",
-            new: "new_str",
-            all: None,
-        })
+        .edit(TEXT_EDITOR_REPLACE)
         .head(Head::Key(&["path"])),
     row(Copilot, "apply_patch", Edit),
     row(Copilot, "grep", Search).paths(PATH).head(Head::Grep),

@@ -311,6 +311,22 @@ fn cases() -> Vec<Case> {
         case("str_replace_based_edit_tool", json!({"command": "str_replace", "path": "/r/a", "old_str": "x", "new_str": "y"}), "edit")
             .paths(&["/r/a"])
             .edit("/r/a", vec![(Some("x"), "y", false)]),
+        // `create` writes the whole file, as `Write` does: no old text.
+        case("str_replace_based_edit_tool", json!({"command": "create", "path": "/r/new.md", "file_text": "# t\n"}), "edit")
+            .paths(&["/r/new.md"])
+            .edit("/r/new.md", vec![(None, "# t\n", false)]),
+        case("str_replace_based_edit_tool", json!({"command": "create", "path": "/r/new.md"}), "edit").paths(&["/r/new.md"]),
+        // `insert` names no old text and is not the whole file: no edit, no guess.
+        case("str_replace_based_edit_tool", json!({"command": "insert", "path": "/r/a", "insert_line": 3, "new_str": "z"}), "edit").paths(&["/r/a"]),
+        case("str_replace_based_edit_tool", json!({"command": "undo_edit", "path": "/r/a"}), "edit").paths(&["/r/a"]),
+        case("create", json!({"path": "/c/n.txt", "file_text": "hi"}), "edit")
+            .dialect(Copilot)
+            .paths(&["/c/n.txt"])
+            .edit("/c/n.txt", vec![(None, "hi", false)]),
+        case("edit", json!({"path": "/c/n.txt", "old_str": "hi", "new_str": "ho"}), "edit")
+            .dialect(Copilot)
+            .paths(&["/c/n.txt"])
+            .edit("/c/n.txt", vec![(Some("hi"), "ho", false)]),
         // Other agents' names: the same table, their own members.
         case("run_shell_command", json!({"command": "ls -la", "directory": "/w"}), "execute")
             .dialect(Gemini)
@@ -477,13 +493,20 @@ fn row_keys(r: &Row) -> BTreeSet<&'static str> {
             PathSpec::Str(s) | PathSpec::Strs(s) | PathSpec::Each(_, s) => s,
         });
     }
-    match r.edit {
-        EditShape::None => {}
-        EditShape::Replace { path, old, new, .. } | EditShape::Multi { path, old, new, .. } => {
-            k.extend([path, old, new])
+    let by = r
+        .edit_by
+        .map_or(&[][..], |(_, by)| by)
+        .iter()
+        .map(|(_, e)| *e);
+    for shape in std::iter::once(r.edit).chain(by) {
+        match shape {
+            EditShape::None => {}
+            EditShape::Replace { path, old, new, .. } | EditShape::Multi { path, old, new, .. } => {
+                k.extend([path, old, new])
+            }
+            EditShape::Whole { path, content } => k.extend([path, content]),
+            EditShape::Cell { path, source, cell } => k.extend([path, source, cell]),
         }
-        EditShape::Whole { path, content } => k.extend([path, content]),
-        EditShape::Cell { path, source, cell } => k.extend([path, source, cell]),
     }
     k
 }

@@ -5,7 +5,8 @@
 //! with `run.end`. Untrusted text never reaches the terminal raw (see [`crate::view::text`]);
 //! the only escape sequences written are SGR colors, and only when color is on.
 //!
-//! The events are read with a borrowed struct (no tree per event); a tool result is measured
+//! The events are read through the member index the pipeline builds once for every sink that
+//! reads members ([`crate::json::fields`], no tree per event); a tool result is measured
 //! and clipped while still escaped, so a result of megabytes costs a scan, not a copy.
 
 mod notice;
@@ -18,15 +19,13 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io::{self, Write};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 pub use style::{ColorChoice, Thinking, use_color, utf8_locale, width};
 use style::{Glyphs, Palette, Role};
 use term::{Gutter, StreamKey, StreamStyle, Term};
 
 use crate::envelope::kind;
 use crate::envelope::{EventMeta, Events};
+use crate::json::fields::{Fields, Index};
 use crate::sink::{EventCtx, Sink};
 
 /// How the view looks (decided by the command line from the flags, the environment and the
@@ -95,70 +94,39 @@ impl PrettyOptions {
     }
 }
 
-/// A struct of members read borrowed from a JSON object's bytes, every one optional: the
-/// names after `text:` as `Option<Cow<str>>` (strings), those after `raw:` as
-/// `Option<&RawValue>` (any JSON value, read later with [`s`], [`u`], [`b`] or [`members`]).
-macro_rules! borrowed {
-    ($(#[$m:meta])* struct $name:ident<$a:lifetime> {
-        $(strings: $($t:ident),+ ;)? values: $($r:ident),+ $(,)?
-    }) => {
-        #[derive(serde::Deserialize, Default)]
-        #[serde(default)]
-        $(#[$m])*
-        struct $name<$a> {
-            $($(#[serde(borrow)] $t: Option<std::borrow::Cow<$a, str>>,)+)?
-            $(#[serde(borrow)] $r: Option<&$a serde_json::value::RawValue>,)+
-        }
-    };
-}
-pub(crate) use borrowed;
-
-borrowed! {
-    /// The fields of an envelope event the view reads (borrowed from the event's bytes).
-    struct Ev<'a> {
-        strings: parent_tool_use_id, message_id, tool_use_id;
-        values:
-            text, thinking, redacted, name, input, input_error, is_error, content, structured,
-            outcome, result, errors, cost_usd, duration_ms, duration_api_ms, num_turns, usage,
-            model, cwd, cli_version, agent, permission_mode, tools, mcp_servers, session_id, cause,
-            terminal_seen, turns, exit_code, signal, reason, elapsed_ms, tool_calls, tool_results,
-            kind, detail, bytes, rule, enforced, quiet_ms, status, attempt, max_retries,
-            retry_delay_ms, error_status, error, trigger, pre_tokens, description, subagent_type,
-            summary, tool_name, message, decision_reason, resets_at, rate_limit_type, utilization,
-            original_model, fallback_model, replay, is_synthetic, block, hook_name, hook_event,
-            level, title, last_tool_name, limit, count
-    }
-}
-
 /// Untrusted `text` made safe for one row, line breaks shown with the glyph.
 fn one_line(text: &str, g: &Glyphs) -> String {
     crate::view::text::sanitize_with(text, &format!(" {} ", g.newline), 2)
 }
 
-/// The members `T` names of a JSON object (all absent when it is not one, or does not fit).
-fn members<'a, T: Deserialize<'a> + Default>(v: Option<&'a RawValue>) -> T {
-    v.and_then(|r| serde_json::from_str(r.get()).ok())
-        .unwrap_or_default()
-}
-
 /// A JSON value as a string, when it is one.
-fn s(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    v.and_then(crate::view::args::string)
+fn s(v: Option<&[u8]>) -> Option<Cow<'_, str>> {
+    v.and_then(crate::json::fields::string)
 }
 
 /// A JSON value as a number, when it is one.
-fn n(v: Option<&RawValue>) -> Option<f64> {
-    v.and_then(|r| r.get().parse::<f64>().ok())
+fn n(v: Option<&[u8]>) -> Option<f64> {
+    v.and_then(|r| std::str::from_utf8(r).ok()?.parse::<f64>().ok())
 }
 
 /// A JSON value as a whole non-negative number, when it is one.
-fn u(v: Option<&RawValue>) -> Option<u64> {
+fn u(v: Option<&[u8]>) -> Option<u64> {
     n(v).filter(|x| *x >= 0.0).map(|x| x as u64)
 }
 
 /// A JSON value as a boolean, when it is one.
-fn b(v: Option<&RawValue>) -> Option<bool> {
-    v.and_then(|r| r.get().parse().ok())
+fn b(v: Option<&[u8]>) -> Option<bool> {
+    v.and_then(|r| std::str::from_utf8(r).ok()?.parse().ok())
+}
+
+/// A JSON value for one line of text: a string as its text, anything else as compact JSON.
+fn display(v: &[u8]) -> Cow<'_, str> {
+    s(Some(v)).unwrap_or(Cow::Borrowed(text(v)))
+}
+
+/// A JSON value's text (the events are UTF-8: an invalid slice reads as nothing).
+fn text(v: &[u8]) -> &str {
+    std::str::from_utf8(v).unwrap_or_default()
 }
 
 /// The pretty view.
@@ -178,6 +146,8 @@ pub struct Pretty<W: Write> {
     agent: Option<String>,
     /// Names of the unknown events shown so far (another agent's are shown once each).
     unknown_seen: HashSet<String>,
+    /// The member index of an event when the pipeline gives none.
+    index: Index,
 }
 
 impl<W: Write> Pretty<W> {
@@ -199,14 +169,15 @@ impl<W: Write> Pretty<W> {
             prompt_shown: false,
             agent: None,
             unknown_seen: HashSet::new(),
+            index: Index::default(),
         }
     }
 
-    fn gutter(&self, e: &Ev<'_>) -> Gutter {
-        self.subs.gutter(e.parent_tool_use_id.as_deref())
+    fn gutter(&self, e: &Fields<'_>) -> Gutter {
+        self.subs.gutter(e.str("parent_tool_use_id").as_deref())
     }
 
-    fn event_of(&mut self, meta: &EventMeta, e: &Ev<'_>) -> io::Result<()> {
+    fn event_of(&mut self, meta: &EventMeta, e: &Fields<'_>) -> io::Result<()> {
         if !self.prompt_shown {
             self.prompt_shown = true;
             if let Some(p) = self.o.prompt.take() {
@@ -226,16 +197,16 @@ impl<W: Write> Pretty<W> {
             kind::TOOL_CALL | kind::TOOL_CALL_REVISED => self.tool_call(meta, e),
             kind::TOOL_RESULT => self.tool_result(e),
             kind::USER_TEXT => {
-                let text = s(e.text).unwrap_or_default();
-                let synthetic = b(e.is_synthetic) == Some(true);
+                let text = s(e.json("text")).unwrap_or_default();
+                let synthetic = b(e.json("is_synthetic")) == Some(true);
                 let g = self.gutter(e);
                 self.prompt(&g, &text, synthetic)
             }
             kind::TURN_END => self.turn_end(e),
             kind::RUN_END => self.run_end(e),
             kind::USAGE => {
-                let t = summary::Tokens::of(e.usage);
-                self.subs.usage(e.parent_tool_use_id.as_deref(), &t);
+                let t = summary::Tokens::of(e.json("usage"));
+                self.subs.usage(e.str("parent_tool_use_id").as_deref(), &t);
                 Ok(())
             }
             _ => self.notice(meta, e),
@@ -243,14 +214,18 @@ impl<W: Write> Pretty<W> {
     }
 
     /// Text or thinking as it streams.
-    fn delta(&mut self, thinking: bool, e: &Ev<'_>) -> io::Result<()> {
-        let raw = if thinking { e.thinking } else { e.text };
+    fn delta(&mut self, thinking: bool, e: &Fields<'_>) -> io::Result<()> {
+        let raw = if thinking {
+            e.json("thinking")
+        } else {
+            e.json("text")
+        };
         let chunk = s(raw).unwrap_or_default();
         if chunk.is_empty() || (thinking && self.o.thinking == Thinking::Hide) {
             return Ok(());
         }
-        let parent = e.parent_tool_use_id.as_deref().map(str::to_owned);
-        match e.message_id.as_deref() {
+        let parent = e.str("parent_tool_use_id").as_deref().map(str::to_owned);
+        match e.str("message_id").as_deref() {
             Some(m) => {
                 self.streamed
                     .insert((parent.clone(), m.to_owned(), thinking));
@@ -259,7 +234,7 @@ impl<W: Write> Pretty<W> {
         }
         let key = StreamKey {
             parent,
-            message: e.message_id.as_deref().map(str::to_owned),
+            message: e.str("message_id").as_deref().map(str::to_owned),
             thinking,
         };
         let g = self.gutter(e);
@@ -287,9 +262,9 @@ impl<W: Write> Pretty<W> {
     }
 
     /// A complete text or thinking block: shown unless its deltas already were.
-    fn block(&mut self, thinking: bool, e: &Ev<'_>) -> io::Result<()> {
-        let parent = e.parent_tool_use_id.as_deref().map(str::to_owned);
-        if let Some(m) = e.message_id.as_deref()
+    fn block(&mut self, thinking: bool, e: &Fields<'_>) -> io::Result<()> {
+        let parent = e.str("parent_tool_use_id").as_deref().map(str::to_owned);
+        if let Some(m) = e.str("message_id").as_deref()
             && self
                 .streamed
                 .contains(&(parent.clone(), m.to_owned(), thinking))
@@ -300,14 +275,18 @@ impl<W: Write> Pretty<W> {
             return Ok(());
         }
         // The text of a failed API call: its `api.error` event shows it, as an error.
-        if !thinking && e.error.is_some_and(|r| r.get() != "null") {
+        if !thinking && e.json("error").is_some() {
             return Ok(());
         }
-        let raw = if thinking { e.thinking } else { e.text };
+        let raw = if thinking {
+            e.json("thinking")
+        } else {
+            e.json("text")
+        };
         let full = s(raw).unwrap_or_default();
         let mut body: &str = &full;
         let streamed = std::mem::take(&mut self.unnamed[usize::from(thinking)]);
-        if e.message_id.is_none() && !streamed.is_empty() {
+        if e.str("message_id").is_none() && !streamed.is_empty() {
             if let Some(rest) = body.strip_prefix(streamed.as_str()) {
                 body = rest;
             }
@@ -318,7 +297,7 @@ impl<W: Write> Pretty<W> {
         let g = self.gutter(e);
         if body.trim().is_empty() {
             if thinking {
-                let why = if b(e.redacted) == Some(true) {
+                let why = if b(e.json("redacted")) == Some(true) {
                     "redacted"
                 } else {
                     "empty"
@@ -331,13 +310,35 @@ impl<W: Write> Pretty<W> {
         }
         let key = StreamKey {
             parent,
-            message: e.message_id.as_deref().map(str::to_owned),
+            message: e.str("message_id").as_deref().map(str::to_owned),
             thinking,
         };
         self.t.settle()?;
         let style = self.stream_style(thinking);
         self.t.stream(&key, &g, &style, body)?;
         self.t.settle()
+    }
+
+    /// An event before the resume point: rebuild what later events refer to (calls,
+    /// subagents, totals), write nothing.
+    fn rebuild(&mut self, meta: &EventMeta, e: &Fields<'_>) {
+        match meta.kind {
+            kind::TOOL_CALL => {
+                self.calls.remember(meta, e, &mut self.subs, &self.t);
+                if let Some(name) = s(e.json("name")) {
+                    let a = e
+                        .json("input")
+                        .map(|i| crate::view::args::Args::parse(text(i)));
+                    self.tally.call(&name, &a.unwrap_or_default());
+                    if crate::view::tool::kind(&name) == crate::view::tool::Kind::Subagent {
+                        self.tally.subagents += 1;
+                    }
+                }
+            }
+            kind::TOOL_RESULT => self.calls.settle(e, &mut self.tally),
+            kind::TURN_END => self.tally.turn(e),
+            _ => {}
+        }
     }
 
     /// The prompt (or a subagent's prompt, a replayed or synthetic user message).
@@ -378,38 +379,34 @@ impl<W: Write> Sink for Pretty<W> {
         true
     }
 
+    fn wants_fields(&self, _: &EventMeta) -> bool {
+        true
+    }
+
     fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
-        if ctx.before_resume {
-            // Rebuild what later events refer to (calls, subagents, totals), write nothing.
-            if let Ok(e) = serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
-                match meta.kind {
-                    kind::TOOL_CALL => {
-                        self.calls.remember(meta, &e, &mut self.subs, &self.t);
-                        if let Some(name) = s(e.name) {
-                            let a = e.input.map(|i| crate::view::args::Args::parse(i.get()));
-                            self.tally.call(&name, &a.unwrap_or_default());
-                            if crate::view::tool::kind(&name) == crate::view::tool::Kind::Subagent {
-                                self.tally.subagents += 1;
-                            }
-                        }
-                    }
-                    kind::TOOL_RESULT => self.calls.settle(&e, &mut self.tally),
-                    kind::TURN_END => self.tally.turn(&e),
-                    _ => {}
-                }
+        let mut own = std::mem::take(&mut self.index);
+        let res = match ctx.fields(events, meta, &mut own) {
+            Some(e) if ctx.before_resume => {
+                self.rebuild(meta, &e);
+                Ok(())
             }
-            return Ok(());
-        }
-        match serde_json::from_slice::<Ev<'_>>(events.bytes(meta)) {
-            Ok(e) => self.event_of(meta, &e),
-            Err(err) => {
+            Some(e) => self.event_of(meta, &e),
+            None if ctx.before_resume => Ok(()),
+            None => {
+                let why = match serde_json::from_slice::<serde::de::IgnoredAny>(events.bytes(meta))
+                {
+                    Err(err) => err.to_string(),
+                    Ok(_) => "not a JSON object".to_owned(),
+                };
                 let msg = format!(
-                    "{} event {} ({}) could not be shown: {err}",
+                    "{} event {} ({}) could not be shown: {why}",
                     self.t.g.warn, meta.seq, meta.kind
                 );
                 self.t.row(&Gutter::default(), 0, &[(Role::Warn, &msg)])
             }
-        }
+        };
+        self.index = own;
+        res
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -6,11 +6,10 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use serde_json::value::RawValue;
-
 use super::style::Role;
 use super::term::Gutter;
-use super::{Ev, Pretty, b, members, n, one_line, s, u};
+use super::{Pretty, b, n, one_line, s, text, u};
+use crate::json::fields::{Fields, members_named};
 use crate::view::args::Args;
 use crate::view::num::{Style::Terse, plural};
 use crate::view::tool::{self, Kind};
@@ -26,19 +25,23 @@ pub(super) struct Tokens {
 
 impl Tokens {
     /// The counts of a usage object (members that are missing or not numbers count 0).
-    pub(super) fn of(raw: Option<&RawValue>) -> Tokens {
-        super::borrowed! {
-            struct T<'a> {
-                values: input_tokens, output_tokens, cache_read_input_tokens,
-                    cache_creation_input_tokens
-            }
-        }
-        let t: T<'_> = members(raw);
+    pub(super) fn of(raw: Option<&[u8]>) -> Tokens {
+        let [input, output, cache_read, cache_write] = raw.map_or([None; 4], |r| {
+            members_named(
+                r,
+                [
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                ],
+            )
+        });
         Tokens {
-            input: u(t.input_tokens).unwrap_or(0),
-            output: u(t.output_tokens).unwrap_or(0),
-            cache_read: u(t.cache_read_input_tokens).unwrap_or(0),
-            cache_write: u(t.cache_creation_input_tokens).unwrap_or(0),
+            input: u(input).unwrap_or(0),
+            output: u(output).unwrap_or(0),
+            cache_read: u(cache_read).unwrap_or(0),
+            cache_write: u(cache_write).unwrap_or(0),
         }
     }
 
@@ -165,39 +168,40 @@ impl Tally {
         }
     }
 
-    pub(super) fn turn(&mut self, e: &Ev<'_>) {
+    pub(super) fn turn(&mut self, e: &Fields<'_>) {
         self.turns += 1;
-        self.wall_ms += u(e.duration_ms).unwrap_or(0);
-        self.api_ms += u(e.duration_api_ms).unwrap_or(0);
+        self.wall_ms += u(e.json("duration_ms")).unwrap_or(0);
+        self.api_ms += u(e.json("duration_api_ms")).unwrap_or(0);
     }
 }
 
 impl<W: Write> Pretty<W> {
-    pub(super) fn turn_end(&mut self, e: &Ev<'_>) -> io::Result<()> {
+    pub(super) fn turn_end(&mut self, e: &Fields<'_>) -> io::Result<()> {
         self.tally.turn(e);
         self.streamed.clear();
         let g = Gutter::default();
-        let outcome = s(e.outcome).unwrap_or_default().into_owned();
+        let outcome = s(e.json("outcome")).unwrap_or_default().into_owned();
         let ok = outcome == "success";
         let dot = self.t.g.dot;
         let mut parts = vec![
             format!("turn {}", self.tally.turns),
             one_line(&outcome, &self.t.g),
         ];
-        if let Some(ms) = u(e.duration_ms) {
-            let api = u(e.duration_api_ms).map(|a| format!(" (API {})", Terse.duration_ms(a)));
+        if let Some(ms) = u(e.json("duration_ms")) {
+            let api =
+                u(e.json("duration_api_ms")).map(|a| format!(" (API {})", Terse.duration_ms(a)));
             parts.push(format!(
                 "{}{}",
                 Terse.duration_ms(ms),
                 api.unwrap_or_default()
             ));
         }
-        if let Some(t) = u(e.num_turns) {
+        if let Some(t) = u(e.json("num_turns")) {
             parts.push(plural(t, "API turn", "API turns"));
         }
-        let tokens = Tokens::of(e.usage);
+        let tokens = Tokens::of(e.json("usage"));
         parts.extend(tokens.parts());
-        parts.push(match n(e.cost_usd) {
+        parts.push(match n(e.json("cost_usd")) {
             Some(c) => format!("total {}", Terse.usd(c)),
             None => "cost n/a".into(),
         });
@@ -206,11 +210,11 @@ impl<W: Write> Pretty<W> {
         self.t
             .packed(&g, 0, role, &lead, &parts, &format!(" {dot} "))?;
         if !ok {
-            let why = match e.result.and_then(crate::view::args::string) {
+            let why = match s(e.json("result")) {
                 Some(r) if !r.is_empty() => r.into_owned(),
                 _ => e
-                    .errors
-                    .and_then(|r| serde_json::from_str::<Vec<String>>(r.get()).ok())
+                    .json("errors")
+                    .and_then(|r| serde_json::from_slice::<Vec<String>>(r).ok())
                     .map(|v| v.join("; "))
                     .unwrap_or_default(),
             };
@@ -228,12 +232,12 @@ impl<W: Write> Pretty<W> {
         Ok(())
     }
 
-    pub(super) fn run_end(&mut self, e: &Ev<'_>) -> io::Result<()> {
+    pub(super) fn run_end(&mut self, e: &Fields<'_>) -> io::Result<()> {
         let g = Gutter::default();
-        let t = Tokens::of(e.usage);
+        let t = Tokens::of(e.json("usage"));
         let dot = self.t.g.dot;
-        let cause = s(e.cause).unwrap_or_default().into_owned();
-        let complete = b(e.terminal_seen) == Some(true);
+        let cause = s(e.json("cause")).unwrap_or_default().into_owned();
+        let complete = b(e.json("terminal_seen")) == Some(true);
         let mut head = vec![
             format!("{} run end", self.t.g.rule.repeat(2)),
             one_line(&cause, &self.t.g),
@@ -242,20 +246,21 @@ impl<W: Write> Pretty<W> {
         if !complete {
             head.push("no result".into());
         }
-        if let Some(tn) = u(e.turns) {
+        if let Some(tn) = u(e.json("turns")) {
             head.push(plural(tn, "turn", "turns"));
         }
-        let wall = u(e.elapsed_ms).or((self.tally.wall_ms > 0).then_some(self.tally.wall_ms));
+        let wall =
+            u(e.json("elapsed_ms")).or((self.tally.wall_ms > 0).then_some(self.tally.wall_ms));
         if let Some(w) = wall {
             head.push(format!("wall {}", Terse.duration_ms(w)));
         }
         if self.tally.api_ms > 0 {
             head.push(format!("API {}", Terse.duration_ms(self.tally.api_ms)));
         }
-        if let Some(code) = e.exit_code.filter(|c| c.get() != "null") {
-            head.push(format!("exit {}", code.get()));
+        if let Some(code) = e.json("exit_code") {
+            head.push(format!("exit {}", text(code)));
         }
-        if let Some(sig) = s(e.signal) {
+        if let Some(sig) = s(e.json("signal")) {
             head.push(format!("signal {}", one_line(&sig, &self.t.g)));
         }
         let role = if complete && (cause == "eof" || cause == "exit") {
@@ -267,9 +272,9 @@ impl<W: Write> Pretty<W> {
         self.t
             .packed(&g, 0, role, &lead, &head, &format!(" {dot} "))?;
         let provisional = e
-            .usage
+            .json("usage")
             .and_then(|r| {
-                serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(r.get()).ok()
+                serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(r).ok()
             })
             .and_then(|m| m.get("provisional").and_then(|v| v.as_bool()))
             == Some(true);
@@ -284,13 +289,13 @@ impl<W: Write> Pretty<W> {
         }
         self.t
             .packed(&g, 3, Role::Text, "tokens    ", &tokens, &sep)?;
-        let cost = match n(e.cost_usd) {
+        let cost = match n(e.json("cost_usd")) {
             Some(c) => format!("cost      {} (as reported by the CLI)", Terse.usd(c)),
             None => "cost      n/a (the CLI reported none)".into(),
         };
         self.t.row(&g, 3, &[(Role::Text, &cost)])?;
         let calls: u64 =
-            u(e.tool_calls).unwrap_or_else(|| self.tally.tools.values().map(|v| v.0).sum());
+            u(e.json("tool_calls")).unwrap_or_else(|| self.tally.tools.values().map(|v| v.0).sum());
         let errors: u64 = self.tally.tools.values().map(|v| v.1).sum();
         let mut tools = vec![format!(
             "{}, {}{}",
@@ -346,7 +351,7 @@ impl<W: Write> Pretty<W> {
             let line = format!("subagents {}", self.tally.subagents);
             self.t.row(&g, 3, &[(Role::Text, &line)])?;
         }
-        if let Some(r) = s(e.reason) {
+        if let Some(r) = s(e.json("reason")) {
             self.t
                 .untrusted_row(&g, 3, &[(Role::Dim, "reason    ")], Role::Dim, &r)?;
         }
@@ -368,11 +373,8 @@ mod tests {
 
     #[test]
     fn tokens_of_usage() {
-        let raw: Box<RawValue> = serde_json::from_str(
-            r#"{"input_tokens":3,"output_tokens":5,"cache_read_input_tokens":7,"cache_creation_input_tokens":11,"x":{}}"#,
-        )
-        .unwrap();
-        let t = Tokens::of(Some(&raw));
+        let raw = br#"{"input_tokens":3,"output_tokens":5,"cache_read_input_tokens":7,"cache_creation_input_tokens":11,"x":{}}"#;
+        let t = Tokens::of(Some(raw));
         assert_eq!(
             (t.input, t.output, t.cache_read, t.cache_write),
             (3, 5, 7, 11)

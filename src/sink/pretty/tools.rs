@@ -12,8 +12,9 @@ use serde_json::value::RawValue;
 use super::style::{Glyphs, Palette, Role};
 use super::summary::{Change, Tokens, change_of};
 use super::term::{Gutter, Term};
-use super::{Ev, Pretty, b, members, one_line, s, u};
+use super::{Pretty, b, one_line, s, text, u};
 use crate::envelope::{EventMeta, kind as ev};
+use crate::json::fields::{Fields, members_named};
 use crate::view::args::{self, Args};
 use crate::view::clip::{self, Limits, Source};
 use crate::view::num::{Style::Terse, plural};
@@ -137,21 +138,25 @@ impl Calls {
     pub(super) fn remember<W: Write>(
         &mut self,
         meta: &EventMeta,
-        e: &Ev<'_>,
+        e: &Fields<'_>,
         subs: &mut Subagents,
         t: &Term<W>,
     ) {
         if meta.kind != ev::TOOL_CALL {
             return;
         }
-        let (Some(id), Some(name)) = (e.tool_use_id.as_deref(), s(e.name)) else {
+        let id = e.str("tool_use_id");
+        let (Some(id), Some(name)) = (id.as_deref(), s(e.json("name"))) else {
             return;
         };
-        let a = e.input.map(|i| Args::parse(i.get())).unwrap_or_default();
+        let a = e
+            .json("input")
+            .map(|i| Args::parse(text(i)))
+            .unwrap_or_default();
         let h = tool::headline(&name, &a);
         if tool::kind(&name) == Kind::Subagent {
             let ty = a.str("subagent_type").unwrap_or(Cow::Borrowed("agent"));
-            let parent = subs.gutter(e.parent_tool_use_id.as_deref());
+            let parent = subs.gutter(e.str("parent_tool_use_id").as_deref());
             subs.start(id, &ty, &parent, &t.pal, &t.g);
         }
         let mut call = call_of(&name, &h, &t.g);
@@ -160,13 +165,16 @@ impl Calls {
     }
 
     /// The result of a call before the resume point: its change counted if it succeeded.
-    pub(super) fn settle(&mut self, e: &Ev<'_>, tally: &mut super::summary::Tally) {
-        let call = e.tool_use_id.as_deref().and_then(|i| self.open.remove(i));
-        let error = b(e.is_error) == Some(true);
+    pub(super) fn settle(&mut self, e: &Fields<'_>, tally: &mut super::summary::Tally) {
+        let call = e
+            .str("tool_use_id")
+            .as_deref()
+            .and_then(|i| self.open.remove(i));
+        let error = b(e.json("is_error")) == Some(true);
         let name = call
             .as_ref()
             .map(|(c, _)| c.name.clone())
-            .or_else(|| s(e.name).map(Cow::into_owned));
+            .or_else(|| s(e.json("name")).map(Cow::into_owned));
         tally.result(name.as_deref().unwrap_or("(unpaired)"), error);
         if let Some(c) = call.and_then(|(c, _)| c.change).filter(|_| !error) {
             tally.touch(c);
@@ -186,7 +194,7 @@ fn call_of(name: &str, h: &tool::Headline, g: &Glyphs) -> Call {
 
 /// The lines of a result's `content`: a string, or the blocks of an array (text blocks as
 /// text, others in one line naming them).
-fn sources(content: Option<&RawValue>) -> Vec<Source<'_>> {
+fn sources(content: Option<&[u8]>) -> Vec<Source<'_>> {
     #[derive(serde::Deserialize)]
     struct Block<'a> {
         #[serde(borrow, rename = "type")]
@@ -196,12 +204,14 @@ fn sources(content: Option<&RawValue>) -> Vec<Source<'_>> {
         #[serde(borrow)]
         source: Option<&'a RawValue>,
     }
-    let Some(c) = content else { return Vec::new() };
-    if let Some(raw) = args::escaped(c) {
-        return vec![Source::Json(raw)];
+    let Some(c) = content.map(text) else {
+        return Vec::new();
+    };
+    if c.len() >= 2 && c.starts_with('"') {
+        return vec![Source::Json(&c[1..c.len() - 1])];
     }
-    let Ok(blocks) = serde_json::from_str::<Vec<Block<'_>>>(c.get()) else {
-        return match c.get() {
+    let Ok(blocks) = serde_json::from_str::<Vec<Block<'_>>>(c) else {
+        return match c {
             "null" => Vec::new(),
             other => vec![Source::Text(Cow::Borrowed(other))],
         };
@@ -241,14 +251,17 @@ fn blob(src: &str) -> String {
 }
 
 impl<W: Write> Pretty<W> {
-    pub(super) fn tool_call(&mut self, meta: &EventMeta, e: &Ev<'_>) -> io::Result<()> {
-        let name = s(e.name)
+    pub(super) fn tool_call(&mut self, meta: &EventMeta, e: &Fields<'_>) -> io::Result<()> {
+        let name = s(e.json("name"))
             .map(Cow::into_owned)
             .unwrap_or_else(|| "(unnamed tool)".into());
-        let a = e.input.map(|i| Args::parse(i.get())).unwrap_or_default();
+        let a = e
+            .json("input")
+            .map(|i| Args::parse(text(i)))
+            .unwrap_or_default();
         let mut h = tool::headline(&name, &a);
-        if e.input.is_none_or(|i| i.get() == "null")
-            && let Some(why) = s(e.input_error)
+        if e.json("input").is_none_or(|i| text(i) == "null")
+            && let Some(why) = s(e.json("input_error"))
         {
             h.detail.push(format!("input did not parse: {why}"));
         }
@@ -284,7 +297,8 @@ impl<W: Write> Pretty<W> {
             return Ok(());
         }
         self.tally.call(&name, &a);
-        let Some(id) = e.tool_use_id.as_deref() else {
+        let id = e.str("tool_use_id");
+        let Some(id) = id.as_deref() else {
             return Ok(());
         };
         if k == Kind::Subagent {
@@ -354,17 +368,18 @@ impl<W: Write> Pretty<W> {
         Ok(())
     }
 
-    pub(super) fn tool_result(&mut self, e: &Ev<'_>) -> io::Result<()> {
-        let id = e.tool_use_id.as_deref();
+    pub(super) fn tool_result(&mut self, e: &Fields<'_>) -> io::Result<()> {
+        let id = e.str("tool_use_id");
+        let id = id.as_deref();
         let call = id.and_then(|i| self.calls.open.remove(i));
         let g = self.gutter(e);
         let name = match &call {
             Some((c, _)) => c.name.clone(),
-            None => s(e.name)
+            None => s(e.json("name"))
                 .map(Cow::into_owned)
                 .unwrap_or_else(|| "(unpaired)".into()),
         };
-        let error = b(e.is_error) == Some(true);
+        let error = b(e.json("is_error")) == Some(true);
         self.tally.result(&name, error);
         if let Some(c) = call
             .as_ref()
@@ -387,7 +402,7 @@ impl<W: Write> Pretty<W> {
         if kind == Kind::Subagent && !error {
             return self.subagent_end(&g, e, id, &glyph, &named);
         }
-        let src = sources(e.content);
+        let src = sources(e.json("content"));
         let r = self.o.result_lines;
         let (head, tail) = match kind {
             _ if error => (r - r / 3, r / 3),
@@ -437,19 +452,28 @@ impl<W: Write> Pretty<W> {
     fn subagent_end(
         &mut self,
         g: &Gutter,
-        e: &Ev<'_>,
+        e: &Fields<'_>,
         id: Option<&str>,
         glyph: &str,
         named: &str,
     ) -> io::Result<()> {
-        super::borrowed! {
-            #[serde(rename_all = "camelCase")]
-            struct Done<'a> {
-                values: status, total_duration_ms, total_tokens, total_tool_use_count
-            }
-        }
-        let d: Done<'_> = members(e.structured);
-        if s(d.status).as_deref() == Some("async_launched") {
+        let [
+            status,
+            total_duration_ms,
+            total_tokens,
+            total_tool_use_count,
+        ] = e.json("structured").map_or([None; 4], |r| {
+            members_named(
+                r,
+                [
+                    "status",
+                    "totalDurationMs",
+                    "totalTokens",
+                    "totalToolUseCount",
+                ],
+            )
+        });
+        if s(status).as_deref() == Some("async_launched") {
             let sub = id.and_then(|i| self.subs.by_id.get_mut(i));
             let label = sub.map_or("agent".into(), |s| {
                 s.background = true;
@@ -467,10 +491,10 @@ impl<W: Write> Pretty<W> {
             .and_then(|s| s.notified)
             .unwrap_or_default();
         // Only what the CLI reported: the view's own clock is the reading time, not the run's.
-        let ms = u(d.total_duration_ms).or(said.0);
-        let tools = u(d.total_tool_use_count).or(said.2);
-        self.sub_done(g, id, ms, u(d.total_tokens).or(said.1), tools, glyph, named)?;
-        let src = sources(e.content);
+        let ms = u(total_duration_ms).or(said.0);
+        let tools = u(total_tool_use_count).or(said.2);
+        self.sub_done(g, id, ms, u(total_tokens).or(said.1), tools, glyph, named)?;
+        let src = sources(e.json("content"));
         let r = self.o.result_lines;
         let c = clip::clip(&src, Limits::lines(r - r / 3, r / 3, 4 * self.t.width));
         self.body(g, &c, Role::Text)
@@ -515,8 +539,9 @@ impl<W: Write> Pretty<W> {
     }
 
     /// `task.notification`: a background subagent finished (or any task reports its end).
-    pub(super) fn task_done(&mut self, e: &Ev<'_>) -> io::Result<bool> {
-        let Some(id) = e.tool_use_id.as_deref() else {
+    pub(super) fn task_done(&mut self, e: &Fields<'_>) -> io::Result<bool> {
+        let id = e.str("tool_use_id");
+        let Some(id) = id.as_deref() else {
             return Ok(false);
         };
         match self.subs.by_id.get(id) {
@@ -524,17 +549,10 @@ impl<W: Write> Pretty<W> {
             Some(s) if s.ended => return Ok(true),
             Some(_) => {}
         }
-        super::borrowed! {
-            struct U<'a> {
-                values: total_tokens, tool_uses, duration_ms
-            }
-        }
-        let usage: U<'_> = members(e.usage);
-        let said = (
-            u(usage.duration_ms),
-            u(usage.total_tokens),
-            u(usage.tool_uses),
-        );
+        let [total_tokens, tool_uses, duration_ms] = e.json("usage").map_or([None; 3], |r| {
+            members_named(r, ["total_tokens", "tool_uses", "duration_ms"])
+        });
+        let said = (u(duration_ms), u(total_tokens), u(tool_uses));
         if let Some(sub) = self.subs.by_id.get_mut(id)
             && !sub.background
         {
@@ -543,18 +561,10 @@ impl<W: Write> Pretty<W> {
             return Ok(true);
         }
         let g = self.gutter(e);
-        let status = s(e.status).unwrap_or(Cow::Borrowed("done"));
+        let status = s(e.json("status")).unwrap_or(Cow::Borrowed("done"));
         let glyph = format!("  {} ", self.t.g.result);
         let named = format!("{} {} ", one_line(&status, &self.t.g), self.t.g.dot);
-        self.sub_done(
-            &g,
-            Some(id),
-            u(usage.duration_ms),
-            u(usage.total_tokens),
-            u(usage.tool_uses),
-            &glyph,
-            &named,
-        )?;
+        self.sub_done(&g, Some(id), said.0, said.1, said.2, &glyph, &named)?;
         Ok(true)
     }
 }
