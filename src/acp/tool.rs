@@ -78,7 +78,7 @@ pub fn meaning(name: &str, input: &Value) -> Meaning {
 /// shell call's command in backquotes.
 fn title(name: &str, input: &Value, kind: Kind) -> String {
     let raw = input.to_string();
-    let h = crate::view::tool::headline(name, &Args::parse(&raw));
+    let h = crate::view::tool::headline(crate::tool::Dialect::Claude, name, &Args::parse(&raw));
     if h.arg.is_empty() {
         h.tool
     } else if kind == Kind::Execute {

@@ -128,6 +128,21 @@ impl Dialect {
         }
     }
 
+    /// The dialect whose `agent` (as `session.init` and `run.end` say it) is `agent`.
+    pub fn from_agent(agent: &str) -> Option<Dialect> {
+        std::iter::once(Dialect::Claude)
+            .chain(Dialect::OTHERS.iter().copied())
+            .find(|d| d.agent() == agent)
+    }
+
+    /// Whose tool names the calls of a run of `agent` carry (Claude Code's when it names none or
+    /// one this build does not know), for the views.
+    pub fn tools_of(agent: Option<&str>) -> crate::tool::Dialect {
+        agent
+            .and_then(Dialect::from_agent)
+            .map_or(crate::tool::Dialect::Claude, Dialect::tools)
+    }
+
     /// What the stream is, as a phrase (in messages).
     pub fn what(self) -> &'static str {
         match self {

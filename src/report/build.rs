@@ -244,6 +244,11 @@ impl Run {
         }));
     }
 
+    /// Whose tool names the calls carry: the agent the last `session.init` named.
+    fn dialect(&self) -> crate::tool::Dialect {
+        crate::dialect::Dialect::tools_of(self.inits.last().and_then(|i| i.agent.as_deref()))
+    }
+
     fn call(&mut self, seq: u64, v: &Fields<'_>, parent: Option<String>, at: Option<i64>) {
         let id = s(v, "tool_use_id");
         let c = Call {
@@ -252,6 +257,7 @@ impl Run {
             name: s(v, "name").unwrap_or_else(|| "?".into()),
             input: value(v, "input"),
             input_error: s(v, "input_error"),
+            dialect: self.dialect(),
             parent: parent.clone(),
             at_us: at,
             result: None,
@@ -291,6 +297,7 @@ impl Run {
                     name: s(v, "name").unwrap_or_else(|| "?".into()),
                     input: Value::Null,
                     input_error: None,
+                    dialect: self.dialect(),
                     parent: parent.clone(),
                     at_us: at,
                     result: Some(r),

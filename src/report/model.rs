@@ -184,6 +184,8 @@ pub struct Call {
     pub input: Value,
     /// Why the input is null.
     pub input_error: Option<String>,
+    /// Whose tool names `name` is (the run's agent: [`crate::tool::Dialect`]).
+    pub dialect: crate::tool::Dialect,
     /// The subagent call this call was made in.
     pub parent: Option<String>,
     /// When it was made (µs since the epoch), when known.
@@ -203,7 +205,7 @@ impl Call {
     /// The file this call changes and a diff per replacement (see [`diff::file_change`]).
     pub fn edits(&self) -> Option<(String, Vec<Diff>)> {
         let json = serde_json::to_string(&self.input).ok()?;
-        let change = diff::file_change(&self.name, &Args::parse(&json))?;
+        let change = diff::file_change(self.dialect, &self.name, &Args::parse(&json))?;
         let diffs = change.replacements.iter();
         let diffs = diffs.map(|(o, n)| diff::diff(o, n, CONTEXT)).collect();
         Some((change.path.into_owned(), diffs))

@@ -81,9 +81,9 @@ pub fn diff(old: &str, new: &str, context: usize) -> Diff {
 
 /// The replacements of a call that replaces text (one) or several texts in one file (each of
 /// its list), as (old, new) pairs; members that are missing or not strings count as empty.
-pub fn replacements(name: &str, args: &Args<'_>) -> Vec<(String, String)> {
+pub fn replacements(dialect: Dialect, name: &str, args: &Args<'_>) -> Vec<(String, String)> {
     let text = |a: &Args<'_>, k: &str| a.str(k).map(|c| c.into_owned()).unwrap_or_default();
-    match row(Dialect::Claude, name).map(|r| r.edit) {
+    match row(dialect, name).map(|r| r.edit) {
         Some(EditShape::Multi { list, old, new, .. }) => args
             .raw(list)
             .and_then(|r| serde_json::from_str::<Vec<Args<'_>>>(r.get()).ok())
@@ -112,12 +112,12 @@ pub struct FileChange<'a> {
 /// What a call changes: its replacements, or a whole new text (a file or a notebook cell
 /// written) with an empty old one; `None` for a tool that changes no file, a call without a
 /// path, or one with nothing to replace.
-pub fn file_change<'a>(name: &str, args: &Args<'a>) -> Option<FileChange<'a>> {
+pub fn file_change<'a>(dialect: Dialect, name: &str, args: &Args<'a>) -> Option<FileChange<'a>> {
     let path = tool::path(args)?;
     let new = |k: &str| args.str(k).map(|s| vec![(String::new(), s.into_owned())]);
-    let pairs = match row(Dialect::Claude, name)?.edit {
+    let pairs = match row(dialect, name)?.edit {
         EditShape::Replace { .. } | EditShape::Multi { .. } => {
-            Some(replacements(name, args)).filter(|r| !r.is_empty())
+            Some(replacements(dialect, name, args)).filter(|r| !r.is_empty())
         }
         EditShape::Whole { content, .. } => new(content),
         EditShape::Cell { source, .. } => new(source),
@@ -163,22 +163,38 @@ mod tests {
     #[test]
     fn edit_and_multiedit_replacements() {
         let a = Args::parse(r#"{"file_path":"f","old_string":"a","new_string":"b"}"#);
-        assert_eq!(replacements("Edit", &a), vec![("a".into(), "b".into())]);
+        assert_eq!(
+            replacements(Dialect::Claude, "Edit", &a),
+            vec![("a".into(), "b".into())]
+        );
         let m =
             Args::parse(r#"{"edits":[{"old_string":"x","new_string":"y"},{"new_string":"z"}]}"#);
         assert_eq!(
-            replacements("MultiEdit", &m),
+            replacements(Dialect::Claude, "MultiEdit", &m),
             vec![("x".into(), "y".into()), (String::new(), "z".into())]
         );
-        assert!(replacements("Edit", &Args::parse("{}")).is_empty());
+        assert!(replacements(Dialect::Claude, "Edit", &Args::parse("{}")).is_empty());
         let w = Args::parse(r#"{"file_path":"w","content":"1\n2"}"#);
-        let c = file_change("Write", &w).unwrap();
+        let c = file_change(Dialect::Claude, "Write", &w).unwrap();
         assert_eq!(
             (c.path.as_ref(), c.replacements),
             ("w", vec![(String::new(), "1\n2".into())])
         );
-        assert_eq!(file_change("Edit", &a).unwrap().replacements.len(), 1);
-        assert!(file_change("Edit", &Args::parse(r#"{"file_path":"f"}"#)).is_none());
-        assert!(file_change("Bash", &Args::parse(r#"{"command":"x"}"#)).is_none());
+        assert_eq!(
+            file_change(Dialect::Claude, "Edit", &a)
+                .unwrap()
+                .replacements
+                .len(),
+            1
+        );
+        assert!(
+            file_change(
+                Dialect::Claude,
+                "Edit",
+                &Args::parse(r#"{"file_path":"f"}"#)
+            )
+            .is_none()
+        );
+        assert!(file_change(Dialect::Claude, "Bash", &Args::parse(r#"{"command":"x"}"#)).is_none());
     }
 }

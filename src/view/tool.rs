@@ -42,9 +42,10 @@ pub enum Kind {
     Other,
 }
 
-/// The kind of tool `name` is, from its row in the tool table.
-pub fn kind(name: &str) -> Kind {
-    let Some(r) = meaning::row(Dialect::Claude, name) else {
+/// The kind of tool `name` (named as `dialect`'s calls name it) is, from its row in the tool
+/// table.
+pub fn kind(dialect: Dialect, name: &str) -> Kind {
+    let Some(r) = meaning::row(dialect, name) else {
         return Kind::Other;
     };
     match (r.kind, r.edit, r.head) {
@@ -102,8 +103,8 @@ fn generic(args: &Args<'_>) -> String {
         .join(", ")
 }
 
-/// The headline of a call of `name` with input `args`.
-pub fn headline(name: &str, args: &Args<'_>) -> Headline {
+/// The headline of a call of `name` (named as `dialect`'s calls name it) with input `args`.
+pub fn headline(dialect: Dialect, name: &str, args: &Args<'_>) -> Headline {
     let mut h = Headline {
         tool: name.to_owned(),
         ..Headline::default()
@@ -114,7 +115,7 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
         h.arg = first;
         h.detail.extend(more);
     };
-    match meaning::head(Dialect::Claude, name) {
+    match meaning::head(dialect, name) {
         Head::Shell => {
             arg(s("command"), &mut h);
             if args.bool("run_in_background") == Some(true) {
@@ -214,8 +215,8 @@ pub fn headline(name: &str, args: &Args<'_>) -> Headline {
 /// Whether the headline of a call of `name` says everything its input holds (a Read's path and
 /// range, a Glob's pattern: only keys the headline shows, no value on several lines), so a view
 /// need not show the input again. `args` must be the members of an object.
-pub fn said(name: &str, args: &Args<'_>) -> bool {
-    let keys = meaning::row(Dialect::Claude, name).map_or(&[][..], |r| r.said);
+pub fn said(dialect: Dialect, name: &str, args: &Args<'_>) -> bool {
+    let keys = meaning::row(dialect, name).map_or(&[][..], |r| r.said);
     if keys.is_empty() {
         return false;
     }
@@ -252,7 +253,7 @@ mod tests {
     use super::*;
 
     fn h(name: &str, input: &str) -> Headline {
-        headline(name, &Args::parse(input))
+        headline(Dialect::Claude, name, &Args::parse(input))
     }
 
     #[test]
@@ -325,19 +326,28 @@ mod tests {
 
     #[test]
     fn kinds_and_paths() {
-        assert_eq!(kind("Agent"), Kind::Subagent);
-        assert_eq!(kind("MultiEdit"), Kind::MultiEdit);
-        assert_eq!(kind("Bash"), Kind::Other);
+        assert_eq!(kind(Dialect::Claude, "Agent"), Kind::Subagent);
+        assert_eq!(kind(Dialect::Claude, "MultiEdit"), Kind::MultiEdit);
+        assert_eq!(kind(Dialect::Claude, "Bash"), Kind::Other);
         let a = Args::parse(r#"{"notebook_path":"n.ipynb"}"#);
         assert_eq!(path(&a).as_deref(), Some("n.ipynb"));
         assert_eq!(first_line("\nab\ncd\n\n"), ("ab", 1));
         let said_all = Args::parse(r#"{"file_path":"a","offset":3}"#);
-        assert!(said("Read", &said_all));
+        assert!(said(Dialect::Claude, "Read", &said_all));
         assert!(!said(
+            Dialect::Claude,
             "Read",
             &Args::parse(r#"{"file_path":"a","pages":"1"}"#)
         ));
-        assert!(!said("Glob", &Args::parse(r#"{"pattern":"a\nb"}"#)));
-        assert!(!said("Bash", &Args::parse(r#"{"command":"ls"}"#)));
+        assert!(!said(
+            Dialect::Claude,
+            "Glob",
+            &Args::parse(r#"{"pattern":"a\nb"}"#)
+        ));
+        assert!(!said(
+            Dialect::Claude,
+            "Bash",
+            &Args::parse(r#"{"command":"ls"}"#)
+        ));
     }
 }

@@ -1,7 +1,8 @@
 //! Event types of other agents that no documentation lists, seen in their real output: Copilot
 //! CLI's `model.call_*` (a model call's lifecycle; a failure is an `api.error`), Qwen Code's
-//! `goal_state` (skipped without a goal, informational with one); and the pretty view, which
-//! names another agent's undocumented types once each instead of warning on every line.
+//! `goal_state` (skipped without a goal, informational with one); the pretty view, which
+//! names another agent's undocumented types once each instead of warning on every line; and
+//! another agent's tool calls headlined from its own rows of the tool table in both views.
 
 use crate::common::{events, root, run};
 
@@ -93,4 +94,45 @@ fn the_pretty_view_names_another_agents_undocumented_types_once() {
     let out = run(&["--format", "pretty", "--color", "never"], claude);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("unknown type brand_new").count(), 2, "{text}");
+}
+
+/// Another agent's tool calls get the headline its row in the tool table gives (the command of
+/// a shell call, the path of a read), in the terminal view and in the report, not Claude Code's
+/// generic `key: value` list for a name it does not know.
+#[test]
+fn another_agents_calls_are_headlined_from_its_rows() {
+    let cases = [
+        (
+            "codex/0.169.0",
+            "command_execution /bin/bash -lc 'echo one'",
+        ),
+        ("gemini/0.59.0", "run_shell_command echo one"),
+        ("qwen/0.24.2", "run_shell_command echo one"),
+        ("opencode/1.18.31", "bash echo one"),
+        ("copilot/1.0.102", "bash echo one"),
+    ];
+    for (dir, row) in cases {
+        let rel = format!("fixtures/agents/{dir}/parallel_tools.ndjson");
+        let text = pretty_of(&rel);
+        assert!(
+            text.lines().any(|l| l.ends_with(row) && l.contains('⏺')),
+            "{dir}: no tool row `{row}` in\n{text}"
+        );
+        assert!(
+            !text.contains("command: echo"),
+            "{dir}: generic headline\n{text}"
+        );
+        let dir_out = tempfile::tempdir().unwrap();
+        let html = dir_out.path().join("run.html");
+        let p = root().join(&rel);
+        run(
+            &["report", p.to_str().unwrap(), "-o", html.to_str().unwrap()],
+            b"",
+        );
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            !page.contains("command: echo"),
+            "{dir}: generic headline in the report"
+        );
+    }
 }

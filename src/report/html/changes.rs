@@ -63,7 +63,7 @@ impl W<'_> {
                 if c.failed() {
                     self.raw(" <span class=\"errn\">failed: not applied</span>");
                 }
-                if tool::kind(&c.name) == Kind::Write {
+                if tool::kind(c.dialect, &c.name) == Kind::Write {
                     let n = diffs.first().map_or(0, |d| d.added);
                     self.raw(&format!(
                         " <span class=\"dim\">+{n} lines written (content in the call)</span>"

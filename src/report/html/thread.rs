@@ -366,8 +366,8 @@ impl<'r> W<'r> {
             self.raw("</div>");
         }
         let get = |k: &str| c.input.get(k).and_then(Value::as_str);
-        let kind = tool::kind(&c.name);
-        let shell = crate::tool::head(crate::tool::Dialect::Claude, &c.name) == Head::Shell;
+        let kind = tool::kind(c.dialect, &c.name);
+        let shell = crate::tool::head(c.dialect, &c.name) == Head::Shell;
         match (kind, edits) {
             _ if shell && get("command").is_some() => {
                 if let Some(d) = get("description") {
@@ -515,7 +515,7 @@ fn input_json(c: &Call) -> String {
 /// argument that matters with its details on one line of at most `cells` cells.
 pub(super) fn headline(c: &Call, cells: usize) -> (String, String) {
     let json = input_json(c);
-    let h = tool::headline(&c.name, &Args::parse(&json));
+    let h = tool::headline(c.dialect, &c.name, &Args::parse(&json));
     let line = std::iter::once(h.arg)
         .chain(h.detail)
         .filter(|s| !s.is_empty())
@@ -526,7 +526,7 @@ pub(super) fn headline(c: &Call, cells: usize) -> (String, String) {
 
 /// Whether the headline says all of the call's input (an object).
 fn said(c: &Call) -> bool {
-    c.input.is_object() && tool::said(&c.name, &Args::parse(&input_json(c)))
+    c.input.is_object() && tool::said(c.dialect, &c.name, &Args::parse(&input_json(c)))
 }
 
 /// The summary's right side of a call: time, edit counts, status.

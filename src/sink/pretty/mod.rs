@@ -329,8 +329,9 @@ impl<W: Write> Pretty<W> {
                     let a = e
                         .json("input")
                         .map(|i| crate::view::args::Args::parse(text(i)));
-                    self.tally.call(&name, &a.unwrap_or_default());
-                    if crate::view::tool::kind(&name) == crate::view::tool::Kind::Subagent {
+                    let d = self.calls.dialect;
+                    self.tally.call(d, &name, &a.unwrap_or_default());
+                    if crate::view::tool::kind(d, &name) == crate::view::tool::Kind::Subagent {
                         self.tally.subagents += 1;
                     }
                 }

@@ -288,6 +288,7 @@ impl<W: Write> Pretty<W> {
         // Another agent's stream names it (crate::dialect); Claude Code's own says its version.
         let agent = s(e.json("agent"));
         self.agent = agent.as_deref().map(str::to_owned);
+        self.calls.dialect = crate::dialect::Dialect::tools_of(agent.as_deref());
         let name = crate::dialect::agent_display(agent.as_deref());
         match s(e.json("cli_version")) {
             Some(v) => parts.push(format!("{name} {v}")),

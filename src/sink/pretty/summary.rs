@@ -103,7 +103,7 @@ pub(super) struct Change {
 }
 
 /// The change a call of `name` with `a` makes, if it changes a file.
-pub(super) fn change_of(name: &str, a: &Args<'_>) -> Option<Change> {
+pub(super) fn change_of(d: crate::tool::Dialect, name: &str, a: &Args<'_>) -> Option<Change> {
     let path = tool::path(a)?.into_owned();
     let mut c = Change {
         path,
@@ -112,13 +112,13 @@ pub(super) fn change_of(name: &str, a: &Args<'_>) -> Option<Change> {
         written: false,
         edits: 0,
     };
-    match tool::kind(name) {
+    match tool::kind(d, name) {
         Kind::Write => {
             c.written = true;
             c.added = a.size("content").map_or(0, |(l, _)| l);
         }
         Kind::Edit | Kind::MultiEdit => {
-            for (o, nw) in crate::view::diff::replacements(name, a) {
+            for (o, nw) in crate::view::diff::replacements(d, name, a) {
                 let d = crate::view::diff::diff(&o, &nw, 0);
                 c.edits += 1;
                 c.added += d.added;
@@ -144,9 +144,9 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    pub(super) fn call(&mut self, name: &str, a: &Args<'_>) {
+    pub(super) fn call(&mut self, d: crate::tool::Dialect, name: &str, a: &Args<'_>) {
         self.tools.entry(name.to_owned()).or_default().0 += 1;
-        if tool::kind(name) == Kind::Read
+        if tool::kind(d, name) == Kind::Read
             && let Some(path) = tool::path(a)
         {
             self.read.insert(path.into_owned());

@@ -131,6 +131,8 @@ struct Call {
 #[derive(Default)]
 pub(super) struct Calls {
     open: HashMap<String, (Call, u64)>,
+    /// Whose tool names the run's calls carry (from the session header's agent).
+    pub(super) dialect: crate::tool::Dialect,
 }
 
 impl Calls {
@@ -153,14 +155,15 @@ impl Calls {
             .json("input")
             .map(|i| Args::parse(text(i)))
             .unwrap_or_default();
-        let h = tool::headline(&name, &a);
-        if tool::kind(&name) == Kind::Subagent {
+        let d = self.dialect;
+        let h = tool::headline(d, &name, &a);
+        if tool::kind(d, &name) == Kind::Subagent {
             let ty = a.str("subagent_type").unwrap_or(Cow::Borrowed("agent"));
             let parent = subs.gutter(e.str("parent_tool_use_id").as_deref());
             subs.start(id, &ty, &parent, &t.pal, &t.g);
         }
-        let mut call = call_of(&name, &h, &t.g);
-        call.change = change_of(&name, &a);
+        let mut call = call_of(d, &name, &h, &t.g);
+        call.change = change_of(d, &name, &a);
         self.open.insert(id.to_owned(), (call, 0));
     }
 
@@ -182,13 +185,13 @@ impl Calls {
     }
 }
 
-fn call_of(name: &str, h: &tool::Headline, g: &Glyphs) -> Call {
+fn call_of(d: crate::tool::Dialect, name: &str, h: &tool::Headline, g: &Glyphs) -> Call {
     let arg = text::truncate(&one_line(&h.arg, g), 60, g.ellipsis);
     Call {
         name: name.to_owned(),
         change: None,
         summary: format!("{} {arg}", one_line(&h.tool, g)),
-        kind: tool::kind(name),
+        kind: tool::kind(d, name),
     }
 }
 
@@ -259,7 +262,8 @@ impl<W: Write> Pretty<W> {
             .json("input")
             .map(|i| Args::parse(text(i)))
             .unwrap_or_default();
-        let mut h = tool::headline(&name, &a);
+        let d = self.calls.dialect;
+        let mut h = tool::headline(d, &name, &a);
         if e.json("input").is_none_or(|i| text(i) == "null")
             && let Some(why) = s(e.json("input_error"))
         {
@@ -287,7 +291,7 @@ impl<W: Write> Pretty<W> {
                 (Role::Dim, &detail),
             ],
         )?;
-        let k = tool::kind(&name);
+        let k = tool::kind(d, &name);
         match k {
             Kind::Edit | Kind::MultiEdit => self.diffs(&g, &name, &a)?,
             Kind::Todo => self.todos(&g, &a)?,
@@ -296,7 +300,7 @@ impl<W: Write> Pretty<W> {
         if revised {
             return Ok(());
         }
-        self.tally.call(&name, &a);
+        self.tally.call(d, &name, &a);
         let id = e.str("tool_use_id");
         let Some(id) = id.as_deref() else {
             return Ok(());
@@ -306,8 +310,8 @@ impl<W: Write> Pretty<W> {
             self.subs.start(id, &ty, &g, &self.t.pal, &self.t.g);
             self.tally.subagents += 1;
         }
-        let mut call = call_of(&name, &h, &self.t.g);
-        call.change = change_of(&name, &a);
+        let mut call = call_of(d, &name, &h, &self.t.g);
+        call.change = change_of(d, &name, &a);
         self.calls.open.insert(id.to_owned(), (call, self.t.rows()));
         Ok(())
     }
@@ -317,7 +321,7 @@ impl<W: Write> Pretty<W> {
         let cap = (self.o.result_lines * 3).max(8);
         let mut shown = 0usize;
         let mut left = 0u64;
-        for (old, new) in crate::view::diff::replacements(name, a) {
+        for (old, new) in crate::view::diff::replacements(self.calls.dialect, name, a) {
             let d = diff(&old, &new, 2);
             for line in d.lines {
                 if shown >= cap {
@@ -398,7 +402,9 @@ impl<W: Write> Pretty<W> {
             None => format!("{} {} ", one_line(&name, &self.t.g), self.t.g.dot),
             _ => String::new(),
         };
-        let kind = call.as_ref().map_or(tool::kind(&name), |(c, _)| c.kind);
+        let kind = call
+            .as_ref()
+            .map_or(tool::kind(self.calls.dialect, &name), |(c, _)| c.kind);
         if kind == Kind::Subagent && !error {
             return self.subagent_end(&g, e, id, &glyph, &named);
         }
