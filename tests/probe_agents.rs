@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::common::root;
 
 /// (agent, newest pinned release, an older release) — the releases of `fixtures/agents/`.
-const RELEASES: &[(&str, &str, &str)] = &[
+pub(crate) const RELEASES: &[(&str, &str, &str)] = &[
     ("codex", "0.171.0", "0.169.0"),
     ("gemini", "0.61.0", "0.59.0"),
     ("qwen", "0.24.4", "0.24.2"),
@@ -31,10 +31,10 @@ const RELEASES: &[(&str, &str, &str)] = &[
 ];
 
 /// One real probe at a time: each keeps both cores busy.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The CLI installed by `install-agent.sh AGENT VERSION`, or `None` after a `SKIP:` line.
-fn cli(agent: &str, version: &str) -> Option<PathBuf> {
+pub(crate) fn cli(agent: &str, version: &str) -> Option<PathBuf> {
     let installed = Command::new("bash")
         .arg(root().join("tests/support/install-agent.sh"))
         .args([agent, version])
@@ -57,7 +57,7 @@ fn cli(agent: &str, version: &str) -> Option<PathBuf> {
 }
 
 /// Whether `unshare -rn` gives a network namespace with a working loopback here.
-fn netns() -> bool {
+pub(crate) fn netns() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
         let ok = Command::new("unshare")
