@@ -61,12 +61,7 @@ impl AgentRun {
         fs::write(&script_file, script.to_string()).unwrap();
         let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
         let q_path = |p: &Path| q(&p.to_string_lossy());
-        let agent_args: Vec<String> = self
-            .agent
-            .unattended_args()
-            .iter()
-            .map(|a| q(a))
-            .collect();
+        let agent_args: Vec<String> = self.agent.unattended_args().iter().map(|a| q(a)).collect();
         let spawn_args: Vec<String> = spawn_args.iter().map(|a| q(a)).collect();
         let sh = format!(
             r#"set -u
@@ -217,7 +212,10 @@ fn check_agent(agent: Agent) {
     assert_eq!(calls.len(), 1, "{agent:?}: {calls:?}");
     assert_eq!(calls[0]["kind"], "execute", "{}", calls[0]);
     assert_eq!(of_type(&ev, "tool.result").len(), 1);
-    assert!(!of_type(&ev, "turn.end").is_empty(), "{agent:?}: no turn.end");
+    assert!(
+        !of_type(&ev, "turn.end").is_empty(),
+        "{agent:?}: no turn.end"
+    );
     assert!(
         of_type(&ev, "text")
             .iter()
@@ -265,7 +263,10 @@ fn check_agent(agent: Agent) {
         "{agent:?}: {rules:?}"
     );
     let end = run_end(&ev);
-    assert_eq!((&end["cause"], &end["reason"]), (&json!("killed"), &json!("policy")));
+    assert_eq!(
+        (&end["cause"], &end["reason"]),
+        (&json!("killed"), &json!("policy"))
+    );
     assert!(end["tool_calls"].as_u64().is_some_and(|n| n >= 2), "{end}");
     assert_no_procs(&r.mark, Duration::from_secs(10));
 
@@ -285,7 +286,9 @@ fn check_agent(agent: Agent) {
         .subsec_nanos();
     // The needle is one argument (cmdline separates arguments with NULs).
     let sleep = format!("299.{nanos:09}");
-    let child = r.start(&long_shell_call(agent, &format!("sleep {sleep}")), &[], &prompt);
+    // Not a standalone sleep (Qwen Code refuses one in the foreground).
+    let command = format!("echo start; sleep {sleep}; echo hello");
+    let child = r.start(&long_shell_call(agent, &command), &[], &prompt);
     let until = Instant::now() + Duration::from_secs(60);
     while procs_with(&sleep).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
@@ -295,7 +298,11 @@ fn check_agent(agent: Agent) {
     if running {
         send_signal(pid.trim().parse().unwrap(), "KILL");
     }
-    let out = finish(child, &r.mark, Duration::from_secs(if running { 60 } else { 1 }));
+    let out = finish(
+        child,
+        &r.mark,
+        Duration::from_secs(if running { 60 } else { 1 }),
+    );
     assert!(
         running,
         "{agent:?}: the shell call never started: {}\n{}\n{}",
@@ -427,7 +434,11 @@ fn a_missing_binary_and_a_refused_key_for_every_agent() {
             "{err}"
         );
         let claude_key_refused = agent.env().is_credential("ANTHROPIC_API_KEY");
-        assert_eq!(err.contains("ANTHROPIC_API_KEY"), claude_key_refused, "{err}");
+        assert_eq!(
+            err.contains("ANTHROPIC_API_KEY"),
+            claude_key_refused,
+            "{err}"
+        );
         assert!(!err.contains("sk-secret"), "{err}");
     }
 }
