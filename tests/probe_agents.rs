@@ -391,3 +391,34 @@ fn claude_runs_a_default_subagent_in_the_background() {
         "{report}"
     );
 }
+
+/// `diff` names the CLI versions of probe directories not named after them, from the version the
+/// probe recorded (`summary.json`), never "CLI unknown".
+#[test]
+fn diff_reads_the_version_of_a_probe_directory_from_its_summary() {
+    let (agent, new, old) = RELEASES[0];
+    let dir = tempfile::tempdir().unwrap();
+    for (side, version) in [("before", old), ("after", new)] {
+        let from = root().join("fixtures/agents").join(agent).join(version);
+        let to = dir.path().join(side);
+        fs::create_dir(&to).unwrap();
+        for e in fs::read_dir(&from).unwrap() {
+            let p = e.unwrap().path();
+            fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+        let summary = serde_json::json!({"agent": agent, "cli_version": version, "runs": []});
+        fs::write(to.join("summary.json"), summary.to_string()).unwrap();
+    }
+    let o = crate::common::bin()
+        .arg("diff")
+        .arg(dir.path().join("before"))
+        .arg(dir.path().join("after"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains(&format!("CLI {old}")) && report.contains(&format!("CLI {new}")),
+        "{report}"
+    );
+    assert!(!report.contains("unknown"), "{report}");
+}
