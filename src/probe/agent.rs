@@ -129,6 +129,9 @@ impl Agent {
                 add("OPENAI_BASE_URL", format!("{base_url}/v1"));
                 add("OPENAI_API_KEY", DUMMY_KEY.into());
                 add("OPENAI_MODEL", "qwen3-coder-plus".into());
+                // No second Node process with a larger heap: the relaunch loaded the CLI twice,
+                // 3 to 7 s of every run's start on 2 busy cores.
+                add("QWEN_CODE_NO_RELAUNCH", "true".into());
             }
             Agent::Opencode => {
                 let config = json!({
