@@ -70,9 +70,12 @@ impl Exit {
         ("125", "`spawn`: a guard stopped the child (`--enforce`)"),
         (
             "126",
-            "`spawn`, `probe`: the claude binary is not executable",
+            "`spawn`, `probe`: the claude binary (`--agent`: that CLI's) is not executable",
         ),
-        ("127", "`spawn`, `probe`: the claude binary was not found"),
+        (
+            "127",
+            "`spawn`, `probe`: the claude binary (`--agent`: that CLI's) was not found",
+        ),
         (
             "128+N",
             "`spawn`: the child died by signal N, or boo-normalize got signal N (130 Ctrl-C, 143 SIGTERM); `replay --as-claude`: the recorded signal",

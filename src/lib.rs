@@ -25,6 +25,7 @@
 
 #[cfg(unix)]
 pub mod acp;
+pub mod agent;
 pub mod audit;
 pub mod capture;
 pub mod clock;

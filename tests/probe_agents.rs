@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::common::root;
 
 /// (agent, newest pinned release, an older release) — the releases of `fixtures/agents/`.
-const RELEASES: &[(&str, &str, &str)] = &[
+pub(crate) const RELEASES: &[(&str, &str, &str)] = &[
     ("codex", "0.171.0", "0.169.0"),
     ("gemini", "0.61.0", "0.59.0"),
     ("qwen", "0.24.4", "0.24.2"),
@@ -31,10 +31,10 @@ const RELEASES: &[(&str, &str, &str)] = &[
 ];
 
 /// One real probe at a time: each keeps both cores busy.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The CLI installed by `install-agent.sh AGENT VERSION`, or `None` after a `SKIP:` line.
-fn cli(agent: &str, version: &str) -> Option<PathBuf> {
+pub(crate) fn cli(agent: &str, version: &str) -> Option<PathBuf> {
     let installed = Command::new("bash")
         .arg(root().join("tests/support/install-agent.sh"))
         .args([agent, version])
@@ -57,7 +57,7 @@ fn cli(agent: &str, version: &str) -> Option<PathBuf> {
 }
 
 /// Whether `unshare -rn` gives a network namespace with a working loopback here.
-fn netns() -> bool {
+pub(crate) fn netns() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
         let ok = Command::new("unshare")
@@ -390,4 +390,35 @@ fn claude_runs_a_default_subagent_in_the_background() {
         report.contains("0 breaking, 0 additive, 0 info"),
         "{report}"
     );
+}
+
+/// `diff` names the CLI versions of probe directories not named after them, from the version the
+/// probe recorded (`summary.json`), never "CLI unknown".
+#[test]
+fn diff_reads_the_version_of_a_probe_directory_from_its_summary() {
+    let (agent, new, old) = RELEASES[0];
+    let dir = tempfile::tempdir().unwrap();
+    for (side, version) in [("before", old), ("after", new)] {
+        let from = root().join("fixtures/agents").join(agent).join(version);
+        let to = dir.path().join(side);
+        fs::create_dir(&to).unwrap();
+        for e in fs::read_dir(&from).unwrap() {
+            let p = e.unwrap().path();
+            fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+        let summary = serde_json::json!({"agent": agent, "cli_version": version, "runs": []});
+        fs::write(to.join("summary.json"), summary.to_string()).unwrap();
+    }
+    let o = crate::common::bin()
+        .arg("diff")
+        .arg(dir.path().join("before"))
+        .arg(dir.path().join("after"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains(&format!("CLI {old}")) && report.contains(&format!("CLI {new}")),
+        "{report}"
+    );
+    assert!(!report.contains("unknown"), "{report}");
 }

@@ -94,3 +94,36 @@ test("an already aborted signal never starts the run", async () => {
   assert.ok(err instanceof AbortError);
   assert.equal(err.exitCode, null);
 });
+
+test("agent: codex — its stream read by its reader; allowTools by Claude's name or kind", async (t) => {
+  // A drop-in codex: a real `codex exec --json` capture (0.171.0, one shell call) replayed.
+  const fake = fakeClaude("agents/codex/0.171.0/bash.ndjson");
+  t.after(() => rmSync(fake.dir, { recursive: true, force: true }));
+  const run = spawn({ agent: "codex", prompt: "run echo hello", bin: fake.shim, guards: { allowTools: ["Bash"], enforce: true } });
+  const events = await collect(run);
+  const end = await run.end;
+  assert.equal(end.agent, "codex");
+  assert.equal(end.cause, "exit");
+  const call = events.find((e) => e.type === "tool.call");
+  assert.equal(call.name, "command_execution");
+  assert.equal(call.kind, "execute");
+  assert.ok(!events.some((e) => e.type === "policy.violation"), "Bash allows codex's shell call");
+
+  const err = await spawn({
+    agent: "codex",
+    prompt: "run echo hello",
+    bin: fake.shim,
+    guards: { allowTools: ["read"], enforce: true },
+  }).end.catch((e) => e);
+  assert.ok(err instanceof BooNormalizeError, String(err));
+  assert.equal(err.exitCode, 125);
+  assert.equal(err.runEnd.reason, "policy");
+});
+
+test("agent: gemini not found: exit 127 naming its own binary", async () => {
+  const err = await spawn({ agent: "gemini", prompt: "hi", bin: "/nonexistent/gemini" }).end.catch((e) => e);
+  assert.ok(err instanceof BooNormalizeError);
+  assert.equal(err.exitCode, 127);
+  assert.equal(err.runEnd.cause, "spawn_failed");
+  assert.match(err.message, /\/nonexistent\/gemini: no such file/);
+});

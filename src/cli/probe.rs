@@ -93,4 +93,8 @@ pub struct ProbeArgs {
     /// With --serve-only: append one JSON line per request here.
     #[arg(long, value_name = "FILE", hide = true, requires = "serve_only")]
     pub log: Option<PathBuf>,
+    /// With --serve-only: write --agent's configuration for the served API into DIR (its HOME)
+    /// and its environment into DIR/agent.env.
+    #[arg(long, value_name = "DIR", hide = true, requires = "serve_only")]
+    pub agent_home: Option<PathBuf>,
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use boo_normalize::agent::Agent;
 use boo_normalize::spawn::command::ArgvOptions;
 use boo_normalize::spawn::env::EnvPolicy;
 use boo_normalize::spawn::guard::GuardConfig;
@@ -21,6 +22,19 @@ Environment: only PATH HOME USER LOGNAME SHELL TERM LANG LC_* TZ TMPDIR, http(s)
 no_proxy (any case), CLAUDE_* and what --env names reach the child (--inherit-env: all).
 ANTHROPIC_* credentials (API_KEY, AUTH_TOKEN, CUSTOM_HEADERS, any *KEY*/*TOKEN*/*SECRET*) are
 removed unless --keep-env-key. ANTHROPIC_BASE_URL is not a credential but needs --env.
+
+Other agents (--agent): spawn adds the CLI's JSON mode (codex: exec --json; gemini, qwen: -p
+PROMPT --output-format stream-json, qwen also --include-partial-messages; opencode: run
+--format json; copilot: -p PROMPT --output-format json) and reads its stream with that
+agent's reader. Approval flags are yours to pass after -- (codex: -s workspace-write or
+--skip-git-repo-check; gemini, qwen: --yolo; copilot: --allow-all-tools). Their own prefix
+replaces CLAUDE_* (CODEX_* GEMINI_* QWEN_* OPENCODE_* COPILOT_*); their keys are the
+credentials (codex: OPENAI_API_KEY CODEX_API_KEY; gemini: GEMINI_API_KEY GOOGLE_API_KEY;
+qwen: OPENAI_API_KEY DASHSCOPE_API_KEY; opencode: each provider's *_API_KEY; copilot:
+COPILOT_PROVIDER_API_KEY GH_TOKEN GITHUB_TOKEN COPILOT_GITHUB_TOKEN); base URLs
+(OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL, COPILOT_PROVIDER_BASE_URL) need --env.
+--allow-tools also takes a kind (execute, read, edit, search, fetch, …) or a Claude tool name
+(Bash, Read, Edit, …) for the agent's tools of that kind.
 
 Stopping (timeouts, SIGINT/SIGTERM/SIGHUP, --enforce): SIGINT to the child's process group,
 SIGTERM after --grace, SIGKILL after another --grace (--stop-signal TERM starts at SIGTERM); a
@@ -37,7 +51,9 @@ binary not found, 126 not executable, 2 usage error.
 
 Examples:
   boo-normalize spawn --prompt 'fix the tests' -- --max-turns 20
-  boo-normalize spawn --prompt-file task.md --idle-timeout 5m --allow-tools Read,Grep --enforce";
+  boo-normalize spawn --prompt-file task.md --idle-timeout 5m --allow-tools Read,Grep --enforce
+  boo-normalize spawn --agent codex --keep-env-key --prompt 'fix the tests' -- -s workspace-write
+  boo-normalize spawn --agent gemini --keep-env-key --allow-tools Read,Bash --prompt 'why?' -- --yolo";
 
 /// `--idle-action`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -62,6 +78,10 @@ pub enum StopSignalArg {
 /// `spawn` options.
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
+    /// The agent CLI to run: claude (default), codex, gemini, qwen, opencode or copilot.
+    #[arg(long, value_name = "NAME", default_value = "claude",
+          value_parser = ["claude", "codex", "gemini", "qwen", "opencode", "copilot"])]
+    pub agent: String,
     /// The prompt: in argv, or on stdin when long (see --prompt-argv-max), starting with `-` or
     /// a single word.
     #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
@@ -74,10 +94,11 @@ pub struct SpawnArgs {
     /// after).
     #[arg(long, value_name = "SIZE", value_parser = size_usize, default_value = "10KiB")]
     pub prompt_argv_max: usize,
-    /// The claude binary; a name without `/` is looked up on PATH. [default: claude]
-    #[arg(long, value_name = "PATH", env = "CLAUDE_BIN")]
+    /// The agent's binary; a name without `/` is looked up on PATH. [default: the agent's name;
+    /// for claude, $CLAUDE_BIN if set]
+    #[arg(long = "bin", visible_alias = "claude-bin", value_name = "PATH")]
     pub claude_bin: Option<OsString>,
-    /// Do not add --include-partial-messages.
+    /// Do not add --include-partial-messages (claude, qwen).
     #[arg(long)]
     pub no_partial: bool,
     /// Pass variable KEY (KEY* for a prefix) to the child, or set it to VALUE. Repeatable.
@@ -86,10 +107,12 @@ pub struct SpawnArgs {
     /// Pass boo-normalize's whole environment (credentials are still removed).
     #[arg(long)]
     pub inherit_env: bool,
-    /// Pass ANTHROPIC_API_KEY and the other ANTHROPIC_* credentials to the child.
+    /// Pass ANTHROPIC_API_KEY and the other ANTHROPIC_* credentials (another agent's: its own)
+    /// to the child.
     #[arg(long, conflicts_with = "refuse_api_key")]
     pub keep_env_key: bool,
-    /// Exit with an error (status 2) if an ANTHROPIC_* credential is set.
+    /// Exit with an error (status 2) if an ANTHROPIC_* credential (another agent's: its own) is
+    /// set.
     #[arg(long)]
     pub refuse_api_key: bool,
     /// Stop the child after this long (30s, 5m, 1500ms).
@@ -141,12 +164,17 @@ pub struct SpawnArgs {
     /// Envelope options.
     #[command(flatten)]
     pub stream: StreamArgs,
-    /// Arguments for claude, after `--`.
-    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    /// Arguments for the agent, after `--`.
+    #[arg(last = true, value_name = "AGENT_ARGS")]
     pub claude_args: Vec<OsString>,
 }
 
 impl SpawnArgs {
+    /// The agent (`--agent`).
+    pub fn agent(&self) -> Agent {
+        Agent::parse(&self.agent).unwrap_or_default()
+    }
+
     /// The child's environment as the command line set it (validated by the caller).
     pub fn env_policy(&self) -> EnvPolicy {
         EnvPolicy {
@@ -159,14 +187,24 @@ impl SpawnArgs {
     /// The run as the library takes it, with the prompt read and the guards and environment
     /// validated.
     pub fn run(&self, prompt: Option<Vec<u8>>, guards: GuardConfig, policy: EnvPolicy) -> Run {
+        let agent = self.agent();
+        // $CLAUDE_BIN names claude's binary only.
+        let bin = self.claude_bin.clone().or_else(|| {
+            (agent == Agent::Claude)
+                .then(|| std::env::var_os("CLAUDE_BIN"))
+                .flatten()
+                .filter(|b| !b.is_empty())
+        });
         Run {
-            claude_bin: self.claude_bin.clone(),
+            agent,
+            claude_bin: bin,
             claude_args: self.claude_args.clone(),
             prompt,
             argv: ArgvOptions {
                 partial: !self.no_partial,
                 argv_max: self.prompt_argv_max,
                 allow_tools: self.guards.allow_tools.clone(),
+                agent,
             },
             policy,
             guards,
@@ -229,6 +267,7 @@ impl GuardArgs {
             max_repeat_calls: self.max_repeat_calls,
             max_output_bytes: self.max_output_bytes,
             enforce: self.enforce,
+            agent: Agent::Claude,
         }
     }
 }

@@ -20,7 +20,8 @@ pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
         return Ok(Exit::OK);
     }
     if let Some(script) = &a.serve_only {
-        let api = probe::serve::serve(script, a.port_file.as_deref(), a.log.as_deref())?;
+        let prepare = a.agent_home.as_deref().map(|h| (agent, h));
+        let api = probe::serve::serve(script, a.port_file.as_deref(), a.log.as_deref(), prepare)?;
         let mut out = io::stdout().lock();
         writeln!(out, "PORT={}", api.port())
             .and_then(|()| out.flush())

@@ -11,33 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::scenario::{Scenario, Source, mode_flags, parse_builtin};
 
-/// An agent CLI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Agent {
-    /// Claude Code (`claude -p --output-format stream-json`), Messages API.
-    #[default]
-    Claude,
-    /// Codex (`codex exec --json`), OpenAI Responses.
-    Codex,
-    /// Gemini CLI (`gemini -p --output-format stream-json`), Gemini API.
-    Gemini,
-    /// Qwen Code (`qwen -p --output-format stream-json`), OpenAI Chat Completions.
-    Qwen,
-    /// OpenCode (`opencode run --format json`), OpenAI Chat Completions.
-    Opencode,
-    /// Copilot CLI (`copilot -p --output-format json`, bring-your-own-key), OpenAI Responses.
-    Copilot,
-}
-
-/// Every agent, in the order `--agent` lists them.
-pub const ALL: &[Agent] = &[
-    Agent::Claude,
-    Agent::Codex,
-    Agent::Gemini,
-    Agent::Qwen,
-    Agent::Opencode,
-    Agent::Copilot,
-];
+use crate::agent::PromptArg;
+pub use crate::agent::{ALL, Agent};
 
 /// The dummy key every CLI gets (the loopback API accepts any).
 pub const DUMMY_KEY: &str = "sk-probe-dummy-key-000000000000";
@@ -47,23 +22,6 @@ pub const DUMMY_KEY: &str = "sk-probe-dummy-key-000000000000";
 const OPENAI_MODEL: &str = "gpt-5.5";
 
 impl Agent {
-    /// Its `--agent` name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Qwen => "qwen",
-            Agent::Opencode => "opencode",
-            Agent::Copilot => "copilot",
-        }
-    }
-
-    /// The agent named `name`.
-    pub fn parse(name: &str) -> Option<Agent> {
-        ALL.iter().copied().find(|a| a.name() == name)
-    }
-
     /// The output modes it has (the first is its default).
     pub fn modes(self) -> &'static [&'static str] {
         match self {
@@ -171,6 +129,9 @@ impl Agent {
                 add("OPENAI_BASE_URL", format!("{base_url}/v1"));
                 add("OPENAI_API_KEY", DUMMY_KEY.into());
                 add("OPENAI_MODEL", "qwen3-coder-plus".into());
+                // No second Node process with a larger heap: the relaunch loaded the CLI twice,
+                // 3 to 7 s of every run's start on 2 busy cores.
+                add("QWEN_CODE_NO_RELAUNCH", "true".into());
             }
             Agent::Opencode => {
                 let config = json!({
@@ -211,49 +172,23 @@ impl Agent {
     pub fn argv(self, sc: &Scenario, mode: &str) -> Vec<OsString> {
         let p = || OsString::from(&sc.prompt);
         let mut a: Vec<OsString> = Vec::new();
-        match self {
-            Agent::Claude => {
+        if self == Agent::Claude {
+            a.extend(["-p".into(), p()]);
+            a.extend(mode_flags(mode).iter().map(OsString::from));
+            a.push("--permission-mode".into());
+            a.push(sc.permission_mode.clone().into());
+        } else {
+            if self.prompt_arg() == PromptArg::Flag {
                 a.extend(["-p".into(), p()]);
-                a.extend(mode_flags(mode).iter().map(OsString::from));
-                a.push("--permission-mode".into());
-                a.push(sc.permission_mode.clone().into());
             }
-            Agent::Codex => {
-                a.extend(
-                    [
-                        "exec",
-                        "--json",
-                        "--skip-git-repo-check",
-                        "-s",
-                        "danger-full-access",
-                    ]
-                    .map(OsString::from),
-                );
-            }
-            Agent::Gemini => {
-                a.extend(["-p".into(), p()]);
-                a.extend(["--output-format", "stream-json", "--yolo"].map(OsString::from));
-            }
-            Agent::Qwen => {
-                a.extend(["-p".into(), p()]);
-                a.extend(["--output-format", "stream-json", "--yolo"].map(OsString::from));
-                if mode == "partial" {
-                    a.push("--include-partial-messages".into());
-                }
-            }
-            Agent::Opencode => {
-                a.extend(["run", "--format", "json"].map(OsString::from));
-            }
-            Agent::Copilot => {
-                a.extend(["-p".into(), p()]);
-                a.extend(
-                    ["--output-format", "json", "--allow-all-tools", "--no-color"]
-                        .map(OsString::from),
-                );
+            a.extend(self.json_args().iter().map(OsString::from));
+            a.extend(self.unattended_args().iter().map(OsString::from));
+            if let (Some(flag), "partial") = (self.partial_flag(), mode) {
+                a.push(flag.into());
             }
         }
         a.extend(sc.args.iter().map(OsString::from));
-        if matches!(self, Agent::Codex | Agent::Opencode) {
+        if self.prompt_arg() == PromptArg::Last {
             a.push(p());
         }
         a
@@ -423,6 +358,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn each_clis_command_line_is_its_json_mode_unattended() {
+        let argv = |a: Agent, mode: &str| {
+            let sc = a.scenarios().into_iter().next().unwrap().scenario;
+            let v: Vec<String> = a
+                .argv(&sc, mode)
+                .iter()
+                .map(|x| x.to_string_lossy().replace(&sc.prompt, "P"))
+                .collect();
+            v.join(" ")
+        };
+        assert_eq!(
+            argv(Agent::Codex, "json"),
+            "exec --json --skip-git-repo-check -s danger-full-access P"
+        );
+        assert_eq!(
+            argv(Agent::Gemini, "stream"),
+            "-p P --output-format stream-json --yolo"
+        );
+        assert_eq!(
+            argv(Agent::Qwen, "partial"),
+            "-p P --output-format stream-json --yolo --include-partial-messages"
+        );
+        assert_eq!(argv(Agent::Opencode, "json"), "run --format json P");
+        assert_eq!(
+            argv(Agent::Copilot, "json"),
+            "-p P --output-format json --allow-all-tools --no-color"
+        );
     }
 
     #[test]

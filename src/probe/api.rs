@@ -74,9 +74,11 @@ const SECRET_HEADERS: &[&str] = &[
     "proxy-authorization",
 ];
 
-/// A running API.
+/// A running API. Dropping it stops it as [`Api::finish`] does (a test that panics leaks no
+/// handler thread and no port).
 pub struct Api {
-    server: Arc<Server>,
+    /// `None` once stopped.
+    server: Option<Arc<Server>>,
     addr: SocketAddr,
     shared: Arc<Shared>,
     dispatcher: Option<JoinHandle<Vec<JoinHandle<()>>>>,
@@ -119,7 +121,7 @@ impl Api {
             .name("probe-api".into())
             .spawn(move || dispatch(&srv, &sh))?;
         Ok(Api {
-            server,
+            server: Some(server),
             addr,
             shared,
             dispatcher: Some(dispatcher),
@@ -138,21 +140,8 @@ impl Api {
 
     /// Stop serving: held requests are dropped, handler threads joined, the port released.
     pub fn finish(mut self) -> Finished {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        self.server.unblock();
-        {
-            let _g = self.shared.hang.0.lock().unwrap_or_else(|e| e.into_inner());
-            self.shared.hang.1.notify_all();
-        }
-        if let Some(d) = self.dispatcher.take()
-            && let Ok(handlers) = d.join()
-        {
-            for h in handlers {
-                let _ = h.join();
-            }
-        }
+        self.stop();
         let port = self.addr.port();
-        drop(self.server);
         let mut served =
             std::mem::take(&mut *self.shared.log.lock().unwrap_or_else(|e| e.into_inner()));
         served.sort_by_key(|s| s.n);
@@ -167,6 +156,36 @@ impl Api {
             unused,
             port_released: port_free(port),
         }
+    }
+}
+
+impl Api {
+    /// Stop serving (once): held requests woken, the dispatcher and handler threads joined, the
+    /// server dropped (the port released).
+    fn stop(&mut self) {
+        let Some(server) = self.server.take() else {
+            return;
+        };
+        self.shared.stop.store(true, Ordering::SeqCst);
+        server.unblock();
+        {
+            let _g = self.shared.hang.0.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.hang.1.notify_all();
+        }
+        if let Some(d) = self.dispatcher.take()
+            && let Ok(handlers) = d.join()
+        {
+            for h in handlers {
+                let _ = h.join();
+            }
+        }
+        drop(server);
+    }
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -633,5 +652,38 @@ mod tests {
         assert!(r.is_empty() || r.starts_with("HTTP/1.1 500"), "{r}");
         assert_eq!(done.served[0].status, 0);
         assert!(done.port_released);
+    }
+
+    /// A test that panics while its API serves (a held request in flight) drops the API
+    /// unfinished: the drop stops it, lets the request go, joins its threads and frees the port.
+    #[test]
+    fn dropping_an_api_stops_it() {
+        let sc =
+            parse_file(r#"{"name": "h", "prompt": "p", "responses": [{"hang": true}]}"#).unwrap();
+        let api = Api::start(&sc[0].scenario).unwrap();
+        let port = api.port();
+        let t = thread::spawn(move || {
+            post(
+                port,
+                "/v1/messages",
+                r#"{"tools": [{"name": "Bash"}], "messages": []}"#,
+            )
+        });
+        thread::sleep(Duration::from_millis(300));
+        let shared = Arc::downgrade(&api.shared);
+        let panicked = thread::spawn(move || {
+            let _api = api;
+            panic!("a failing test");
+        })
+        .join();
+        assert!(panicked.is_err());
+        // The handler and dispatcher threads are gone: nothing holds the shared state.
+        assert!(
+            shared.upgrade().is_none(),
+            "a thread of the API is still running"
+        );
+        let r = t.join().unwrap();
+        assert!(r.is_empty() || r.starts_with("HTTP/1.1 500"), "{r}");
+        assert!(port_free(port), "the port is free again");
     }
 }

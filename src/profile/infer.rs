@@ -224,7 +224,7 @@ pub fn version_from_path(path: &Path) -> Option<String> {
 }
 
 /// `MAJOR.MINOR.PATCH` with an optional `-suffix`.
-fn version_like(s: &str) -> bool {
+pub(crate) fn version_like(s: &str) -> bool {
     let core = s.split(['-', '+']).next().unwrap_or("");
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3

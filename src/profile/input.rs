@@ -5,7 +5,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::infer::version_from_path;
+use super::infer::{version_from_path, version_like};
 use super::{Profile, Profiler};
 use crate::error::Error;
 use crate::sniff;
@@ -248,11 +248,21 @@ fn load_one(f: &Path, size: Option<u64>, profiler: &mut Profiler) -> Result<Load
     let read = profiler.add_source(
         io::Cursor::new(&head[..]).chain(file),
         size,
-        version_from_path(f),
+        version_from_path(f).or_else(|| probe_version(f)),
         Some(&name),
     );
     let part = taken(profiler, read, &name)?;
     Ok(checked(part, &name, &head))
+}
+
+/// The CLI version a probe recorded for the capture `f`: the `cli_version` of the probe's
+/// `summary.json` beside it (a probe directory need not be named after the version, and another
+/// agent's stream does not say it).
+fn probe_version(f: &Path) -> Option<String> {
+    let text = fs::read_to_string(f.parent()?.join("summary.json")).ok()?;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let v = summary.get("cli_version")?.as_str()?;
+    version_like(v).then(|| v.to_owned())
 }
 
 /// `part`, or why it is not a capture when it holds no stream-json object.

@@ -6,11 +6,22 @@
 //! limit (10 KB by default), not UTF-8, starting with `-` (an option), a single bare word (the
 //! CLI would run a subcommand of that name: `doctor`, `update`, …), or the user's arguments
 //! already contain `--`.
+//!
+//! Another agent (`--agent`, [`crate::agent`]) gets its JSON-mode flags in front of the user's
+//! arguments (`exec --json`, `--output-format stream-json`, `run --format json`, …; Qwen Code's
+//! `--include-partial-messages` unless `--no-partial`) and its prompt where it takes one: `-p
+//! TEXT` (`--prompt=TEXT` when it starts with `-`) or the last argument. A prompt that cannot go
+//! there (too long, not UTF-8, a NUL; for a last argument also one starting with `-`, and for
+//! Codex a single bare word, which would name a subcommand of `codex exec`) goes on stdin where
+//! the CLI reads one (Codex with `-` as the prompt); Copilot CLI reads none, so
+//! [`check_prompt`] refuses such a prompt for it.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+
+use crate::agent::{Agent, PromptArg, PromptStdin};
 
 /// Default longest prompt passed in argv (bytes); longer ones go to stdin.
 pub const DEFAULT_ARGV_MAX: usize = 10 * 1024;
@@ -35,7 +46,17 @@ pub fn resolve_program(
     explicit: Option<&OsStr>,
     path: Option<&OsStr>,
 ) -> Result<PathBuf, ResolveError> {
-    let name = explicit.unwrap_or(OsStr::new("claude"));
+    resolve_agent(Agent::Claude, explicit, path)
+}
+
+/// `agent`'s binary: `explicit` (`--bin`) if given, else its usual name
+/// ([`Agent::binary`]); a name without `/` is looked up in `path` (the `PATH` value).
+pub fn resolve_agent(
+    agent: Agent,
+    explicit: Option<&OsStr>,
+    path: Option<&OsStr>,
+) -> Result<PathBuf, ResolveError> {
+    let name = explicit.unwrap_or(OsStr::new(agent.binary()));
     let shown = name.to_string_lossy().into_owned();
     if name.as_bytes().contains(&b'/') {
         let p = PathBuf::from(name);
@@ -69,8 +90,11 @@ pub fn resolve_program(
             "{}: not an executable file",
             p.display()
         ))),
-        None => Err(ResolveError::NotFound(format!(
+        None if agent == Agent::Claude => Err(ResolveError::NotFound(format!(
             "{shown}: not found on PATH (use --claude-bin PATH or set CLAUDE_BIN)"
+        ))),
+        None => Err(ResolveError::NotFound(format!(
+            "{shown}: not found on PATH (use --bin PATH)"
         ))),
     }
 }
@@ -83,8 +107,11 @@ pub struct ArgvOptions {
     /// Longest prompt passed in argv.
     pub argv_max: usize,
     /// `--allow-tools`: the built-in tools it names are passed as claude's own `--tools` (the only
-    /// built-ins offered to the model), unless the user gave `--tools`.
+    /// built-ins offered to the model), unless the user gave `--tools`. Other agents get no flag
+    /// of it (the guard checks their calls).
     pub allow_tools: Option<Vec<String>>,
+    /// The agent whose command line it is.
+    pub agent: Agent,
 }
 
 impl Default for ArgvOptions {
@@ -93,6 +120,7 @@ impl Default for ArgvOptions {
             partial: true,
             argv_max: DEFAULT_ARGV_MAX,
             allow_tools: None,
+            agent: Agent::Claude,
         }
     }
 }
@@ -128,6 +156,18 @@ pub fn prompt(
     claude_args: &[OsString],
     stdin: &mut dyn std::io::Read,
 ) -> Result<Option<Vec<u8>>, crate::error::Error> {
+    prompt_for(Agent::Claude, text, file, claude_args, stdin)
+}
+
+/// [`prompt`] for `agent`, whose arguments `args` may continue a session in its own words
+/// ([`Agent::continues`]).
+pub fn prompt_for(
+    agent: Agent,
+    text: Option<&str>,
+    file: Option<&Path>,
+    claude_args: &[OsString],
+    stdin: &mut dyn std::io::Read,
+) -> Result<Option<Vec<u8>>, crate::error::Error> {
     use crate::error::Error;
     let prompt = match (text, file) {
         (Some(p), _) => Some(p.as_bytes().to_vec()),
@@ -143,13 +183,44 @@ pub fn prompt(
             Some(std::fs::read(f).map_err(|e| Error::io(f.display().to_string(), e))?)
         }
     };
-    if prompt.is_none() && !continues_a_session(claude_args) {
+    let continues = claude_args
+        .iter()
+        .filter_map(|a| a.to_str())
+        .any(|a| agent.continues(a));
+    if prompt.is_none() && !continues {
+        let how = match agent {
+            Agent::Claude | Agent::Qwen | Agent::Copilot => "--resume ID / --continue",
+            Agent::Codex => "resume --last",
+            Agent::Gemini => "--resume latest",
+            Agent::Opencode => "--continue / --session ID",
+        };
         return Err(Error::msg(
             "spawn",
-            "no prompt: give --prompt TEXT or --prompt-file FILE (or --resume ID / --continue after --)",
+            format!("no prompt: give --prompt TEXT or --prompt-file FILE (or {how} after --)"),
         ));
     }
     Ok(prompt)
+}
+
+/// The longest prompt a command-line argument holds (Linux's `MAX_ARG_STRLEN`, less one).
+const ARG_MAX_ONE: usize = 128 * 1024 - 1;
+
+/// Whether `agent` can take `prompt` at all: an error for a prompt that fits neither its command
+/// line nor its stdin (Copilot CLI reads no prompt on stdin: one longer than an argument can be,
+/// not UTF-8 or with a NUL).
+pub fn check_prompt(agent: Agent, prompt: Option<&[u8]>) -> Result<(), String> {
+    let Some(p) = prompt else { return Ok(()) };
+    if agent.prompt_stdin() != PromptStdin::No {
+        return Ok(());
+    }
+    if p.len() > ARG_MAX_ONE || p.contains(&0) || std::str::from_utf8(p).is_err() {
+        return Err(format!(
+            "{} takes its prompt only as an argument: at most {} bytes of UTF-8 without NUL",
+            agent.name(),
+            ARG_MAX_ONE
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the claude arguments resume or continue a session, or take their input from stdin
@@ -166,6 +237,9 @@ pub fn continues_a_session(args: &[OsString]) -> bool {
 
 /// Build the child's arguments from the user's `user` arguments and an optional prompt.
 pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> Invocation {
+    if opts.agent != Agent::Claude {
+        return build_other(opts.agent, user, prompt, opts);
+    }
     let mut print = false;
     let mut format = false;
     let mut verbose = false;
@@ -224,6 +298,145 @@ pub fn build(user: &[OsString], prompt: Option<&[u8]>, opts: &ArgvOptions) -> In
         }
     }
     Invocation { args, stdin }
+}
+
+/// [`build`] for an agent other than Claude: its JSON-mode flags, the user's arguments and the
+/// prompt where it takes one (see the module docs).
+fn build_other(
+    agent: Agent,
+    user: &[OsString],
+    prompt: Option<&[u8]>,
+    opts: &ArgvOptions,
+) -> Invocation {
+    let dashdash = user.iter().any(|a| a == "--");
+    let mut head: Vec<OsString> = Vec::new();
+    let mut tail: Vec<OsString> = Vec::new();
+    let mut stdin = None;
+    if let Some(p) = prompt {
+        let text = std::str::from_utf8(p).ok().filter(|t| !t.contains('\0'));
+        let fits = |t: &&str| !t.is_empty() && t.len() <= opts.argv_max;
+        let bare_word = |t: &str| {
+            t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        };
+        match (agent.prompt_arg(), text) {
+            // Copilot CLI reads no prompt on stdin: any text goes in argv ([`check_prompt`]).
+            (PromptArg::Flag, Some(t)) if fits(&t) || agent.prompt_stdin() == PromptStdin::No => {
+                if t.starts_with('-') {
+                    head.push(format!("--prompt={t}").into());
+                } else {
+                    head.extend(["-p".into(), t.into()]);
+                }
+            }
+            (PromptArg::Last, Some(t))
+                if fits(&t)
+                    && !t.starts_with('-')
+                    && !dashdash
+                    && (agent != Agent::Codex || !bare_word(t)) =>
+            {
+                tail.push(t.into());
+            }
+            _ => {
+                stdin = Some(p.to_vec());
+                if agent.prompt_stdin() == PromptStdin::Dash {
+                    tail.push("-".into());
+                }
+            }
+        }
+    }
+    head.extend(agent.json_args().iter().map(OsString::from));
+    if let Some(flag) = agent.partial_flag()
+        && opts.partial
+        && !user.iter().any(|a| a == flag)
+    {
+        head.push(flag.into());
+    }
+    head.extend(user.iter().cloned());
+    head.extend(tail);
+    Invocation { args: head, stdin }
+}
+
+#[cfg(test)]
+mod agent_tests {
+    use super::*;
+
+    fn args(agent: Agent, user: &[&str], prompt: &[u8]) -> (String, Option<Vec<u8>>) {
+        let user: Vec<OsString> = user.iter().map(OsString::from).collect();
+        let opts = ArgvOptions {
+            agent,
+            ..Default::default()
+        };
+        let inv = build(&user, Some(prompt), &opts);
+        let a: Vec<String> = inv
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        (a.join(" "), inv.stdin)
+    }
+
+    #[test]
+    fn each_agent_gets_its_json_mode_and_its_prompt_where_it_takes_it() {
+        let x = |a, u: &[&str], p: &str| args(a, u, p.as_bytes());
+        assert_eq!(
+            x(Agent::Codex, &["-s", "read-only"], "fix it"),
+            ("exec --json -s read-only fix it".into(), None)
+        );
+        assert_eq!(
+            x(Agent::Gemini, &["--yolo"], "fix it"),
+            ("-p fix it --output-format stream-json --yolo".into(), None)
+        );
+        assert_eq!(
+            x(Agent::Qwen, &[], "fix it"),
+            (
+                "-p fix it --output-format stream-json --include-partial-messages".into(),
+                None
+            )
+        );
+        assert_eq!(
+            x(Agent::Opencode, &[], "fix it"),
+            ("run --format json fix it".into(), None)
+        );
+        assert_eq!(
+            x(Agent::Copilot, &["--allow-all-tools"], "-x is a flag?"),
+            (
+                "--prompt=-x is a flag? --output-format json --allow-all-tools".into(),
+                None
+            )
+        );
+        // What cannot go in argv goes on stdin, where each reads it.
+        assert_eq!(
+            x(Agent::Codex, &[], "review"),
+            ("exec --json -".into(), Some(b"review".to_vec()))
+        );
+        assert_eq!(
+            x(Agent::Opencode, &[], "-rf"),
+            ("run --format json".into(), Some(b"-rf".to_vec()))
+        );
+        let big = "a ".repeat(DEFAULT_ARGV_MAX);
+        assert_eq!(
+            x(Agent::Gemini, &[], &big),
+            (
+                "--output-format stream-json".into(),
+                Some(big.as_bytes().to_vec())
+            )
+        );
+        let (a, stdin) = x(Agent::Copilot, &[], &big);
+        assert!(a.starts_with("-p a a ") && stdin.is_none());
+        assert!(check_prompt(Agent::Copilot, Some(b"nul \0")).is_err());
+        assert!(check_prompt(Agent::Codex, Some(b"nul \0")).is_ok());
+        assert!(check_prompt(Agent::Copilot, Some(big.as_bytes())).is_ok());
+    }
+
+    #[test]
+    fn each_agent_binary_has_its_own_default_and_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = resolve_agent(Agent::Codex, None, Some(dir.path().as_os_str())).unwrap_err();
+        assert_eq!(
+            e,
+            ResolveError::NotFound("codex: not found on PATH (use --bin PATH)".into())
+        );
+    }
 }
 
 #[cfg(test)]

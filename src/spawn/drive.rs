@@ -44,6 +44,8 @@ pub struct PipelineDriver<'p, 'a, E: Write> {
     stderr_dropped: u64,
     /// Tool calls without a result yet, with the time their `tool.call` went out.
     outstanding: std::collections::HashMap<String, std::time::Instant>,
+    /// The child's name in front of its passed-through stderr lines (`claude: …`).
+    label: &'static str,
 }
 
 /// The id of a `tool.call` or `tool.result` event.
@@ -70,7 +72,15 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
             ready: None,
             stderr_dropped: 0,
             outstanding: std::collections::HashMap::new(),
+            label: "claude",
         }
+    }
+
+    /// Put `label` (the agent's name) in front of passed-through stderr lines instead of
+    /// `claude`.
+    pub fn labelled(mut self, label: &'static str) -> Self {
+        self.label = label;
+        self
     }
 
     /// Ask `ready` whether the output can take more (a queue in front of a stdout that may not
@@ -225,7 +235,7 @@ impl<E: Write> PipelineDriver<'_, '_, E> {
                 let text = sanitize(&String::from_utf8_lossy(line));
                 let _ = self
                     .err_out
-                    .write_all(format!("claude: {text}\n").as_bytes());
+                    .write_all(format!("{}: {text}\n", self.label).as_bytes());
                 Ok(())
             }
             StderrMode::Events if !ready => {

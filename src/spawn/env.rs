@@ -22,16 +22,24 @@
 //! credentials, but they are not on the default allowlist either: `ANTHROPIC_BASE_URL` sends
 //! every request, login token included, to another host, so it must be asked for with
 //! `--env ANTHROPIC_BASE_URL` (or `--inherit-env`).
+//!
+//! Another agent (`spawn --agent`) gets the same rules over its own variables
+//! ([`crate::agent::EnvVars`]): its own prefix instead of `CLAUDE_*` (`CODEX_*`, `GEMINI_*`,
+//! `QWEN_*`, `OPENCODE_*`, `COPILOT_*`), its API keys as the credentials (`OPENAI_API_KEY`,
+//! `GEMINI_API_KEY`, `COPILOT_PROVIDER_API_KEY`, …), its base URLs only when named, and its
+//! providers' variables named when not passed. The functions without an agent are Claude's.
 
 use std::ffi::{OsStr, OsString};
+
+use crate::agent::Agent;
 
 /// Exact names on the default allowlist.
 pub const ALLOW_EXACT: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TZ", "TMPDIR",
 ];
 
-/// Name prefixes on the default allowlist.
-pub const ALLOW_PREFIX: &[&str] = &["LC_", "CLAUDE_"];
+/// Name prefixes on the default allowlist (besides the agent's own, `CLAUDE_*` for Claude).
+pub const ALLOW_PREFIX: &[&str] = &["LC_"];
 
 /// Proxy variables, matched case-insensitively.
 pub const ALLOW_PROXY: &[&str] = &["http_proxy", "https_proxy", "no_proxy"];
@@ -47,32 +55,17 @@ pub struct EnvPolicy {
     pub extra: Vec<String>,
 }
 
-/// Whether `name` is an API credential (removed unless `--keep-env-key`).
+/// Whether `name` is an API credential of Claude's (removed unless `--keep-env-key`).
 pub fn is_credential(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("ANTHROPIC_") else {
-        return false;
-    };
-    rest == "CUSTOM_HEADERS"
-        || ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
-            .iter()
-            .any(|w| rest.contains(w))
+    Agent::Claude.env().is_credential(name)
 }
-
-/// Prefixes of provider settings a user expects claude to see (API credentials, base URL, model,
-/// Bedrock/Vertex switches, cloud regions and credentials): when one is not passed, spawn says so.
-const PROVIDER_PREFIX: &[&str] = &[
-    "ANTHROPIC_",
-    "AWS_",
-    "CLOUD_ML_",
-    "VERTEX_",
-    "GOOGLE_",
-    "GCLOUD_",
-];
 
 /// The provider settings of boo-normalize's environment that the child's does not get (names
 /// only, never values): the stderr notice and `run.end`'s `env_removed` are made from it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Removed {
+    /// The agent they were not passed to.
+    pub agent: Agent,
     /// API credentials (passed only with `--keep-env-key`), sorted.
     pub credentials: Vec<String>,
     /// Other provider settings (passed with `--env NAME` or `--inherit-env`), sorted.
@@ -80,16 +73,29 @@ pub struct Removed {
 }
 
 impl Removed {
-    /// The provider variables set in `parent` but absent from `child`.
+    /// Claude's provider variables set in `parent` but absent from `child`.
     pub fn between(parent: &[(OsString, OsString)], child: &[(OsString, OsString)]) -> Self {
+        Removed::between_for(Agent::Claude, parent, child)
+    }
+
+    /// `agent`'s provider variables set in `parent` but absent from `child`.
+    pub fn between_for(
+        agent: Agent,
+        parent: &[(OsString, OsString)],
+        child: &[(OsString, OsString)],
+    ) -> Self {
+        let vars = agent.env();
         let passed = |k: &OsStr| child.iter().any(|(c, _)| c == k);
-        let mut r = Removed::default();
+        let mut r = Removed {
+            agent,
+            ..Removed::default()
+        };
         for (k, _) in parent {
             let Some(name) = k.to_str() else { continue };
-            if passed(k) || !PROVIDER_PREFIX.iter().any(|p| name.starts_with(p)) {
+            if passed(k) || !vars.is_provider(name) {
                 continue;
             }
-            if is_credential(name) {
+            if vars.is_credential(name) {
                 r.credentials.push(name.to_owned());
             } else {
                 r.settings.push(name.to_owned());
@@ -137,7 +143,8 @@ impl Removed {
             return None;
         }
         Some(format!(
-            "boo-normalize: spawn: not passed to claude: {}",
+            "boo-normalize: spawn: not passed to {}: {}",
+            self.agent.name(),
             parts.join("; ")
         ))
     }
@@ -152,19 +159,39 @@ pub fn removed_notice(
     Removed::between(parent, child).notice()
 }
 
-/// Whether `name` is on the default allowlist.
+/// Whether `name` is on Claude's default allowlist.
 pub fn is_allowed(name: &str) -> bool {
+    is_allowed_for(Agent::Claude, name)
+}
+
+/// Whether `name` is on `agent`'s default allowlist: the common names and `agent`'s own
+/// settings (never a credential or a base URL).
+pub fn is_allowed_for(agent: Agent, name: &str) -> bool {
     ALLOW_EXACT.contains(&name)
         || ALLOW_PREFIX.iter().any(|p| name.starts_with(p))
         || ALLOW_PROXY.iter().any(|p| name.eq_ignore_ascii_case(p))
+        || agent.env().is_own(name)
 }
 
-/// `--refuse-api-key`: an error naming the credential variables set in `vars` (the
+/// `--refuse-api-key`: an error naming Claude's credential variables set in `vars` (the
 /// environment `claude` would inherit), if any.
 pub fn refuse_credentials<'a>(
     vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
 ) -> Result<(), crate::error::Error> {
-    let found = credentials_in(vars);
+    refuse_credentials_for(Agent::Claude, vars)
+}
+
+/// `--refuse-api-key` for `agent`: an error naming its credential variables set in `vars`.
+pub fn refuse_credentials_for<'a>(
+    agent: Agent,
+    vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
+) -> Result<(), crate::error::Error> {
+    let found: Vec<String> = vars
+        .into_iter()
+        .filter_map(|(k, _)| k.to_str())
+        .filter(|k| agent.env().is_credential(k))
+        .map(str::to_owned)
+        .collect();
     if found.is_empty() {
         return Ok(());
     }
@@ -184,9 +211,16 @@ pub fn credentials_in<'a>(vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>
 }
 
 impl EnvPolicy {
-    /// Check the `--env` entries: names must be non-empty and free of `=`/NUL; a credential
-    /// with an explicit value needs `keep_credentials` (an explicit error beats a silent drop).
+    /// [`EnvPolicy::validate_for`] Claude.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_for(Agent::Claude)
+    }
+
+    /// Check the `--env` entries: names must be non-empty and free of `=`/NUL; a credential of
+    /// `agent` with an explicit value needs `keep_credentials` (an explicit error beats a silent
+    /// drop).
+    pub fn validate_for(&self, agent: Agent) -> Result<(), String> {
+        let is_credential = |n: &str| agent.env().is_credential(n);
         for e in &self.extra {
             let name = e.split_once('=').map_or(e.as_str(), |(k, _)| k);
             let bare = name.strip_suffix('*').unwrap_or(name);
@@ -217,17 +251,27 @@ impl EnvPolicy {
         })
     }
 
-    /// The child's environment from the parent's `vars`, sorted by name. Non-UTF-8 names pass
-    /// only with `inherit`.
+    /// [`EnvPolicy::build_for`] Claude.
     pub fn build(
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Vec<(OsString, OsString)> {
+        self.build_for(Agent::Claude, vars)
+    }
+
+    /// `agent`'s environment from the parent's `vars`, sorted by name. Non-UTF-8 names pass
+    /// only with `inherit`.
+    pub fn build_for(
+        &self,
+        agent: Agent,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
+        let is_credential = |n: &str| agent.env().is_credential(n);
         let mut out: Vec<(OsString, OsString)> = Vec::new();
         for (k, v) in vars {
             let keep = match k.to_str() {
                 Some(name) if is_credential(name) => self.keep_credentials,
-                Some(name) => self.inherit || is_allowed(name) || self.named(name),
+                Some(name) => self.inherit || is_allowed_for(agent, name) || self.named(name),
                 None => self.inherit,
             };
             if keep {
@@ -306,6 +350,54 @@ mod tests {
             )
         );
         assert_eq!(Removed::between(&child, &child).end_member().1, "[]");
+    }
+
+    #[test]
+    fn another_agent_gets_its_own_settings_and_loses_its_own_keys() {
+        let parent = vars(&[
+            ("PATH", "/bin"),
+            ("CODEX_HOME", "/c"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("OPENAI_BASE_URL", "http://x"),
+            ("CLAUDE_CONFIG_DIR", "/c"),
+            ("ANTHROPIC_API_KEY", "a"),
+        ]);
+        let env = EnvPolicy::default().build_for(Agent::Codex, parent.clone());
+        assert_eq!(names(&env), ["CODEX_HOME", "PATH"]);
+        let r = Removed::between_for(Agent::Codex, &parent, &env);
+        assert_eq!(
+            r.notice().unwrap(),
+            "boo-normalize: spawn: not passed to codex: OPENAI_API_KEY (credentials: --keep-env-key); OPENAI_BASE_URL (--env NAME, or --inherit-env)"
+        );
+        let p = EnvPolicy {
+            keep_credentials: true,
+            extra: vec!["OPENAI_BASE_URL".into()],
+            ..Default::default()
+        };
+        let n = names(&p.build_for(Agent::Codex, parent.clone()));
+        assert_eq!(
+            n,
+            ["CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "PATH"]
+        );
+        let refused = refuse_credentials_for(
+            Agent::Codex,
+            parent.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(refused.contains("OPENAI_API_KEY") && !refused.contains("ANTHROPIC"));
+        let bad = EnvPolicy {
+            extra: vec!["GEMINI_API_KEY=x".into()],
+            ..Default::default()
+        };
+        assert!(bad.validate_for(Agent::Gemini).is_err() && bad.validate().is_ok());
+        // A base URL under the agent's own prefix is still not passed unless named.
+        let cp = vars(&[
+            ("COPILOT_MODEL", "m"),
+            ("COPILOT_PROVIDER_BASE_URL", "http://x"),
+        ]);
+        let n = names(&EnvPolicy::default().build_for(Agent::Copilot, cp));
+        assert_eq!(n, ["COPILOT_MODEL"]);
     }
 
     #[test]

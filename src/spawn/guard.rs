@@ -11,6 +11,15 @@
 //! Guards read the serialized `tool.call` and tool `block.start` events (one small JSON parse
 //! each), so they see exactly what consumers see, streamed or not.
 //!
+//! For an agent other than Claude (`spawn --agent`), an `--allow-tools` entry is also read
+//! through the tool-meaning module ([`crate::tool`]): a kind (`execute`, `read`, `edit`,
+//! `search`, `fetch`, …) allows every tool of that kind, and a Claude Code tool name stands for
+//! its kind (`Bash` allows Codex's `command_execution`, Gemini's `run_shell_command`, OpenCode's
+//! and Copilot's `bash`; `Read`, `Edit`, `Grep`, `WebFetch` likewise); the agent's own tool names
+//! match as they are. A Claude name whose kind is `other` stands only for itself. These agents
+//! report a call when it starts (Codex, Gemini, Qwen, Copilot) or when it is done (OpenCode), so
+//! `--enforce` stops the CLI at that point, not before its tool ran.
+//!
 //! With `--enforce` a violation asks to end the run: an `allow_tools` one as a [`Verdict::Kill`]
 //! (SIGKILL of the child's group at once: the disallowed tool must not get to start), the others
 //! as a [`Verdict::Stop`] (the usual stop sequence, which lets claude clean up).
@@ -20,8 +29,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::agent::Agent;
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
+use crate::tool::{self, Kind};
 
 /// `rule` of a violation of `--allow-tools`.
 pub const ALLOW_TOOLS: &str = "allow_tools";
@@ -64,6 +75,9 @@ pub struct GuardConfig {
     pub max_output_bytes: Option<u64>,
     /// A violation stops the child.
     pub enforce: bool,
+    /// The agent whose calls these are (whose tool names `allow_tools` may also say by kind or
+    /// by Claude Code's name, see the module docs).
+    pub agent: Agent,
 }
 
 impl GuardConfig {
@@ -97,6 +111,9 @@ struct CallView {
     #[serde(deserialize_with = "null_as_empty")]
     name: String,
     input: Box<RawValue>,
+    /// What the call does (the tool-meaning module's kind).
+    #[serde(default)]
+    kind: Option<String>,
 }
 
 /// The start of a streamed content block (partial mode): for a tool, its id and name are known
@@ -109,6 +126,16 @@ struct BlockView {
     block_type: String,
     tool_use_id: Option<String>,
     name: Option<String>,
+}
+
+/// Whether `--allow-tools` entry `entry` allows a call of kind `kind` of an agent other than
+/// Claude: the entry names the kind, or a Claude Code tool of that kind (not `other`).
+fn stands_for(entry: &str, kind: Kind) -> bool {
+    if Kind::parse(entry) == Some(kind) {
+        return true;
+    }
+    tool::row(tool::Dialect::Claude, entry)
+        .is_some_and(|r| r.kind != Kind::Other && r.kind_by.is_none() && r.kind == kind)
 }
 
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -153,13 +180,21 @@ impl Guards {
         self.violations
     }
 
-    fn allowed(&self, name: &str) -> bool {
+    /// Whether a call of `name` (of kind `kind`, when the event says it) is allowed.
+    fn allowed(&self, name: &str, kind: Option<&str>) -> bool {
         let Some(list) = &self.cfg.allow_tools else {
             return true;
         };
+        let agent = self.cfg.agent;
+        // Claude's names are matched as they are; another agent's calls also by what they do.
+        let kind = (agent != Agent::Claude).then(|| {
+            kind.and_then(Kind::parse).unwrap_or_else(|| {
+                tool::kind::<&serde_json::Value>(agent.dialect().tools(), name, None)
+            })
+        });
         list.iter().any(|a| match a.strip_suffix('*') {
             Some(p) => name.starts_with(p),
-            None => a == name,
+            None => a == name || kind.is_some_and(|k| stands_for(a, k)),
         })
     }
 
@@ -229,7 +264,7 @@ impl Guards {
         let (Some(id), Some(name)) = (&b.tool_use_id, &b.name) else {
             return None;
         };
-        if self.allowed(name) || !self.flagged_early.insert(id.clone()) {
+        if self.allowed(name, None) || !self.flagged_early.insert(id.clone()) {
             return None;
         }
         Some(Violation {
@@ -256,7 +291,7 @@ impl Guards {
             .tool_use_id
             .as_ref()
             .is_some_and(|id| self.flagged_early.remove(id));
-        if !early && !self.allowed(&c.name) {
+        if !early && !self.allowed(&c.name, c.kind.as_deref()) {
             out.push(call(
                 ALLOW_TOOLS,
                 format!("tool {:?} is not in --allow-tools", c.name),
@@ -418,6 +453,51 @@ mod tests {
         assert_eq!(v[0]["line"], 3);
         assert_eq!(v[0]["session_id"], "s");
         assert_eq!(v[0]["enforced"], false);
+    }
+
+    #[test]
+    fn another_agents_tools_are_allowed_by_kind_or_by_claudes_name() {
+        let names = |agent: Agent, allow: &[&str], calls: &[&str]| {
+            let mut g = Guards::new(GuardConfig {
+                allow_tools: Some(allow.iter().map(|s| s.to_string()).collect()),
+                agent,
+                ..Default::default()
+            });
+            let mut ev = Events::default();
+            for c in calls {
+                call(&mut ev, c, "{}", None);
+            }
+            g.inspect(&mut ev, 0);
+            violations(&ev)
+                .iter()
+                .map(|v| v["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        // Codex: Bash stands for its shell call, `edit` (a kind) for its file changes.
+        assert_eq!(
+            names(
+                Agent::Codex,
+                &["Bash", "edit"],
+                &["command_execution", "file_change", "web_search"]
+            ),
+            ["web_search"]
+        );
+        // Gemini: Read stands for read_file, not for the shell.
+        assert_eq!(
+            names(
+                Agent::Gemini,
+                &["Read"],
+                &["read_file", "run_shell_command"]
+            ),
+            ["run_shell_command"]
+        );
+        // Its own names match as they are; a Claude name of kind `other` stands for nothing.
+        assert_eq!(
+            names(Agent::Opencode, &["bash", "Skill"], &["bash", "mystery"]),
+            ["mystery"]
+        );
+        // Claude's list is matched by name only, as before.
+        assert_eq!(names(Agent::Claude, &["execute"], &["Bash"]), ["Bash"]);
     }
 
     fn block_start(ev: &mut Events, block_type: &str, name: &str) {

@@ -13,6 +13,7 @@ use super::env::{EnvPolicy, Removed};
 use super::guard::{GuardConfig, Guards};
 use super::outbox::Outbox;
 use super::{Cause, Limits, Outcome, RunError, Spec, guardian, supervise, tap};
+use crate::agent::Agent;
 use crate::capture::file::{self, Recording};
 use crate::error::{Error, counted};
 use crate::exit::Exit;
@@ -25,9 +26,12 @@ use crate::redact::Redactor;
 /// What the command line asked of the child, validated.
 #[derive(Debug, Clone)]
 pub struct Run {
-    /// `--claude-bin`: a path, or a name looked up on `PATH` (`None`: `claude`).
+    /// `--agent`: which CLI the child is (its flags, environment, dialect and tool names).
+    pub agent: Agent,
+    /// `--bin` (`--claude-bin`): a path, or a name looked up on `PATH` (`None`: the agent's usual
+    /// binary).
     pub claude_bin: Option<OsString>,
-    /// claude's own arguments (after `--`).
+    /// The agent's own arguments (after `--`).
     pub claude_args: Vec<OsString>,
     /// The prompt (`None`: a continued session).
     pub prompt: Option<Vec<u8>>,
@@ -105,6 +109,10 @@ pub fn run(
         .prompt
         .as_deref()
         .map(|p| String::from_utf8_lossy(p).into_owned());
+    // Another agent's stream is read by its dialect's reader (named, not guessed).
+    if run.agent != Agent::Claude {
+        setup.input_format = crate::transcript::InputFormat::Agent(run.agent.dialect());
+    }
     // The sinks open before the binary is looked up, so that a run that cannot start still
     // ends with `run.end` (cause `spawn_failed`) on every one of them.
     // The capture file too (a failure: exit 2); its header is written right before the start.
@@ -137,19 +145,26 @@ pub fn run(
                 return Err(spawn_failed(&mut p, rec, err, &removed));
             }
         };
-    let ending =
-        ending(&outcome, last_ok, &removed, std_err).recorded(rec, tap::end_record(&outcome));
+    let ending = ending(run.agent, &outcome, last_ok, &removed, std_err)
+        .recorded(rec, tap::end_record(&outcome));
     setup.conclude(&mut p, ending, notes)
 }
 
 /// How a supervised run ended, for [`Setup::conclude`]: `run.end` with the child's end and the
 /// provider settings not passed on, and its exit status. Stderr lines dropped are said on
 /// `std_err`.
-fn ending(outcome: &Outcome, last_ok: Option<bool>, removed: &Removed, std_err: &Outbox) -> Ending {
+fn ending(
+    agent: Agent,
+    outcome: &Outcome,
+    last_ok: Option<bool>,
+    removed: &Removed,
+    std_err: &Outbox,
+) -> Ending {
     if outcome.stderr_dropped > 0 {
         let _ = writeln!(
             std_err.clone(),
-            "boo-normalize: claude stderr: {} dropped (they came faster than they could be passed on)",
+            "boo-normalize: {} stderr: {} dropped (they came faster than they could be passed on)",
+            agent.name(),
             counted(outcome.stderr_dropped, "line")
         );
     }
@@ -176,15 +191,19 @@ fn child(
     let requested: PathBuf = run
         .claude_bin
         .clone()
-        .unwrap_or_else(|| "claude".into())
+        .unwrap_or_else(|| run.agent.binary().into())
         .into();
-    let resolved = command::resolve_program(run.claude_bin.as_deref(), path.as_deref());
-    let inv = command::build(&run.claude_args, run.prompt.as_deref(), &run.argv);
+    let resolved = command::resolve_agent(run.agent, run.claude_bin.as_deref(), path.as_deref());
+    let argv = ArgvOptions {
+        agent: run.agent,
+        ..run.argv.clone()
+    };
+    let inv = command::build(&run.claude_args, run.prompt.as_deref(), &argv);
     let parent_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let child_env = run.policy.build(parent_env.iter().cloned());
+    let child_env = run.policy.build_for(run.agent, parent_env.iter().cloned());
     // Removed provider settings never vanish without a word (names only): a stderr line now,
     // and run.end's env_removed.
-    let removed = Removed::between(&parent_env, &child_env);
+    let removed = Removed::between_for(run.agent, &parent_env, &child_env);
     if let Some(line) = removed.notice() {
         let _ = writeln!(std_err.clone(), "{line}");
     }
@@ -218,8 +237,12 @@ fn supervised(
         StderrMode::Pass
     };
     let ready = std_out.clone();
-    let guards = Guards::new(run.guards.clone());
+    let guards = Guards::new(GuardConfig {
+        agent: run.agent,
+        ..run.guards.clone()
+    });
     let mut driver = PipelineDriver::new(p, guards, mode, std_err.clone())
+        .labelled(run.agent.name())
         .with_ready(Box::new(move || ready.ready()));
     if let Some(e) = &setup.redact {
         driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));

@@ -2,6 +2,7 @@
 
 pub mod common;
 
+mod agents;
 mod hygiene;
 mod options;
 mod sinks;

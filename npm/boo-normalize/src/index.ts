@@ -4,5 +4,5 @@ export { BooNormalizeError, AbortError, BinaryNotFoundError, type FailureDetails
 export { binaryPath, platformKey, detectLibc, PLATFORM_PACKAGES, VERSION } from "./binary.js";
 export { Run, type ProcessOptions, type UIMessageChunk } from "./run.js";
 export { normalize, type NormalizeOptions, type StreamJsonInput } from "./normalize.js";
-export { spawn, type SpawnOptions, type Guards, type Timeouts, type Duration } from "./spawn.js";
+export { spawn, type SpawnOptions, type AgentName, type Guards, type Timeouts, type Duration } from "./spawn.js";
 export { tools, type ToolUse } from "./tools.js";

@@ -1,12 +1,18 @@
-// spawn(): run `claude -p` under boo-normalize's supervisor and get its events.
+// spawn(): run `claude -p` (or another agent CLI: `agent`) under boo-normalize's supervisor and
+// get its events.
 import { envelopeFlags, type NormalizeOptions } from "./normalize.js";
 import { Run } from "./run.js";
 
 /** A duration: milliseconds, or boo-normalize's own syntax (`"30s"`, `"5m"`, `"1h 30m"`). */
 export type Duration = number | string;
 
+/** The agent CLIs `spawn` runs (`--agent`). */
+export type AgentName = "claude" | "codex" | "gemini" | "qwen" | "opencode" | "copilot";
+
 export interface Guards {
-  /** Tools the agent may call (`mcp__github__*`: a prefix); built-in ones become claude's `--tools`. */
+  /** Tools the agent may call (`mcp__github__*`: a prefix); built-in ones become claude's `--tools`.
+   * For another agent, also a kind (`execute`, `read`, `edit`, …) or a Claude tool name (`Bash`,
+   * `Read`, …) standing for the agent's tools of that kind. */
   allowTools?: string[];
   maxToolCalls?: number;
   /** N identical calls in a row (a doom loop), N ≥ 2. */
@@ -33,9 +39,15 @@ export interface Timeouts {
 }
 
 export interface SpawnOptions extends NormalizeOptions {
-  /** The prompt (required unless claudeArgs resume or continue a session). */
+  /** The agent CLI to run (default `claude`); its JSON mode is added, its stream read by its
+   * reader, its own keys and base URLs handled by the environment allowlist. */
+  agent?: AgentName;
+  /** The prompt (required unless the agent's arguments resume or continue a session). */
   prompt?: string;
-  /** claude's own arguments, e.g. `["--max-turns", "30", "--model", "sonnet"]`. */
+  /** The agent's own arguments, e.g. `["--max-turns", "30"]` for claude, `["-s",
+   * "workspace-write"]` for codex, `["--yolo"]` for gemini. */
+  agentArgs?: string[];
+  /** claude's own arguments (the same as `agentArgs`, which come after these). */
   claudeArgs?: string[];
   /** Variables for claude, on top of spawn's allowlist. Values travel in the environment, never
    * on a command line. */
@@ -44,7 +56,9 @@ export interface SpawnOptions extends NormalizeOptions {
   inheritEnv?: boolean;
   guards?: Guards;
   timeouts?: Timeouts;
-  /** The claude executable (default: `$CLAUDE_BIN`, else `claude` on PATH). */
+  /** The agent's executable (default: its name on PATH; for claude `$CLAUDE_BIN` first). */
+  bin?: string;
+  /** The claude executable (the same as `bin`, which wins). */
   claudeBin?: string;
   /** claude's stderr as `child.stderr` events instead of stderr lines. */
   stderrEvents?: boolean;
@@ -61,13 +75,15 @@ function duration(d: Duration): string {
  */
 export function spawn(options: SpawnOptions): Run {
   const a = ["spawn", ...envelopeFlags(options)];
+  if (options.agent) a.push("--agent", options.agent);
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const [key, value] of Object.entries(options.env ?? {})) {
     env[key] = value;
     a.push("--env", key);
   }
   if (options.inheritEnv) a.push("--inherit-env");
-  if (options.claudeBin) a.push("--claude-bin", options.claudeBin);
+  const bin = options.bin ?? options.claudeBin;
+  if (bin) a.push("--bin", bin);
   if (options.stderrEvents) a.push("--stderr-events");
   const g = options.guards ?? {};
   if (g.allowTools) a.push("--allow-tools", g.allowTools.join(","));
@@ -85,6 +101,6 @@ export function spawn(options: SpawnOptions): Run {
   // `--prompt=TEXT`, so a prompt starting with `-` stays a value; spawn itself decides whether
   // claude gets it on argv or on stdin.
   if (options.prompt !== undefined) a.push(`--prompt=${options.prompt}`);
-  a.push(...(options.args ?? []), "--", ...(options.claudeArgs ?? []));
+  a.push(...(options.args ?? []), "--", ...(options.claudeArgs ?? []), ...(options.agentArgs ?? []));
   return new Run(a, { ...options, args: [], env });
 }
