@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
                         run_id: "fuzz".into(),
                         content: true,
                         resource: vec![("service.name".into(), "fuzz".into())],
+                        per_turn: None,
                     },
                 )),
             ],
