@@ -15,7 +15,7 @@ pub fn run(a: ProbeArgs) -> Result<Exit, Error> {
     let agent = Agent::parse(&a.agent).unwrap_or_default();
     if a.list {
         let mut out = io::stdout().lock();
-        out.write_all(probe::scenario::table(agent).as_bytes())
+        out.write_all(probe::agent::table(agent).as_bytes())
             .map_err(|e| Error::io("stdout", e))?;
         return Ok(Exit::OK);
     }

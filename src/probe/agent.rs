@@ -17,6 +17,23 @@ pub use crate::agent::{ALL, Agent};
 /// The dummy key every CLI gets (the loopback API accepts any).
 pub const DUMMY_KEY: &str = "sk-probe-dummy-key-000000000000";
 
+/// The dummy API key Claude Code gets (the built-in API accepts any).
+const CLAUDE_DUMMY_KEY: &str = "sk-ant-probe-dummy-key-000000000000";
+
+/// The environment every Claude Code run gets besides `PATH`, `HOME` and `ANTHROPIC_BASE_URL`: a
+/// dummy key, no auto-updates, telemetry, error reports or other non-essential traffic,
+/// permission bypass allowed for root (`IS_SANDBOX`), a fixed locale and time zone.
+const CLAUDE_ENV: &[(&str, &str)] = &[
+    ("ANTHROPIC_API_KEY", CLAUDE_DUMMY_KEY),
+    ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ("DISABLE_AUTOUPDATER", "1"),
+    ("DISABLE_TELEMETRY", "1"),
+    ("DISABLE_ERROR_REPORTING", "1"),
+    ("IS_SANDBOX", "1"),
+    ("LANG", "C.UTF-8"),
+    ("TZ", "UTC"),
+];
+
 /// The model the OpenAI-speaking CLIs are told to use (in Codex's bundled catalog, so no
 /// "model metadata not found" item).
 const OPENAI_MODEL: &str = "gpt-5.5";
@@ -81,7 +98,7 @@ impl Agent {
         match self {
             Agent::Claude => {
                 add("ANTHROPIC_BASE_URL", base_url.to_owned());
-                for (k, v) in super::run::BASE_ENV {
+                for (k, v) in CLAUDE_ENV {
                     add(k, (*v).to_owned());
                 }
             }
@@ -340,6 +357,22 @@ scenarios!(
         "resume"
     ]
 );
+
+/// The built-in scenarios of `agent` as `probe --list` prints them: name, modes, description,
+/// a line each.
+pub fn table(agent: Agent) -> String {
+    let mut t = String::new();
+    for s in agent.scenarios() {
+        let modes = s
+            .scenario
+            .modes
+            .as_ref()
+            .map_or(agent.modes().join(","), |m| m.join(","));
+        let (name, about) = (&s.scenario.name, &s.scenario.description);
+        t.push_str(&format!("{name:<18} {modes:<15} {about}\n"));
+    }
+    t
+}
 
 #[cfg(test)]
 mod tests {

@@ -20,23 +20,6 @@ use super::api::{Api, Kind};
 use super::scenario::{FileSpec, Scenario, Source};
 use super::summary::{Requests, RunReport};
 
-/// The dummy API key the CLI gets (the built-in API accepts any).
-pub const DUMMY_KEY: &str = "sk-ant-probe-dummy-key-000000000000";
-
-/// The environment every run gets besides `PATH`, `HOME` and `ANTHROPIC_BASE_URL`: a dummy key,
-/// no auto-updates, telemetry, error reports or other non-essential traffic, permission bypass
-/// allowed for root (`IS_SANDBOX`), a fixed locale and time zone.
-pub const BASE_ENV: &[(&str, &str)] = &[
-    ("ANTHROPIC_API_KEY", DUMMY_KEY),
-    ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-    ("DISABLE_AUTOUPDATER", "1"),
-    ("DISABLE_TELEMETRY", "1"),
-    ("DISABLE_ERROR_REPORTING", "1"),
-    ("IS_SANDBOX", "1"),
-    ("LANG", "C.UTF-8"),
-    ("TZ", "UTC"),
-];
-
 /// What every run shares.
 #[derive(Debug, Clone)]
 pub struct Setup {

@@ -232,7 +232,7 @@ impl Source {
     }
 }
 
-/// Every built-in scenario (Claude's; [`super::agent::Agent::scenarios`] has every agent's).
+/// Every built-in scenario (Claude's; `probe::agent::Agent::scenarios` has every agent's).
 pub fn builtin() -> Vec<Source> {
     BUILTIN
         .iter()
@@ -249,22 +249,6 @@ pub fn parse_builtin(name: &str, text: &str) -> Source {
         scenario,
         text: text.to_owned(),
     }
-}
-
-/// The built-in scenarios of `agent` as `probe --list` prints them: name, modes, description,
-/// a line each.
-pub fn table(agent: super::agent::Agent) -> String {
-    let mut t = String::new();
-    for s in agent.scenarios() {
-        let modes = s
-            .scenario
-            .modes
-            .as_ref()
-            .map_or(agent.modes().join(","), |m| m.join(","));
-        let (name, about) = (&s.scenario.name, &s.scenario.description);
-        t.push_str(&format!("{name:<18} {modes:<15} {about}\n"));
-    }
-    t
 }
 
 /// The scenarios of a `--scenario-file`: one scenario object, a list of them, or
