@@ -107,26 +107,22 @@ const GEMINI_ENV: EnvVars = EnvVars {
     keys: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
 };
 
+/// The providers Qwen Code can be configured for: their prefixes are both its credentials and
+/// its provider settings.
+const QWEN_PROVIDERS: &[&str] = &[
+    "OPENAI_",
+    "DASHSCOPE_",
+    "QWEN_",
+    "ANTHROPIC_",
+    "GEMINI_",
+    "GOOGLE_",
+    "OPENROUTER_",
+];
+
 const QWEN_ENV: EnvVars = EnvVars {
     own: &["QWEN_"],
-    credentials: &[
-        "OPENAI_",
-        "DASHSCOPE_",
-        "QWEN_",
-        "ANTHROPIC_",
-        "GEMINI_",
-        "GOOGLE_",
-        "OPENROUTER_",
-    ],
-    providers: &[
-        "OPENAI_",
-        "DASHSCOPE_",
-        "QWEN_",
-        "ANTHROPIC_",
-        "GEMINI_",
-        "GOOGLE_",
-        "OPENROUTER_",
-    ],
+    credentials: QWEN_PROVIDERS,
+    providers: QWEN_PROVIDERS,
     base_urls: &["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"],
     keys: &["OPENAI_API_KEY", "DASHSCOPE_API_KEY"],
 };

@@ -630,8 +630,8 @@ mod tests {
         api.finish();
     }
 
-    #[test]
-    fn a_held_request_is_let_go_when_the_api_stops() {
+    /// An API whose one answer hangs, its port, and a client thread whose request it holds.
+    fn held() -> (Api, u16, thread::JoinHandle<String>) {
         let sc =
             parse_file(r#"{"name": "h", "prompt": "p", "responses": [{"hang": true}]}"#).unwrap();
         let api = Api::start(&sc[0].scenario).unwrap();
@@ -644,6 +644,12 @@ mod tests {
             )
         });
         thread::sleep(Duration::from_millis(300));
+        (api, port, t)
+    }
+
+    #[test]
+    fn a_held_request_is_let_go_when_the_api_stops() {
+        let (api, _, t) = held();
         let started = Instant::now();
         let done = api.finish();
         assert!(started.elapsed() < Duration::from_secs(3));
@@ -658,18 +664,7 @@ mod tests {
     /// unfinished: the drop stops it, lets the request go, joins its threads and frees the port.
     #[test]
     fn dropping_an_api_stops_it() {
-        let sc =
-            parse_file(r#"{"name": "h", "prompt": "p", "responses": [{"hang": true}]}"#).unwrap();
-        let api = Api::start(&sc[0].scenario).unwrap();
-        let port = api.port();
-        let t = thread::spawn(move || {
-            post(
-                port,
-                "/v1/messages",
-                r#"{"tools": [{"name": "Bash"}], "messages": []}"#,
-            )
-        });
-        thread::sleep(Duration::from_millis(300));
+        let (api, port, t) = held();
         let shared = Arc::downgrade(&api.shared);
         let panicked = thread::spawn(move || {
             let _api = api;

@@ -195,12 +195,7 @@ impl Session {
             }
             let st = lock(&self.st);
             if st.generation != generation || st.child.is_none() {
-                let tail = st
-                    .stderr_tail
-                    .iter()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                let tail = st.stderr_text();
                 return Err(RpcError::internal(format!(
                     "boo-normalize: acp: claude could not be started{}",
                     if tail.is_empty() {
@@ -301,12 +296,7 @@ impl Session {
         st.child = None;
         st.outstanding = 0;
         st.perms.clear();
-        let tail = st
-            .stderr_tail
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
+        let tail = st.stderr_text();
         if let Some(t) = st.turn.as_mut()
             && t.done.is_none()
         {

@@ -68,6 +68,17 @@ struct State {
     threads: Vec<JoinHandle<()>>,
 }
 
+impl State {
+    /// The CLI's last stderr lines, joined.
+    fn stderr_text(&self) -> String {
+        self.stderr_tail
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// One session.
 pub struct Session {
     /// The session id (also the CLI's `--session-id`).
