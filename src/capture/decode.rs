@@ -147,6 +147,11 @@ pub struct Decoder {
     start_unix: Option<i64>,
     /// Audit: the run to replay (`None`: the first one seen).
     run: Option<String>,
+    /// Audit: the `run.end` records of the run (one per CLI run of an `acp` session whose CLI
+    /// was restarted) that end it: the last one does (see [`Decoder::run_ends`]).
+    run_ends: usize,
+    /// Audit: those seen so far.
+    ends_seen: usize,
     ended: bool,
     result_seen: bool,
     track_results: bool,
@@ -163,12 +168,22 @@ impl Decoder {
             kind,
             start_unix: None,
             run,
+            run_ends: 1,
+            ends_seen: 0,
             ended: false,
             result_seen: false,
             track_results: false,
             unknown_recs: Vec::new(),
             unknown_told: 0,
         }
+    }
+
+    /// Audit logs: the run has `n` `run.end` records (an `acp` session writes one per CLI
+    /// run, and its CLI may have been restarted): the ones before the last are passed over and
+    /// the run's lines go on after them; the last one ends the run. Default 1: the first ends it.
+    pub fn run_ends(mut self, n: usize) -> Self {
+        self.run_ends = n.max(1);
+        self
     }
 
     /// The input's kind.
@@ -356,6 +371,11 @@ impl Decoder {
         let head = r.head().map_err(|e| e.to_string())?;
         match head.kind.as_deref().unwrap_or_default() {
             kind::RUN_END => {
+                self.ends_seen += 1;
+                if self.ends_seen < self.run_ends {
+                    // A restarted CLI's end: the run goes on with the next one's lines.
+                    return Ok(Item::Skip);
+                }
                 self.ended = true;
                 let m: serde_json::Map<String, serde_json::Value> =
                     serde_json::from_str(r.event.get()).map_err(|e| e.to_string())?;

@@ -66,7 +66,8 @@ pub struct ReplayArgs {
     /// With --follow on stream-json: how long the file must stay unchanged after a `result`.
     #[arg(long, value_name = "DUR", default_value = "2s", value_parser = duration)]
     pub follow_idle: Duration,
-    /// Audit logs: the run to replay (its run_id). Default: the last run in the file.
+    /// Audit logs: the run to replay (its run_id). Default: the last run in the file. A run
+    /// with several run.end (an `acp` session whose CLI was restarted) plays to the last one.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
     /// Recorded stderr lines become `child.stderr` events (as with `spawn --stderr-events`).

@@ -277,11 +277,13 @@ impl Replay {
         }
         if let Some((l, _)) = &inp.first {
             let kind = Kind::detect(l);
-            let mut run = self.opts.audit_run.clone();
-            if kind == Kind::Audit && run.is_none() {
-                run = last_audit_run(inp.path.as_ref(), l);
+            let mut dec = Decoder::new(kind, self.opts.audit_run.clone());
+            if kind == Kind::Audit {
+                let (run, ends) =
+                    audit_run_ends(inp.path.as_ref(), l, self.opts.audit_run.as_deref());
+                dec = Decoder::new(kind, run).run_ends(ends);
             }
-            inp.decoder = Some(Decoder::new(kind, run));
+            inp.decoder = Some(dec);
         }
         Ok(())
     }
@@ -565,13 +567,35 @@ fn out_err(e: io::Error) -> Error {
     crate::sink::named::output_error(e, "stdout")
 }
 
-/// The last run of an audit log (reads the file once more); `None` for stdin.
-fn last_audit_run(path: Option<&PathBuf>, first: &[u8]) -> Option<String> {
-    let lines: Box<dyn Iterator<Item = Vec<u8>>> = match path.and_then(|p| File::open(p).ok()) {
-        Some(f) => Box::new(BufReader::new(f).split(b'\n').map_while(Result::ok)),
-        None => Box::new(std::iter::once(first.to_vec())),
+/// The audit run to replay (`wanted`, else the log's last run) and how many `run.end` records
+/// it has so far (an `acp` session has one per CLI run: its CLI may have been restarted), from
+/// reading the file once more; for stdin, `wanted` or the first line's run, and 1.
+fn audit_run_ends(
+    path: Option<&PathBuf>,
+    first: &[u8],
+    wanted: Option<&str>,
+) -> (Option<String>, usize) {
+    use crate::envelope::kind::RUN_END;
+    let Some(f) = path.and_then(|p| File::open(p).ok()) else {
+        let run = wanted.map(str::to_owned);
+        return (
+            run.or_else(|| audit_runs(std::iter::once(first.to_vec())).pop()),
+            1,
+        );
     };
-    audit_runs(lines).pop()
+    let mut ends: std::collections::HashMap<String, usize> = Default::default();
+    let lines = BufReader::new(f).split(b'\n').map_while(Result::ok);
+    let runs = audit_runs(lines.inspect(|l| {
+        if memchr::memmem::find(l, RUN_END.as_bytes()).is_some()
+            && let Ok(r) = crate::audit::read::Record::parse(l)
+            && r.head().is_ok_and(|h| h.kind.as_deref() == Some(RUN_END))
+        {
+            *ends.entry(r.run_id.into_owned()).or_default() += 1;
+        }
+    }));
+    let run = wanted.map(str::to_owned).or_else(|| runs.last().cloned());
+    let n = run.as_ref().and_then(|r| ends.get(r)).copied().unwrap_or(1);
+    (run, n)
 }
 
 /// A stable run id for an input without one: SHA-256 of `first`, shaped as a UUIDv8.

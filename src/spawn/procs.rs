@@ -74,13 +74,22 @@ pub fn scan() -> Vec<ProcInfo> {
         if !name.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        if let Ok(s) = fs::read_to_string(format!("/proc/{name}/stat"))
-            && let Some(p) = parse_stat(&s)
-        {
+        if let Some(p) = read_stat(name) {
             out.push(p);
         }
     }
     out
+}
+
+/// `/proc/PID/stat` in one `read` (the kernel makes the line at once; it is far shorter than
+/// the buffer): a scan reads one file per process, and `read_to_string` took a `statx` and
+/// five growing reads for each.
+fn read_stat(pid: &str) -> Option<ProcInfo> {
+    use std::io::Read;
+    let mut f = fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut buf = [0u8; 1024];
+    let n = f.read(&mut buf).ok()?;
+    parse_stat(std::str::from_utf8(&buf[..n]).ok()?)
 }
 
 /// The processes of `all` whose parent chain leads to `root` (not `root` itself).

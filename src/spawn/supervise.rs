@@ -121,6 +121,14 @@ const TICK: Duration = Duration::from_millis(200);
 /// How often held stdout batches are offered again while the output is backed up.
 const HELD_POLL: Duration = Duration::from_millis(20);
 
+/// With [`Limits::own_only`]: how often the child's descendants are looked up in `/proc` (a
+/// scan reads every process's `stat`), when nothing is waiting on the channel; while lines keep
+/// coming, at least every [`TICK`]. Never between a line and the next one already queued: the
+/// scan was once made after every message, and each line of a burst (the first text of a
+/// prompt: `message_start`, `content_block_start`, then the delta) waited for the scans of the
+/// lines before it.
+const SCAN_EVERY: Duration = Duration::from_millis(100);
+
 struct Stop {
     cause: Cause,
     /// Signals sent so far (0 = none yet).
@@ -173,6 +181,8 @@ struct Sup<'d> {
     held: VecDeque<Batch>,
     /// With [`Limits::own_only`]: the child's descendants seen while it ran.
     own: std::collections::HashSet<i32>,
+    /// When they were last looked up (see [`SCAN_EVERY`]).
+    scanned: Option<Instant>,
 }
 
 /// Why [`supervise`] failed.
@@ -212,6 +222,7 @@ pub fn supervise(
         hurry: false,
         held: VecDeque::new(),
         own: Default::default(),
+        scanned: None,
     };
     s.main_loop();
     s.run.close_signals();
@@ -273,6 +284,8 @@ impl Sup<'_> {
             let msg = match self.run.rx.try_recv() {
                 Ok(m) => Some(m),
                 Err(_) => {
+                    // Nothing queued: the moment for the lookup of the child's descendants.
+                    self.note_own(SCAN_EVERY);
                     self.idle();
                     match self.run.rx.recv_timeout(wait) {
                         Ok(m) => Some(m),
@@ -289,6 +302,8 @@ impl Sup<'_> {
             } else {
                 self.keep_alive_if_quiet();
             }
+            // Lines without a pause: still look now and then.
+            self.note_own(TICK);
             self.poll_child();
         }
     }
@@ -422,19 +437,28 @@ impl Sup<'_> {
         }
     }
 
+    /// With [`Limits::own_only`], while the child runs and when the last lookup is at least
+    /// `every` old: note the child's descendants. Ancestry is lost once the child is gone (its
+    /// children go to the subreaper), so they are noted while it runs.
+    fn note_own(&mut self, every: Duration) {
+        if !self.limits.own_only
+            || self.ended.is_some()
+            || self.scanned.is_some_and(|t| t.elapsed() < every)
+        {
+            return;
+        }
+        let all = procs::scan();
+        self.own.extend(
+            procs::descendants_in(&all, self.run.pid)
+                .iter()
+                .map(|p| p.pid),
+        );
+        self.scanned = Some(Instant::now());
+    }
+
     fn poll_child(&mut self) {
         if self.ended.is_some() {
             return;
-        }
-        if self.limits.own_only {
-            // Ancestry is lost once the child is gone (its children go to the subreaper):
-            // note them while it runs.
-            let all = procs::scan();
-            self.own.extend(
-                procs::descendants_in(&all, self.run.pid)
-                    .iter()
-                    .map(|p| p.pid),
-            );
         }
         match procs::try_reap(self.run.pid) {
             Ok(Some(e)) => {

@@ -303,6 +303,23 @@ fn a_cli_killed_mid_prompt_ends_the_prompt_the_next_resumes_or_says_nothing_was_
     for (i, x) in recs.iter().enumerate() {
         assert_eq!(x["seq"], i as u64);
     }
+    // `replay --run` reads the session back across its CLIs, not to the first run.end.
+    let out = crate::common::bin()
+        .args(["replay", "--raw", "--run", sid])
+        .arg(&audit)
+        .output()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        raw.lines().count(),
+        recs.iter().filter(|x| x.get("raw").is_some()).count(),
+        "every CLI's lines"
+    );
+    assert!(
+        raw.contains("Resumed.") && raw.contains("A new conversation."),
+        "{raw}"
+    );
 }
 
 fn ends_with(signal: Option<&str>, tag: &str) {

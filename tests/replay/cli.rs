@@ -304,3 +304,64 @@ fn unknown_record_kinds_are_skipped_with_a_warning() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("unknown kind `note`").count(), 1, "{err}");
 }
+
+/// `rec`'s records with their `seq` and `mono_us` moved on by `seq` and `mono`: a session's
+/// restarted CLI goes on numbering the session's run.
+fn moved(rec: &str, seq: u64, mono: u64) -> String {
+    let mut out = String::new();
+    for l in rec.lines() {
+        let mut r: Value = serde_json::from_str(l).unwrap();
+        r["seq"] = json!(r["seq"].as_u64().unwrap() + seq);
+        r["event"]["seq"] = r["seq"].clone();
+        r["mono_us"] = json!(r["mono_us"].as_u64().unwrap() + mono);
+        out.push_str(&r.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn a_restarted_session_replays_to_its_last_run_end() {
+    // `acp` writes a session as one run; its CLI restarted, the run has a run.end per CLI run,
+    // and another session's records may come in between.
+    let fx = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("acp.audit.jsonl");
+    let (a, b) = (&fx[3], &fx[10]);
+    let (ia, ib) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    let (ea, eb) = (run(&[], &ia), run(&[], &ib));
+    let first = audit_log(&ia, ok(&ea), "sess", json!({"cause": "signal"}));
+    let n = first.lines().count() as u64;
+    let mut text = first;
+    // The other session's lines are the first CLI's again: taking them would show.
+    text += &audit_log(&ia, ok(&ea), "other", json!({}));
+    text += &moved(&audit_log(&ib, ok(&eb), "sess", json!({})), n, n * 1000);
+    std::fs::write(&log, &text).unwrap();
+    let ends = text.lines().filter(|l| l.contains("\"run.end\"")).count();
+    assert_eq!(
+        ends, 3,
+        "two CLI runs of the session and the other one's end"
+    );
+
+    let raw = bin()
+        .args(["replay", "--raw", "--run", "sess", s(&log)])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok(&raw),
+        [&ia[..], &ib[..]].concat(),
+        "both CLI runs' lines, not the first only"
+    );
+    let both = run(&[], &[&ia[..], &ib[..]].concat());
+    let out = bin()
+        .args(["replay", "--speed", "max", "--run", "sess", s(&log)])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out), ok(&both), "one run, to its last run.end");
+    // The last run to begin is the default: the other session, left as it was.
+    let other = bin()
+        .args(["replay", "--speed", "max", s(&log)])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&other), ok(&ea));
+}
