@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use tiny_http::Server;
 
-use super::answer::{Shared, handle};
 pub use super::answer::{Kind, Served};
+use super::answer::{Shared, handle};
 use super::scenario::Scenario;
 use super::script::Router;
 
