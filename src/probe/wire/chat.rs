@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{CREATED, Tokens, parts_text, sse};
+use super::{CREATED, Tokens, each_tool, neutral, parts_text, sse};
 use crate::probe::sse::{fake_id, split_json, split_text};
 
 /// The request in the Messages API's shape.
@@ -60,25 +60,17 @@ pub fn to_messages(body: &Value) -> Value {
             _ => push("user", json!({"type": "text", "text": text})),
         }
     }
-    let tools: Vec<Value> = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .map(|t| {
-                    json!({"name": t.pointer("/function/name").cloned().unwrap_or(Value::Null),
-                           "input_schema": t.pointer("/function/parameters").cloned().unwrap_or(Value::Null)})
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "model": body.get("model").cloned().unwrap_or(Value::Null),
-        "system": system.join("\n"),
-        "messages": messages,
-        "tools": tools,
-        "stream": body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    })
+    let tools = each_tool(body, |t| {
+        json!({"name": t.pointer("/function/name").cloned().unwrap_or(Value::Null),
+               "input_schema": t.pointer("/function/parameters").cloned().unwrap_or(Value::Null)})
+    });
+    neutral(
+        body.get("model").cloned().unwrap_or(Value::Null),
+        system.join("\n"),
+        messages,
+        tools,
+        body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+    )
 }
 
 fn usage(message: &Value) -> Value {

@@ -159,6 +159,32 @@ impl Tokens {
     }
 }
 
+/// A request in the Messages API's shape (see [`Wire::to_messages`]), from its parts as each
+/// API's reader found them.
+pub fn neutral(
+    model: Value,
+    system: String,
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+    stream: bool,
+) -> Value {
+    json!({
+        "model": model,
+        "system": system,
+        "messages": messages,
+        "tools": tools,
+        "stream": stream,
+    })
+}
+
+/// Each of the request's `tools` (an OpenAI API's list) as `tool` reads it.
+pub fn each_tool(body: &Value, tool: impl Fn(&Value) -> Value) -> Vec<Value> {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .map(|ts| ts.iter().map(tool).collect())
+        .unwrap_or_default()
+}
+
 /// One server-sent event: `event: NAME` (when named) and `data: JSON`.
 pub fn sse(name: Option<&str>, data: &Value) -> Vec<u8> {
     let mut b = Vec::with_capacity(128);

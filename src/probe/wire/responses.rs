@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CREATED, Tokens, parts_text, sse};
+use super::{CREATED, Tokens, each_tool, neutral, parts_text, sse};
 use crate::probe::sse::{fake_id, split_json, split_text};
 
 /// The request in the Messages API's shape.
@@ -73,27 +73,19 @@ pub fn to_messages(body: &Value) -> Value {
             _ => {}
         }
     }
-    let tools: Vec<Value> = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .map(|t| {
-                    let kind = t.get("type").and_then(Value::as_str).unwrap_or("function");
-                    let name = t.get("name").and_then(Value::as_str).unwrap_or(kind);
-                    json!({"name": name, "kind": kind,
-                           "input_schema": t.get("parameters").cloned().unwrap_or(Value::Null)})
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "model": body.get("model").cloned().unwrap_or(Value::Null),
-        "system": system.join("\n"),
-        "messages": messages,
-        "tools": tools,
-        "stream": body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    })
+    let tools = each_tool(body, |t| {
+        let kind = t.get("type").and_then(Value::as_str).unwrap_or("function");
+        let name = t.get("name").and_then(Value::as_str).unwrap_or(kind);
+        json!({"name": name, "kind": kind,
+               "input_schema": t.get("parameters").cloned().unwrap_or(Value::Null)})
+    });
+    neutral(
+        body.get("model").cloned().unwrap_or(Value::Null),
+        system.join("\n"),
+        messages,
+        tools,
+        body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+    )
 }
 
 /// The output items of `message` (ids from its id), each with the events that stream it.
