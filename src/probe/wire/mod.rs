@@ -177,6 +177,19 @@ pub fn neutral(
     })
 }
 
+/// Add `block` to `messages`: to the last message when it is `role`'s (consecutive blocks of
+/// one role are one message), else as a new message of `role`.
+pub fn push_block(messages: &mut Vec<Value>, role: &str, block: Value) {
+    if let Some(last) = messages.last_mut()
+        && last["role"] == role
+        && let Some(c) = last["content"].as_array_mut()
+    {
+        c.push(block);
+        return;
+    }
+    messages.push(json!({"role": role, "content": [block]}));
+}
+
 /// Each of the request's `tools` (an OpenAI API's list) as `tool` reads it.
 pub fn each_tool(body: &Value, tool: impl Fn(&Value) -> Value) -> Vec<Value> {
     body.get("tools")
