@@ -3,3 +3,4 @@
 
 mod cli;
 mod input;
+mod runs;
