@@ -177,6 +177,22 @@ pub fn neutral(
     })
 }
 
+/// [`neutral`] of an OpenAI API's request, which names its model and whether it streams.
+pub fn openai_neutral(
+    body: &Value,
+    system: &[String],
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+) -> Value {
+    neutral(
+        body.get("model").cloned().unwrap_or(Value::Null),
+        system.join("\n"),
+        messages,
+        tools,
+        body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+    )
+}
+
 /// Add `block` to `messages`: to the last message when it is `role`'s (consecutive blocks of
 /// one role are one message), else as a new message of `role`.
 pub fn push_block(messages: &mut Vec<Value>, role: &str, block: Value) {

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CREATED, Tokens, each_tool, neutral, parts_text, push_block, sse};
+use super::{CREATED, Tokens, each_tool, openai_neutral, parts_text, push_block, sse};
 use crate::probe::sse::{fake_id, split_json, split_text};
 
 /// The request in the Messages API's shape.
@@ -75,13 +75,7 @@ pub fn to_messages(body: &Value) -> Value {
         json!({"name": name, "kind": kind,
                "input_schema": t.get("parameters").cloned().unwrap_or(Value::Null)})
     });
-    neutral(
-        body.get("model").cloned().unwrap_or(Value::Null),
-        system.join("\n"),
-        messages,
-        tools,
-        body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    )
+    openai_neutral(body, &system, messages, tools)
 }
 
 /// The output items of `message` (ids from its id), each with the events that stream it.
