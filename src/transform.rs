@@ -49,6 +49,18 @@ impl Origin {
             cr: line.cr,
         }
     }
+
+    /// A line of `bytes` that stands where this origin stood in the input.
+    pub fn line<'a>(&self, bytes: &'a [u8]) -> Line<'a> {
+        Line {
+            bytes,
+            number: self.number,
+            raw_len: self.raw_len,
+            terminated: self.terminated,
+            oversized: self.oversized,
+            cr: self.cr,
+        }
+    }
 }
 
 /// One output line of a transform.

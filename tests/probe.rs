@@ -10,11 +10,11 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common::probe::{fake_cli, probe, scenario_names, summary};
 use crate::common::{bin, root};
 
 /// The CLI installed by `install-claude.sh VERSION` (honours `CLAUDE_CLI_ROOT`), or `None` after
@@ -49,64 +49,8 @@ fn cli(version: &str) -> Option<PathBuf> {
     Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
-/// Whether `unshare -rn` gives a network namespace with a working loopback here.
-fn netns() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        let ok = Command::new("unshare")
-            .args(["-rn", "sh", "-c", "ip link set lo up"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!(
-                "NOTE: no network namespace (unshare -rn failed): probing with the host network"
-            );
-        }
-        ok
-    })
-}
-
-/// `boo-normalize probe ARGS`, inside a loopback-only network namespace when `isolated` and the
-/// machine allows it.
-fn probe(args: &[&str], isolated: bool) -> Output {
-    let mut c = if isolated && netns() {
-        let mut c = Command::new("unshare");
-        c.args(["-rn", "sh", "-c", "ip link set lo up && exec \"$@\"", "sh"])
-            .arg(env!("CARGO_BIN_EXE_boo-normalize"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
-    };
-    c.arg("probe").args(args).stdin(Stdio::null());
-    let started = Instant::now();
-    let out = c.output().expect("run probe");
-    eprintln!(
-        "probe {} took {:.1} s",
-        args.join(" "),
-        started.elapsed().as_secs_f64()
-    );
-    out
-}
-
-fn summary(dir: &Path) -> Value {
-    let text = fs::read_to_string(dir.join("summary.json")).expect("summary.json");
-    serde_json::from_str(&text).expect("summary.json is JSON")
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The built-in scenario names (`probe --list`).
-fn builtin_names() -> Vec<String> {
-    let out = bin().args(["probe", "--list"]).output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
-        .collect()
 }
 
 /// Every scenario in both modes (auth_error only in stream) passes against `version`: the
@@ -128,7 +72,7 @@ fn full_probe(version: &str, dir: &Path) -> Option<Value> {
     let s = summary(dir);
     assert_eq!(s["failed"], 0, "{err}");
     let runs = s["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), builtin_names().len() * 2 - 1, "{err}");
+    assert_eq!(runs.len(), scenario_names(&[]).len() * 2 - 1, "{err}");
     for r in runs {
         let file = dir.join(r["file"].as_str().unwrap());
         let text = fs::read_to_string(&file).unwrap();
@@ -397,19 +341,6 @@ fn old_and_newest_releases_differ_where_the_format_changed() {
 
 // ------------------------------------------------------------------ failure paths
 
-/// A stand-in CLI: a shell script in `dir` (its pid, and those of the processes it starts, go
-/// to `dir/pids`).
-fn fake_cli(dir: &Path, body: &str) -> PathBuf {
-    let p = dir.join("claude");
-    fs::write(
-        &p,
-        format!("#!/bin/sh\necho $$ >> '{}/pids'\n{body}\n", dir.display()),
-    )
-    .unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-    p
-}
-
 /// Every pid the stand-in wrote is gone (not even a zombie of ours is left).
 fn assert_nothing_left(dir: &Path) {
     let pids = fs::read_to_string(dir.join("pids")).unwrap_or_default();
@@ -485,6 +416,7 @@ fn a_crashing_cli_fails_the_scenario_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let claude = fake_cli(
         dir.path(),
+        "claude",
         "echo 'Segmentation fault (core dumped)' >&2\nexit 1",
     );
     let o = dir.path().join("o");
@@ -506,6 +438,7 @@ fn a_hanging_cli_is_stopped_and_everything_it_started_killed() {
     // A child that leaves the process group (setsid) and one that stays; both must go.
     let claude = fake_cli(
         dir.path(),
+        "claude",
         &format!(
             "setsid sleep 300 & echo $! >> '{d}/pids'\nsleep 300 & echo $! >> '{d}/pids'\nwait",
             d = dir.path().display()
@@ -543,6 +476,7 @@ fn a_cli_printing_garbage_fails_the_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let claude = fake_cli(
         dir.path(),
+        "claude",
         "echo 'Welcome to claude!'\necho '{\"type\":\"result\",\"subtype\":\"success\"}'\necho 'bye'",
     );
     let o = dir.path().join("o");
@@ -573,7 +507,7 @@ fn a_cli_printing_garbage_fails_the_scenario() {
 #[test]
 fn a_relative_claude_bin_is_the_callers() {
     let dir = tempfile::tempdir().unwrap();
-    fake_cli(dir.path(), "echo 'not json'");
+    fake_cli(dir.path(), "claude", "echo 'not json'");
     let out = Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
         .current_dir(dir.path())
         .args([
@@ -601,7 +535,7 @@ fn a_relative_claude_bin_is_the_callers() {
 #[test]
 fn unknown_scenarios_and_bad_files_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let claude = fake_cli(dir.path(), "exit 0");
+    let claude = fake_cli(dir.path(), "claude", "exit 0");
     let out = probe(
         &[
             "--claude-bin",

@@ -11,14 +11,13 @@
 //! binary, a hanging CLI) are checked per agent with stand-ins.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::common::probe::{fake_cli, probe, scenario_names, summary};
 use crate::common::root;
 
 /// (agent, newest pinned release, an older release) — the releases of `fixtures/agents/`.
@@ -56,64 +55,6 @@ pub(crate) fn cli(agent: &str, version: &str) -> Option<PathBuf> {
     ))
 }
 
-/// Whether `unshare -rn` gives a network namespace with a working loopback here.
-pub(crate) fn netns() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        let ok = Command::new("unshare")
-            .args(["-rn", "sh", "-c", "ip link set lo up"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!(
-                "NOTE: no network namespace (unshare -rn failed): probing with the host network"
-            );
-        }
-        ok
-    })
-}
-
-/// `boo-normalize probe ARGS` in a loopback-only network namespace where possible.
-fn probe(args: &[&str]) -> Output {
-    let mut c = if netns() {
-        let mut c = Command::new("unshare");
-        c.args(["-rn", "sh", "-c", "ip link set lo up && exec \"$@\"", "sh"])
-            .arg(env!("CARGO_BIN_EXE_boo-normalize"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_boo-normalize"))
-    };
-    c.arg("probe").args(args).stdin(Stdio::null());
-    let started = Instant::now();
-    let out = c.output().expect("run probe");
-    eprintln!(
-        "probe {} took {:.1} s",
-        args.join(" "),
-        started.elapsed().as_secs_f64()
-    );
-    out
-}
-
-fn summary(dir: &Path) -> Value {
-    let text = fs::read_to_string(dir.join("summary.json")).expect("summary.json");
-    serde_json::from_str(&text).expect("summary.json is JSON")
-}
-
-/// The names of `agent`'s built-in scenarios (`probe --agent AGENT --list`).
-fn scenarios(agent: &str) -> Vec<String> {
-    let out = crate::common::bin()
-        .args(["probe", "--agent", agent, "--list"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
-        .collect()
-}
-
 /// Probe `agent` `version` with every scenario and diff it against its committed captures at
 /// `--fail-on info`: every run passes, every line is JSON, every port is free again, and
 /// nothing differs.
@@ -126,19 +67,22 @@ fn probe_release(agent: &str, version: &str) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join(version);
-    let o = probe(&[
-        "--agent",
-        agent,
-        "--bin",
-        bin.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--keep-going",
-        "--baseline",
-        baseline.to_str().unwrap(),
-        "--fail-on",
-        "info",
-    ]);
+    let o = probe(
+        &[
+            "--agent",
+            agent,
+            "--bin",
+            bin.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--keep-going",
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--fail-on",
+            "info",
+        ],
+        true,
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     let report = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
@@ -156,7 +100,11 @@ fn probe_release(agent: &str, version: &str) {
     assert_eq!(s["failed"], 0, "{err}");
     let runs = s["runs"].as_array().unwrap();
     let modes = s["modes"].as_array().unwrap().len();
-    assert_eq!(runs.len(), scenarios(agent).len() * modes, "{err}");
+    assert_eq!(
+        runs.len(),
+        scenario_names(&["--agent", agent]).len() * modes,
+        "{err}"
+    );
     for r in runs {
         let file = out.join(r["file"].as_str().unwrap());
         let text = fs::read_to_string(&file).unwrap();
@@ -242,18 +190,6 @@ fn committed_releases_diff() {
     }
 }
 
-/// A stand-in CLI (its pid, and those of what it starts, go to `dir/pids`).
-fn fake_cli(dir: &Path, body: &str) -> PathBuf {
-    let p = dir.join("agent");
-    fs::write(
-        &p,
-        format!("#!/bin/sh\necho $$ >> '{}/pids'\n{body}\n", dir.display()),
-    )
-    .unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-    p
-}
-
 #[test]
 fn a_missing_binary_is_exit_127_for_every_agent() {
     for (agent, _, _) in RELEASES {
@@ -282,6 +218,7 @@ fn a_hanging_agent_is_stopped_and_nothing_is_left() {
         let dir = tempfile::tempdir().unwrap();
         let cli = fake_cli(
             dir.path(),
+            "agent",
             "case \"$*\" in *--version*) echo 9.9.9; exit 0;; esac\n\
              sleep 300 & echo $! >> \"$(dirname \"$0\")/pids\"\n\
              echo '{\"type\":\"started\"}'\nsleep 300",
@@ -342,7 +279,7 @@ fn claude_runs_a_default_subagent_in_the_background() {
             "stream",
         ];
         args.extend(extra);
-        probe(&args)
+        probe(&args, true)
     };
     let o = run(&a, &[]);
     assert_eq!(

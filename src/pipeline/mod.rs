@@ -289,14 +289,7 @@ impl<'a> Pipeline<'a> {
         for i in 0..out.len() {
             let (bytes, _, origin) = out.get(i, orig.bytes);
             let from = origin.unwrap_or_else(|| Origin::of(orig));
-            let l = Line {
-                bytes,
-                number: from.number,
-                raw_len: from.raw_len,
-                terminated: from.terminated,
-                oversized: from.oversized,
-                cr: from.cr,
-            };
+            let l = from.line(bytes);
             if let Some((_, w)) = violations.iter().find(|(j, _)| *j == i) {
                 self.events.set_line_violation(from.number, w.clone());
             }
@@ -376,14 +369,7 @@ impl<'a> Pipeline<'a> {
         for i in 0..out.len() {
             let (bytes, members, origin) = out.get(i, orig.bytes);
             let from = origin.unwrap_or_else(|| Origin::of(orig));
-            let l = Line {
-                bytes,
-                number: from.number,
-                raw_len: from.raw_len,
-                terminated: from.terminated,
-                oversized: from.oversized,
-                cr: from.cr,
-            };
+            let l = from.line(bytes);
             self.events.set_line_members(from.number, members);
             res = self.push_one(&l, None, &mut inspect);
             self.events.set_line_members(from.number, b"");

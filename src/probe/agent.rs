@@ -285,78 +285,30 @@ macro_rules! scenarios {
         const $name: &[(&str, &str)] =
             &[$(($s, include_str!(concat!("scenarios/", $dir, "/", $s, ".json")))),*];
     };
+    // The scenarios every agent but Claude has, each from the agent's own folder.
+    ($name:ident, $dir:literal) => {
+        scenarios!(
+            $name,
+            $dir,
+            [
+                "plain",
+                "bash",
+                "parallel_tools",
+                "write_edit",
+                "api_error",
+                "turns",
+                "thinking",
+                "resume"
+            ]
+        );
+    };
 }
 
-scenarios!(
-    CODEX,
-    "codex",
-    [
-        "plain",
-        "bash",
-        "parallel_tools",
-        "write_edit",
-        "api_error",
-        "turns",
-        "thinking",
-        "resume"
-    ]
-);
-scenarios!(
-    GEMINI,
-    "gemini",
-    [
-        "plain",
-        "bash",
-        "parallel_tools",
-        "write_edit",
-        "api_error",
-        "turns",
-        "thinking",
-        "resume"
-    ]
-);
-scenarios!(
-    QWEN,
-    "qwen",
-    [
-        "plain",
-        "bash",
-        "parallel_tools",
-        "write_edit",
-        "api_error",
-        "turns",
-        "thinking",
-        "resume"
-    ]
-);
-scenarios!(
-    OPENCODE,
-    "opencode",
-    [
-        "plain",
-        "bash",
-        "parallel_tools",
-        "write_edit",
-        "api_error",
-        "turns",
-        "thinking",
-        "resume"
-    ]
-);
-scenarios!(
-    COPILOT,
-    "copilot",
-    [
-        "plain",
-        "bash",
-        "parallel_tools",
-        "write_edit",
-        "api_error",
-        "turns",
-        "thinking",
-        "resume"
-    ]
-);
+scenarios!(CODEX, "codex");
+scenarios!(GEMINI, "gemini");
+scenarios!(QWEN, "qwen");
+scenarios!(OPENCODE, "opencode");
+scenarios!(COPILOT, "copilot");
 
 /// The built-in scenarios of `agent` as `probe --list` prints them: name, modes, description,
 /// a line each.

@@ -9,6 +9,7 @@
 //! - [`script`]: routing a request to a scripted reply;
 //! - [`sse`]: the API's message, event stream and error shapes;
 //! - [`api`]: the loopback HTTP server;
+//! - [`answer`]: how that server answers one request;
 //! - [`wire`]: the other model APIs it speaks (OpenAI Responses, Chat Completions, Gemini);
 //! - [`run`]: one scenario in one mode against the real CLI;
 //! - [`summary`]: the per-run reports, `summary.json` and the table;
@@ -16,6 +17,7 @@
 //! - [`serve`]: `--serve-only`, one script on loopback for a test.
 
 pub mod agent;
+pub mod answer;
 pub mod api;
 pub mod run;
 pub mod scenario;

@@ -8,7 +8,8 @@
 //! - [`guardian`]: the guardian/worker split that survives `kill -9` of boo-normalize;
 //! - [`procs`]: subreaper, `/proc` descendant tracking, signalling and reaping;
 //! - [`child`]: starting the child in its own process group, with reader threads;
-//! - [`supervise`](mod@supervise): the loop with timeouts, interrupt forwarding, escalation and cleanup;
+//! - [`supervise`](mod@supervise): the loop with timeouts, interrupt forwarding and escalation;
+//! - [`cleanup`](mod@cleanup): killing and reaping what is left once the child is gone;
 //! - [`drive`] and [`guard`]: the output side: the [`Pipeline`](crate::pipeline::Pipeline),
 //!   `policy.violation` and `child.stderr` events;
 //! - [`outbox`]: stdout and stderr written by threads of their own, so a stuck reader cannot stall the supervisor;
@@ -20,6 +21,7 @@
 //! command refuses to run.
 
 pub mod child;
+pub mod cleanup;
 pub mod command;
 pub mod drive;
 pub mod env;

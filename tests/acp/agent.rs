@@ -210,15 +210,12 @@ fn subagent_work_is_attributed_to_its_task_call() {
         {"label": "sub", "match": {"first_user": "List the files"}, "content": [{"type": "text", "text": "Subagent report: nothing here."}]},
         {"label": "main end", "match": {"first_user": "delegate"}, "content": [{"type": "text", "text": "The subagent found nothing."}]}
     ]}));
-    let r = e.drive(
+    let r = e.one_prompt(
         &api,
         &["--", "--permission-mode", "bypassPermissions"],
         json!([]),
-        json!([
-            {"op": "initialize"},
-            {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "delegate this", "as": "p"}
-        ]),
+        "delegate this",
+        "p",
     );
     assert_eq!(r.stop("p"), "end_turn");
     let task = r
@@ -343,16 +340,7 @@ fn session_load_after_a_restart_replays_the_conversation_then_resumes_it() {
         {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch one.txt", "description": "Create one.txt"}}]},
         {"label": "first end", "content": [{"type": "text", "text": "First answer."}]}
     ]}));
-    let r1 = e.drive(
-        &api,
-        &[],
-        json!(["allow"]),
-        json!([
-            {"op": "initialize"},
-            {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "first question", "as": "p1"}
-        ]),
-    );
+    let r1 = e.one_prompt(&api, &[], json!(["allow"]), "first question", "p1");
     assert_eq!(r1.stop("p1"), "end_turn");
     let id = r1.v["sessions"]["s"].as_str().unwrap().to_owned();
     // A new agent process: the session from its transcript.

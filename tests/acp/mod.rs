@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::adapters::harness::{self, Fake};
-use crate::common::root;
+use crate::common::npm::{self, CiError};
 use crate::spawn::common::{Dirs, Mark, marker, output_within};
 
 /// `target/acp-client` with the pinned SDK installed, or why not.
@@ -32,35 +32,12 @@ pub fn acp_client() -> Result<&'static Path, String> {
 }
 
 fn install() -> Result<PathBuf, String> {
-    let src = root().join("tests/support/acp-client");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("acp-client");
-    fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for e in fs::read_dir(&src).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        if p.is_file() {
-            fs::copy(&p, dir.join(p.file_name().unwrap())).map_err(|e| e.to_string())?;
-        }
-    }
-    let lock = fs::read(dir.join("package-lock.json")).map_err(|e| e.to_string())?;
-    let stamp = dir.join("node_modules/.boo-lock");
-    if fs::read(&stamp).ok().as_deref() == Some(&lock[..]) {
-        return Ok(dir);
-    }
-    let npm = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("npm not available ({e})"))?;
-    if !npm.status.success() {
-        return Err(format!(
-            "npm ci failed: {}",
-            String::from_utf8_lossy(&npm.stderr)
-        ));
-    }
-    fs::write(&stamp, &lock).map_err(|e| e.to_string())?;
+    let dir = npm::support_copy("acp-client")?;
+    npm::ci_once(&dir).map_err(|e| match e {
+        CiError::Io(e) => e,
+        CiError::Spawn(e) => format!("npm not available ({e})"),
+        CiError::Failed(stderr) => format!("npm ci failed: {stderr}"),
+    })?;
     Ok(dir)
 }
 
@@ -150,6 +127,27 @@ impl Env {
             json!({"op": "until_update", "session": s, "kind": "available_commands_update", "timeout_ms": 30000}),
             json!({"op": "sleep", "ms": 1000}),
         ]
+    }
+
+    /// [`Env::drive`] with one session `s` and one prompt in it: `text`, named `name`.
+    pub fn one_prompt(
+        &self,
+        fake: &Fake,
+        args: &[&str],
+        permissions: Value,
+        text: &str,
+        name: &str,
+    ) -> Report {
+        self.drive(
+            fake,
+            args,
+            permissions,
+            json!([
+                {"op": "initialize"},
+                {"op": "new", "as": "s"},
+                {"op": "prompt", "session": "s", "text": text, "as": name}
+            ]),
+        )
     }
 
     /// Run the client with `steps`, answering permission requests with `permissions`; `args`

@@ -4,36 +4,37 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::env;
+use super::{Env, Report, env};
+use crate::adapters::harness::Fake;
 use crate::spawn::common::assert_no_procs;
 
-#[test]
-fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason() {
-    let Some(e) = env("acp_cancel") else { return };
-    // The second prompt's request also holds the first one's text (consecutive user messages
-    // are one): its entry comes first.
-    let api = e.api(json!({"responses": [
-        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
-        {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
-    ]}));
-    let w = e.until_working("s");
-    let r = e.drive(
-        &api,
-        &[],
-        json!([]),
-        json!([
-            {"op": "initialize"},
-            {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            w[0],
-            w[1],
-            {"op": "cancel", "session": "s"},
-            {"op": "await", "prompt": "p1"},
-            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
-        ]),
-    );
+/// Prompt `first question` (`p1`) in session `s` and do not wait for its answer, run `before`,
+/// cancel it, wait for its answer, run `after`, then prompt `second question` (`p2`).
+fn cancel_then_second(
+    e: &Env,
+    api: &Fake,
+    permissions: Value,
+    before: &[Value],
+    after: &[Value],
+) -> Report {
+    let mut steps = vec![
+        json!({"op": "initialize"}),
+        json!({"op": "new", "as": "s"}),
+        json!({"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false}),
+    ];
+    steps.extend_from_slice(before);
+    steps.push(json!({"op": "cancel", "session": "s"}));
+    steps.push(json!({"op": "await", "prompt": "p1"}));
+    steps.extend_from_slice(after);
+    steps.push(json!({"op": "prompt", "session": "s", "text": "second question", "as": "p2"}));
+    e.drive(api, &[], permissions, Value::Array(steps))
+}
+
+/// `p1` was cancelled within 2 s of the cancel, `p2` then answered `Second answer.` with a stop
+/// reason of its own, and no process is left.
+fn assert_cancelled_then_answered(e: &Env, r: &Report) {
     assert_eq!(r.stop("p1"), "cancelled");
     let took =
         r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
@@ -51,6 +52,19 @@ fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason(
 }
 
 #[test]
+fn cancel_during_a_stalled_answer_then_the_next_prompt_gets_its_own_stop_reason() {
+    let Some(e) = env("acp_cancel") else { return };
+    // The second prompt's request also holds the first one's text (consecutive user messages
+    // are one): its entry comes first.
+    let api = e.api(json!({"responses": [
+        {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
+        {"label": "stalled", "match": {"last_user": "first"}, "hang": true}
+    ]}));
+    let r = cancel_then_second(&e, &api, json!([]), &e.until_working("s"), &[]);
+    assert_cancelled_then_answered(&e, &r);
+}
+
+#[test]
 fn cancel_during_a_running_tool_stops_it() {
     let Some(e) = env("acp_cancel_tool") else {
         return;
@@ -59,35 +73,21 @@ fn cancel_during_a_running_tool_stops_it() {
         {"label": "second", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "long bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch started.txt && sleep 120", "description": "Wait"}}]}
     ]}));
-    let r = e.drive(
+    let r = cancel_then_second(
+        &e,
         &api,
-        &[],
         json!(["allow"]),
-        json!([
-            {"op": "initialize"},
-            {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            {"op": "until_permission"},
-            {"op": "sleep", "ms": 1500},
-            {"op": "cancel", "session": "s"},
-            {"op": "await", "prompt": "p1"},
-            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
-        ]),
+        &[
+            json!({"op": "until_permission"}),
+            json!({"op": "sleep", "ms": 1500}),
+        ],
+        &[],
     );
     assert!(
         e.d.work.join("started.txt").exists(),
         "the tool was running"
     );
-    assert_eq!(r.stop("p1"), "cancelled");
-    let took =
-        r.result("p1")["at"].as_u64().unwrap() - r.result("cancel@s")["at"].as_u64().unwrap();
-    assert!(took <= 2000, "cancel took {took} ms");
-    assert_eq!(r.stop("p2"), "end_turn");
-    assert!(
-        r.text("s", "agent_message_chunk")
-            .contains("Second answer.")
-    );
-    assert_no_procs(&e.mark, Duration::from_secs(5));
+    assert_cancelled_then_answered(&e, &r);
 }
 
 #[test]
@@ -99,20 +99,12 @@ fn a_cancelled_prompt_denies_the_tool_waiting_for_permission() {
         {"label": "after", "match": {"last_user": "second"}, "content": [{"type": "text", "text": "Second answer."}]},
         {"label": "bash", "match": {"last_user": "first"}, "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch never.txt", "description": "Create never.txt"}}]}
     ]}));
-    let r = e.drive(
+    let r = cancel_then_second(
+        &e,
         &api,
-        &[],
         json!(["hold"]),
-        json!([
-            {"op": "initialize"},
-            {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "first question", "as": "p1", "wait": false},
-            {"op": "until_permission"},
-            {"op": "cancel", "session": "s"},
-            {"op": "await", "prompt": "p1"},
-            {"op": "sleep", "ms": 500},
-            {"op": "prompt", "session": "s", "text": "second question", "as": "p2"},
-        ]),
+        &[json!({"op": "until_permission"})],
+        &[json!({"op": "sleep", "ms": 500})],
     );
     assert_eq!(r.stop("p1"), "cancelled");
     assert_eq!(r.stop("p2"), "end_turn");
@@ -130,16 +122,7 @@ fn always_allow_is_a_rule_the_cli_keeps() {
         {"label": "two", "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "touch a.txt", "description": "a again"}}]},
         {"label": "end", "content": [{"type": "text", "text": "Both done."}]}
     ]}));
-    let r = e.drive(
-        &api,
-        &[],
-        json!(["allow_always"]),
-        json!([
-            {"op": "initialize"},
-            {"op": "new", "as": "s"},
-            {"op": "prompt", "session": "s", "text": "touch twice", "as": "p"}
-        ]),
-    );
+    let r = e.one_prompt(&api, &[], json!(["allow_always"]), "touch twice", "p");
     assert_eq!(r.stop("p"), "end_turn");
     assert_eq!(
         r.permissions().len(),

@@ -1,6 +1,9 @@
 //! Shared helpers for the integration tests: run the real binary, list fixtures, parse output.
 #![allow(dead_code)]
 
+pub mod npm;
+pub mod probe;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

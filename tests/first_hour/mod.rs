@@ -2,4 +2,6 @@
 //! check that cannot pass by accident, the command line people expect.
 
 mod cli;
+mod command_line;
 mod input;
+mod runs;

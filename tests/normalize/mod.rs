@@ -1,6 +1,7 @@
 //! `normalize`: the envelope contract on every capture, golden snapshots, property tests, regressions and latency.
 
 mod cli;
+mod edges;
 mod golden;
 mod latency;
 mod props;

@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use packaging::{assert_envelope, fixture, have, root, run, size, skip, target_dir};
 
 use crate::common::BIN;
+use crate::common::npm::{self, CiError};
 
 /// target/npm-work: a copy of npm/ with its dev dependencies installed, or why not.
 fn work() -> Result<&'static Path, String> {
@@ -46,23 +47,13 @@ fn prepare_work() -> Result<PathBuf, String> {
         let _ = std::fs::remove_dir_all(work.join(stale));
     }
     copy_tree(&root().join("npm"), &work).map_err(|e| format!("copy npm/: {e}"))?;
-    let lock = std::fs::read(work.join("package-lock.json")).map_err(|e| e.to_string())?;
-    let stamp = work.join("node_modules/.boo-lock");
-    if std::fs::read(&stamp).ok().as_deref() != Some(&lock[..]) {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&work)
-            .output()
-            .map_err(|e| format!("npm: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "npm ci in {} failed: {}",
-                work.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+    npm::ci_once(&work).map_err(|e| match e {
+        CiError::Io(e) => e,
+        CiError::Spawn(e) => format!("npm: {e}"),
+        CiError::Failed(stderr) => {
+            format!("npm ci in {} failed: {}", work.display(), stderr.trim())
         }
-        std::fs::write(&stamp, &lock).map_err(|e| e.to_string())?;
-    }
+    })?;
     Ok(work)
 }
 

@@ -16,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::npm::{self, CiError};
 use common::{bin, events, fixtures, root};
 use serde_json::Value;
 
@@ -36,40 +37,15 @@ pub(crate) fn node_clients() -> Result<&'static Path, String> {
 }
 
 fn install_node_clients() -> Result<PathBuf, String> {
-    let src = root().join("tests/support/node-clients");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("node-clients");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for e in std::fs::read_dir(&src).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        if p.is_file() {
-            std::fs::copy(&p, dir.join(p.file_name().unwrap())).map_err(|e| e.to_string())?;
-        }
-    }
-    let lock = std::fs::read(dir.join("package-lock.json")).map_err(|e| e.to_string())?;
-    let stamp = dir.join("node_modules/.boo-lock");
-    if std::fs::read(&stamp).ok().as_deref() == Some(&lock[..]) {
-        return Ok(dir);
-    }
-    let npm = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("npm not available ({e})"))?;
-    if !npm.status.success() {
-        return Err(format!(
+    let dir = npm::support_copy("node-clients")?;
+    npm::ci_once(&dir).map_err(|e| match e {
+        CiError::Io(e) => e,
+        CiError::Spawn(e) => format!("npm not available ({e})"),
+        CiError::Failed(stderr) => format!(
             "npm ci failed: {}",
-            String::from_utf8_lossy(&npm.stderr)
-                .lines()
-                .rev()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join(" | ")
-        ));
-    }
-    std::fs::write(&stamp, &lock).map_err(|e| e.to_string())?;
+            stderr.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+        ),
+    })?;
     Ok(dir)
 }
 

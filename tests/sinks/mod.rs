@@ -5,4 +5,5 @@ mod formats;
 mod otlp;
 pub mod otlp_export;
 mod otlp_phoenix;
+mod otlp_proto;
 mod otlp_spawn;

@@ -1,13 +1,10 @@
 //! The OTLP trace sink against every fixture: the span tree's structure properties, determinism
-//! (replaying a capture reproduces the live trace byte for byte), opt-in and redacted content,
-//! and strict parsing of every line with the official protobuf definitions (Python
-//! `opentelemetry-proto`, installed project-locally; skipped with a message when it cannot be).
+//! (replaying a capture reproduces the live trace byte for byte), and opt-in and redacted
+//! content (strict parsing with the official protobuf definitions is in `otlp_proto.rs`).
 
 use crate::common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -15,7 +12,7 @@ use common::{events, fixtures, root, run};
 
 /// Whether a run ended normally: exit 0, or 3 (reserved for an input without any `result`
 /// line; several fixtures are such runs, and so are synthetic inputs here).
-fn ran(s: &std::process::ExitStatus) -> bool {
+pub(super) fn ran(s: &std::process::ExitStatus) -> bool {
     matches!(s.code(), Some(0 | 3))
 }
 
@@ -439,7 +436,7 @@ fn ids_follow_the_run_id_and_a_replayed_capture_or_audit_log_reproduces_the_live
     assert_ne!(ids("a"), ids("b"), "another run id, other ids");
 }
 
-fn secret_input() -> Vec<u8> {
+pub(super) fn secret_input() -> Vec<u8> {
     let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
     [
         r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","cwd":"/w","tools":["Bash"],"mcp_servers":[],"permissionMode":"default","apiKeySource":"none","claude_code_version":"2.1.45","uuid":"u0"}"#.to_owned(),
@@ -523,95 +520,6 @@ not json at all\n\
         "a run without a result is an error"
     );
     assert_eq!(attrs(root)["error.type"], "no_result");
-}
-
-/// The project-local Python with `opentelemetry-proto`, or None (with the reason printed).
-fn proto_python() -> Option<PathBuf> {
-    let out = Command::new("bash")
-        .arg(root().join("tests/support/otel-venv.sh"))
-        .arg("proto")
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        eprintln!(
-            "SKIP strict OTLP parsing: the opentelemetry-proto Python package could not be installed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        return None;
-    }
-    Some(PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()))
-}
-
-fn check_files(py: &Path, files: &[PathBuf]) -> std::process::Output {
-    Command::new(py)
-        .arg(root().join("tests/support/otlp_check.py"))
-        .args(files)
-        .output()
-        .unwrap()
-}
-
-#[test]
-fn every_line_parses_strictly_with_the_official_protobuf_definitions() {
-    let Some(py) = proto_python() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    // The checker must be able to fail: an unknown field and a base64 id are errors.
-    let bad = dir.path().join("bad.otlp");
-    std::fs::write(&bad, "{\"resourceSpans\":[],\"bogus\":1}\n").unwrap();
-    assert!(
-        !check_files(&py, std::slice::from_ref(&bad))
-            .status
-            .success()
-    );
-    std::fs::write(
-        &bad,
-        "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":\"AAAAAAAAAAAAAAAAAAAAAA==\",\"spanId\":\"AAAAAAAAAAA=\",\"name\":\"x\"}]}]}]}\n",
-    )
-    .unwrap();
-    assert!(
-        !check_files(&py, std::slice::from_ref(&bad))
-            .status
-            .success()
-    );
-
-    let mut files = Vec::new();
-    let secret = dir.path().join("secret.ndjson");
-    std::fs::write(&secret, secret_input()).unwrap();
-    let mut inputs = fixtures();
-    inputs.push(secret);
-    for (i, f) in inputs.iter().enumerate() {
-        for (j, extra) in [
-            &[][..],
-            &["--otlp-content"][..],
-            &["--otlp-content", "--redact"][..],
-        ]
-        .iter()
-        .enumerate()
-        {
-            let p = dir.path().join(format!("{i}-{j}.otlp"));
-            let mut args = vec!["--otlp", p.to_str().unwrap()];
-            args.extend_from_slice(extra);
-            let out = run(&args, &std::fs::read(f).unwrap());
-            assert!(
-                ran(&out.status),
-                "{}: {}",
-                f.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            files.push(p);
-        }
-    }
-    let out = check_files(&py, &files);
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{report}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        report.lines().filter(|l| l.starts_with("ok ")).count(),
-        files.len(),
-        "{report}"
-    );
 }
 
 #[test]

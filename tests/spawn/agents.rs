@@ -17,8 +17,9 @@ use boo_normalize::agent::Agent;
 use serde_json::{Value, json};
 
 use super::common::*;
+use crate::common::probe::netns;
 use crate::common::root;
-use crate::probe_agents::{ONE_AT_A_TIME, RELEASES, cli, netns};
+use crate::probe_agents::{ONE_AT_A_TIME, RELEASES, cli};
 
 /// A provider variable each agent does not read in these runs: set in spawn's environment, it
 /// must be named as not passed (stderr and `run.end`'s `env_removed`).

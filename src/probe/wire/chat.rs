@@ -6,23 +6,13 @@
 
 use serde_json::{Value, json};
 
-use super::{CREATED, Tokens, parts_text, sse};
+use super::{CREATED, Tokens, each_tool, openai_neutral, parts_text, push_block, sse};
 use crate::probe::sse::{fake_id, split_json, split_text};
 
 /// The request in the Messages API's shape.
 pub fn to_messages(body: &Value) -> Value {
     let mut system: Vec<String> = Vec::new();
     let mut messages: Vec<Value> = Vec::new();
-    let mut push = |role: &str, block: Value| {
-        if let Some(last) = messages.last_mut()
-            && last["role"] == role
-            && let Some(c) = last["content"].as_array_mut()
-        {
-            c.push(block);
-            return;
-        }
-        messages.push(json!({"role": role, "content": [block]}));
-    };
     for m in body
         .get("messages")
         .and_then(Value::as_array)
@@ -34,7 +24,11 @@ pub fn to_messages(body: &Value) -> Value {
             "system" | "developer" => system.push(text),
             "assistant" => {
                 if !text.is_empty() {
-                    push("assistant", json!({"type": "text", "text": text}));
+                    push_block(
+                        &mut messages,
+                        "assistant",
+                        json!({"type": "text", "text": text}),
+                    );
                 }
                 for c in m
                     .get("tool_calls")
@@ -47,38 +41,26 @@ pub fn to_messages(body: &Value) -> Value {
                         .and_then(Value::as_str)
                         .and_then(|a| serde_json::from_str(a).ok())
                         .unwrap_or_else(|| json!({}));
-                    push(
+                    push_block(
+                        &mut messages,
                         "assistant",
                         json!({"type": "tool_use", "id": c["id"], "name": c["function"]["name"], "input": input}),
                     );
                 }
             }
-            "tool" => push(
+            "tool" => push_block(
+                &mut messages,
                 "user",
                 json!({"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": text}),
             ),
-            _ => push("user", json!({"type": "text", "text": text})),
+            _ => push_block(&mut messages, "user", json!({"type": "text", "text": text})),
         }
     }
-    let tools: Vec<Value> = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .map(|t| {
-                    json!({"name": t.pointer("/function/name").cloned().unwrap_or(Value::Null),
-                           "input_schema": t.pointer("/function/parameters").cloned().unwrap_or(Value::Null)})
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "model": body.get("model").cloned().unwrap_or(Value::Null),
-        "system": system.join("\n"),
-        "messages": messages,
-        "tools": tools,
-        "stream": body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    })
+    let tools = each_tool(body, |t| {
+        json!({"name": t.pointer("/function/name").cloned().unwrap_or(Value::Null),
+               "input_schema": t.pointer("/function/parameters").cloned().unwrap_or(Value::Null)})
+    });
+    openai_neutral(body, &system, messages, tools)
 }
 
 fn usage(message: &Value) -> Value {

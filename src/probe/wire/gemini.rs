@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tokens, sse};
+use super::{Tokens, neutral, sse};
 use crate::probe::sse::{fake_id, split_text};
 
 /// The model named in `route` (`/v1beta/models/M:…`).
@@ -86,13 +86,13 @@ pub fn to_messages(body: &Value, route: &str, stream: bool) -> Value {
             json!({"name": d["name"], "input_schema": schema})
         })
         .collect();
-    json!({
-        "model": model_of(route),
-        "system": system.join("\n"),
-        "messages": messages,
-        "tools": tools,
-        "stream": stream,
-    })
+    neutral(
+        Value::from(model_of(route)),
+        system.join("\n"),
+        messages,
+        tools,
+        stream,
+    )
 }
 
 fn usage(message: &Value) -> Value {

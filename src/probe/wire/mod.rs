@@ -159,6 +159,61 @@ impl Tokens {
     }
 }
 
+/// A request in the Messages API's shape (see [`Wire::to_messages`]), from its parts as each
+/// API's reader found them.
+pub fn neutral(
+    model: Value,
+    system: String,
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+    stream: bool,
+) -> Value {
+    json!({
+        "model": model,
+        "system": system,
+        "messages": messages,
+        "tools": tools,
+        "stream": stream,
+    })
+}
+
+/// [`neutral`] of an OpenAI API's request, which names its model and whether it streams.
+pub fn openai_neutral(
+    body: &Value,
+    system: &[String],
+    messages: Vec<Value>,
+    tools: Vec<Value>,
+) -> Value {
+    neutral(
+        body.get("model").cloned().unwrap_or(Value::Null),
+        system.join("\n"),
+        messages,
+        tools,
+        body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+    )
+}
+
+/// Add `block` to `messages`: to the last message when it is `role`'s (consecutive blocks of
+/// one role are one message), else as a new message of `role`.
+pub fn push_block(messages: &mut Vec<Value>, role: &str, block: Value) {
+    if let Some(last) = messages.last_mut()
+        && last["role"] == role
+        && let Some(c) = last["content"].as_array_mut()
+    {
+        c.push(block);
+        return;
+    }
+    messages.push(json!({"role": role, "content": [block]}));
+}
+
+/// Each of the request's `tools` (an OpenAI API's list) as `tool` reads it.
+pub fn each_tool(body: &Value, tool: impl Fn(&Value) -> Value) -> Vec<Value> {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .map(|ts| ts.iter().map(tool).collect())
+        .unwrap_or_default()
+}
+
 /// One server-sent event: `event: NAME` (when named) and `data: JSON`.
 pub fn sse(name: Option<&str>, data: &Value) -> Vec<u8> {
     let mut b = Vec::with_capacity(128);

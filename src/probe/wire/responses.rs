@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CREATED, Tokens, parts_text, sse};
+use super::{CREATED, Tokens, each_tool, openai_neutral, parts_text, push_block, sse};
 use crate::probe::sse::{fake_id, split_json, split_text};
 
 /// The request in the Messages API's shape.
@@ -17,16 +17,6 @@ pub fn to_messages(body: &Value) -> Value {
         system.push(s.to_owned());
     }
     let mut messages: Vec<Value> = Vec::new();
-    let mut push = |role: &str, block: Value| {
-        if let Some(last) = messages.last_mut()
-            && last["role"] == role
-            && let Some(c) = last["content"].as_array_mut()
-        {
-            c.push(block);
-            return;
-        }
-        messages.push(json!({"role": role, "content": [block]}));
-    };
     let input = match body.get("input") {
         Some(Value::String(s)) => vec![json!({"type": "message", "role": "user", "content": s})],
         Some(Value::Array(a)) => a.clone(),
@@ -43,8 +33,12 @@ pub fn to_messages(body: &Value) -> Value {
                 let text = parts_text(item.get("content").unwrap_or(&Value::Null));
                 match s("role").as_str() {
                     "system" | "developer" => system.push(text),
-                    "assistant" => push("assistant", json!({"type": "text", "text": text})),
-                    _ => push("user", json!({"type": "text", "text": text})),
+                    "assistant" => push_block(
+                        &mut messages,
+                        "assistant",
+                        json!({"type": "text", "text": text}),
+                    ),
+                    _ => push_block(&mut messages, "user", json!({"type": "text", "text": text})),
                 }
             }
             "function_call" | "custom_tool_call" | "local_shell_call" => {
@@ -54,7 +48,8 @@ pub fn to_messages(body: &Value) -> Value {
                     .and_then(|a| serde_json::from_str(a).ok())
                     .or_else(|| item.get("input").cloned())
                     .unwrap_or_else(|| json!({}));
-                push(
+                push_block(
+                    &mut messages,
                     "assistant",
                     json!({"type": "tool_use", "id": s("call_id"), "name": s("name"), "input": input}),
                 );
@@ -65,7 +60,8 @@ pub fn to_messages(body: &Value) -> Value {
                     Some(o) => parts_text(o),
                     None => String::new(),
                 };
-                push(
+                push_block(
+                    &mut messages,
                     "user",
                     json!({"type": "tool_result", "tool_use_id": s("call_id"), "content": out}),
                 );
@@ -73,27 +69,13 @@ pub fn to_messages(body: &Value) -> Value {
             _ => {}
         }
     }
-    let tools: Vec<Value> = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .map(|t| {
-                    let kind = t.get("type").and_then(Value::as_str).unwrap_or("function");
-                    let name = t.get("name").and_then(Value::as_str).unwrap_or(kind);
-                    json!({"name": name, "kind": kind,
-                           "input_schema": t.get("parameters").cloned().unwrap_or(Value::Null)})
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({
-        "model": body.get("model").cloned().unwrap_or(Value::Null),
-        "system": system.join("\n"),
-        "messages": messages,
-        "tools": tools,
-        "stream": body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    })
+    let tools = each_tool(body, |t| {
+        let kind = t.get("type").and_then(Value::as_str).unwrap_or("function");
+        let name = t.get("name").and_then(Value::as_str).unwrap_or(kind);
+        json!({"name": name, "kind": kind,
+               "input_schema": t.get("parameters").cloned().unwrap_or(Value::Null)})
+    });
+    openai_neutral(body, &system, messages, tools)
 }
 
 /// The output items of `message` (ids from its id), each with the events that stream it.

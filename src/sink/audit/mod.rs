@@ -2,22 +2,25 @@
 //! record (the format, reader and verifier are [`crate::audit`]), lossless (every input line is
 //! kept), written whole records at a time; records are hashed on a helper thread ([`hasher`]) and
 //! a file is written through [`cut_back::CutBack`] (cut back to the last whole record on failure).
+//! Batching is in `batch.rs`, records too large to hold in `stream.rs`.
 
+mod batch;
 pub mod cut_back;
 pub mod hasher;
 pub mod runs;
 pub mod shared;
+mod stream;
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use self::hasher::{BATCH_BYTES, Batch, DEPTH, Hasher, Rec};
+use self::hasher::{DEPTH, Hasher, Rec};
 use self::shared::Shared;
+use self::stream::CHUNK;
+use crate::audit::TAIL_LEN;
 use crate::audit::record::{Ts, head, raw_member, tail};
-use crate::audit::{TAIL_LEN, bad};
 use crate::envelope::{EventMeta, Events};
 use crate::json::Out;
 use crate::sink::{EventCtx, Sink};
@@ -249,171 +252,10 @@ impl<W: Write> Audit<W> {
         let tail = self.tail(&digest);
         self.rec.raw(&tail);
     }
-
-    /// Append the record's `cli_version`, event and raw line (as read) to the batch in `rec`,
-    /// and hand the batch to the hashing thread once it is big enough; that thread writes the
-    /// record (see [`Batch`]).
-    fn batch_record(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
-        debug_assert!(!self.recs.is_empty() || self.rec.buf.is_empty());
-        let start = self.rec.buf.len();
-        self.cli_and_event_key(ctx);
-        self.rec.raw(events.bytes(meta));
-        let raw = self.raw_and_extras(meta, ctx, !self.escape_here);
-        self.recs.push(Rec {
-            seq: meta.seq,
-            unix_us: ctx.stamp.unix_us,
-            mono_us: self.mono_base + ctx.stamp.mono_us,
-            start,
-            raw,
-            end: self.rec.buf.len(),
-        });
-        if self.rec.buf.len() >= BATCH_BYTES {
-            self.ship()?;
-        }
-        Ok(())
-    }
-
-    /// Hand the batch in `rec` to the hashing thread, after writing the batches it has
-    /// finished (waiting for the oldest only when [`DEPTH`] batches are on their way).
-    ///
-    /// The two threads share the work by batches: a record's raw line is escaped on the hashing
-    /// thread (its costliest part after the hash), except in a batch built while that thread is
-    /// [`DEPTH`] batches behind, which this thread would soon have to wait for: that batch's
-    /// lines are escaped here instead. So when the hashing thread is the slower one (escaping
-    /// and hashing take more than the pipeline's own work on some input, or another process has
-    /// its core), the pipeline takes over part of its work rather than wait.
-    fn ship(&mut self) -> io::Result<()> {
-        if self.recs.is_empty() {
-            return Ok(());
-        }
-        let mut hasher = match self.hasher.take() {
-            Some(h) => h,
-            None => Hasher::start(&self.run_id, self.helper_out.clone())?,
-        };
-        let sent = self.land_finished(&mut hasher, DEPTH - 1).and_then(|()| {
-            // The chain head is known here only when no batch is on its way; otherwise the
-            // helper goes on from the last record it finished.
-            let prev = (hasher.in_flight() == 0).then_some(self.prev);
-            let buf = self.pool.pop().unwrap_or_default();
-            hasher.send(Batch {
-                buf: std::mem::replace(&mut self.rec.buf, buf),
-                recs: std::mem::take(&mut self.recs),
-                prev,
-                spare: self.pool.pop().unwrap_or_default(),
-                written: None,
-            })
-        });
-        self.escape_here = hasher.in_flight() >= self.escape_from;
-        self.hasher = Some(hasher);
-        sent
-    }
-
-    /// Write the batches `hasher` has finished, waiting for the oldest while more than `keep`
-    /// are on their way.
-    fn land_finished(&mut self, hasher: &mut Hasher, keep: usize) -> io::Result<()> {
-        loop {
-            let done = if hasher.in_flight() > keep {
-                hasher.wait()?
-            } else {
-                hasher.try_take()?
-            };
-            let Some(b) = done else { return Ok(()) };
-            self.prev = b.prev.expect("a finished batch holds its last hash");
-            let written = match b.written {
-                Some(r) => r,
-                None => self.w.write_all(&b.buf),
-            };
-            for mut v in [b.buf, b.spare] {
-                v.clear();
-                self.pool.push(v);
-            }
-            written?;
-        }
-    }
-
-    /// Write every batched record.
-    fn drain(&mut self) -> io::Result<()> {
-        self.ship()?;
-        if let Some(mut hasher) = self.hasher.take() {
-            let landed = self.land_finished(&mut hasher, 0);
-            self.hasher = Some(hasher);
-            landed?;
-        }
-        Ok(())
-    }
-
-    /// The same bytes as [`Audit::record`], hashed and written in pieces: the event straight
-    /// from `events`, the raw line escaped (or base64-encoded) a chunk at a time.
-    fn stream_record(
-        &mut self,
-        events: &Events,
-        meta: &EventMeta,
-        ctx: &EventCtx<'_>,
-    ) -> io::Result<()> {
-        let mut h = Sha256::new();
-        self.rec.buf.clear();
-        self.begin_record(meta, ctx);
-        put(&mut self.w, &mut h, &self.rec.buf)?;
-        put(&mut self.w, &mut h, events.bytes(meta))?;
-        self.rec.buf.clear();
-        if let Some(raw) = self.raw_of(meta, ctx) {
-            match simdutf8::basic::from_utf8(raw) {
-                Ok(mut s) => {
-                    self.rec.key("raw");
-                    self.rec.raw(b"\"");
-                    while !s.is_empty() {
-                        let mut cut = s.len().min(CHUNK);
-                        while !s.is_char_boundary(cut) {
-                            cut -= 1;
-                        }
-                        self.rec.str_content(&s[..cut]);
-                        s = &s[cut..];
-                        put(&mut self.w, &mut h, &self.rec.buf)?;
-                        self.rec.buf.clear();
-                    }
-                    self.rec.raw(b"\"");
-                }
-                Err(_) => {
-                    self.rec.key("raw_b64");
-                    self.rec.raw(b"\"");
-                    // Whole 3-byte groups per chunk: the pieces join into one encoding.
-                    for chunk in raw.chunks(CHUNK / 4 * 3) {
-                        base64::engine::general_purpose::STANDARD
-                            .encode_slice(chunk, &mut self.b64)
-                            .map(|n| self.rec.raw(&self.b64[..n]))
-                            .map_err(|_| bad("base64 buffer too small"))?;
-                        put(&mut self.w, &mut h, &self.rec.buf)?;
-                        self.rec.buf.clear();
-                    }
-                    self.rec.raw(b"\"");
-                }
-            }
-            self.raw_extras(ctx);
-        }
-        self.prev_member();
-        put(&mut self.w, &mut h, &self.rec.buf)?;
-        self.rec.buf.clear();
-        let digest = h.finalize();
-        let tail = self.tail(&digest);
-        self.w.write_all(&tail)
-    }
 }
-
-/// Bytes of raw line escaped per piece of a streamed record.
-const CHUNK: usize = 64 * 1024;
 
 /// Default of [`Audit::stream_records_from`]: records from 1 MiB on are streamed.
 pub const STREAM_RECORD: usize = 1 << 20;
-
-fn put<W: Write>(w: &mut W, h: &mut Sha256, bytes: &[u8]) -> io::Result<()> {
-    h.update(bytes);
-    w.write_all(bytes)
-}
 
 impl<W: Write> Sink for Audit<W> {
     fn event(&mut self, events: &Events, meta: &EventMeta, ctx: &EventCtx<'_>) -> io::Result<()> {
@@ -456,6 +298,7 @@ impl<W: Write> Drop for Audit<W> {
 
 #[cfg(test)]
 mod tests {
+    use super::hasher::BATCH_BYTES;
     use super::*;
     use crate::audit::{GENESIS, last_hash, parse_tail};
 

@@ -158,6 +158,19 @@ pub fn output_within(mut c: Command, max: Duration) -> Output {
     wait_within(child, max)
 }
 
+/// [`output_within`] of a run that must succeed: exit 0, or the test fails showing its stderr.
+#[track_caller]
+pub fn succeeded_within(c: Command, max: Duration) -> Output {
+    let out = output_within(c, max);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Wait for a started child with a deadline, reading its piped stdout and stderr meanwhile (a
 /// run that writes more than a pipe holds is not held back).
 pub fn wait_within(mut child: Child, max: Duration) -> Output {
