@@ -43,6 +43,7 @@
 
 pub mod exit;
 pub mod feed;
+mod input;
 mod pace;
 pub mod play;
 pub mod progress;
@@ -52,16 +53,17 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
 use crate::audit::read::runs as audit_runs;
-use crate::capture::decode::{Decoder, Item, Kind, OutLine, Time};
+use crate::capture::decode::{Decoder, Kind, OutLine};
 use crate::capture::{End, Header};
 use crate::error::Error;
 use crate::normalize::EndInfo;
 use feed::{Got, LineFeed};
+use input::{Input, State};
 use pace::Pacer;
 
 /// How fast to replay.
@@ -196,17 +198,6 @@ impl Outcome {
             (None, None) => EndInfo::eof(),
         }
     }
-}
-
-struct Input {
-    name: String,
-    path: Option<PathBuf>,
-    feed: LineFeed<Box<dyn BufRead>>,
-    size: Option<u64>,
-    first: Option<(Vec<u8>, bool)>,
-    decoder: Option<Decoder>,
-    /// Followed file, opened once more to probe its writer's lock.
-    probe: Option<File>,
 }
 
 /// Opened inputs, ready to play.
@@ -362,203 +353,6 @@ impl Replay {
             });
         }
         Ok(st.outcome)
-    }
-}
-
-impl Input {
-    fn identity(&self) -> (Option<String>, Option<Header>) {
-        let Some((line, _)) = &self.first else {
-            return (None, None);
-        };
-        let mut d = Decoder::new(Kind::detect(line), None);
-        match (
-            self.decoder.as_ref().map(Decoder::kind),
-            d.decode(line, true),
-        ) {
-            (Some(Kind::Capture), Ok(Item::Header(h))) => (Some(h.run_id.clone()), Some(*h)),
-            (Some(Kind::Audit), _) => (
-                self.decoder
-                    .as_ref()
-                    .and_then(|d| d.run().map(str::to_owned)),
-                None,
-            ),
-            _ => (Some(derived_run_id(line)), None),
-        }
-    }
-}
-
-struct State {
-    pacer: Pacer,
-    /// Timeline offset of the current input (where the previous one ended).
-    base: u64,
-    /// Timeline offset of the last item.
-    last: u64,
-    outcome: Outcome,
-    progress: progress::Progress,
-    done_bytes: u64,
-    /// Following: the writer's lock is free (it is gone); read what is left, then stop.
-    writer_gone: bool,
-}
-
-/// Where a line came from, for decoding and error messages.
-struct Src<'i> {
-    name: &'i str,
-    decoder: &'i mut Option<Decoder>,
-    follow: bool,
-}
-
-impl State {
-    fn input(
-        &mut self,
-        inp: &mut Input,
-        opts: &ReplayOptions,
-        player: &mut dyn Player,
-    ) -> Result<(), Error> {
-        let follow = opts.follow;
-        let Input {
-            name,
-            feed,
-            first,
-            decoder,
-            probe,
-            ..
-        } = inp;
-        if let Some(d) = decoder.as_mut() {
-            d.track_results(follow.is_some());
-        }
-        let mut src = Src {
-            name,
-            decoder,
-            follow: follow.is_some(),
-        };
-        if let Some((l, t)) = first.take() {
-            if self.line(&mut src, feed.number(), &l, t, player)? {
-                return Ok(());
-            }
-            self.progress
-                .update(self.done_bytes + feed.consumed(), self.last);
-        }
-        let mut last_data = Instant::now();
-        loop {
-            let n = feed.number() + 1;
-            let consumed = feed.consumed();
-            let got = feed
-                .next(follow.is_some())
-                .map_err(|e| Error::io(src.name, e))?;
-            let (line, term) = match got {
-                Got::Line(l, t) => (l, t),
-                Got::Eof => return Ok(()),
-                Got::Pending => {
-                    let f = follow.expect("pending only when following");
-                    if self.writer_gone {
-                        return Ok(());
-                    }
-                    let timed = src.decoder.as_ref().is_some_and(|d| d.kind().timed());
-                    if timed && probe.as_ref().and_then(crate::files::has_writer) == Some(false) {
-                        // Gone: whatever it wrote before dying is read first.
-                        self.writer_gone = true;
-                        continue;
-                    }
-                    let stream_over = src
-                        .decoder
-                        .as_ref()
-                        .is_some_and(|d| d.kind() == Kind::Stream && d.result_seen())
-                        && last_data.elapsed() >= f.idle;
-                    if stream_over {
-                        if let Some(l) = feed.take_partial() {
-                            self.line(&mut src, n, l, false, player)?;
-                        }
-                        return Ok(());
-                    }
-                    self.pacer.idle_for(f.poll, player).map_err(out_err)?;
-                    continue;
-                }
-            };
-            last_data = Instant::now();
-            let len = line.len() as u64 + u64::from(term);
-            if self.line(&mut src, n, line, term, player)? {
-                return Ok(());
-            }
-            self.progress
-                .update(self.done_bytes + consumed + len, self.last);
-        }
-    }
-
-    /// Decode and play one line; true when the run ended.
-    fn line(
-        &mut self,
-        src: &mut Src<'_>,
-        n: u64,
-        line: &[u8],
-        term: bool,
-        player: &mut dyn Player,
-    ) -> Result<bool, Error> {
-        let follow = src.follow;
-        let dec = src.decoder.get_or_insert_with(|| {
-            let mut d = Decoder::new(Kind::detect(line), None);
-            d.track_results(follow);
-            d
-        });
-        let item = dec
-            .decode(line, term)
-            .map_err(|m| Error::msg(format!("{}:{n}", src.name), m))?;
-        while let Some(k) = dec.take_unknown() {
-            player.warn(&format!(
-                "{}: skipping records of unknown kind `{k}`",
-                src.name
-            ));
-        }
-        let ended = dec.ended();
-        self.item(item, player).map_err(out_err)?;
-        Ok(ended)
-    }
-
-    fn at(&mut self, time: &Time) -> (Option<u64>, Stamp) {
-        let off = time.at_us.map(|a| self.base.saturating_add(a));
-        if let Some(o) = off {
-            self.last = self.last.max(o);
-        }
-        let stamp = Stamp {
-            unix_us: time.unix_us.unwrap_or(0),
-            mono_us: self.last,
-        };
-        (off, stamp)
-    }
-
-    fn item(&mut self, item: Item, player: &mut dyn Player) -> io::Result<()> {
-        match item {
-            Item::Skip => Ok(()),
-            Item::Header(h) => player.header(&h),
-            Item::Out(o) => {
-                let (off, stamp) = self.at(&o.time);
-                let skipping = player.skipping();
-                if !skipping {
-                    self.pacer.wait(off, player)?;
-                }
-                player.out(&o, stamp)?;
-                if skipping && !player.skipping() {
-                    self.pacer.rebase(off);
-                }
-                self.pacer.touch();
-                Ok(())
-            }
-            Item::Err { bytes, cut, time } => {
-                let (off, stamp) = self.at(&time);
-                if !player.skipping() {
-                    self.pacer.wait(off, player)?;
-                }
-                player.err(&bytes, cut, stamp)
-            }
-            Item::End(end, time) => {
-                let (off, stamp) = self.at(&time);
-                if !player.skipping() {
-                    self.pacer.wait(off, player)?;
-                }
-                self.outcome.end = Some(*end);
-                self.outcome.end_stamp = stamp;
-                Ok(())
-            }
-        }
     }
 }
 
