@@ -413,3 +413,43 @@ fn cursor_text_is_never_doubled_in_any_of_its_forms() {
     assert_eq!(read["is_error"], true);
     assert_eq!(ev.iter().filter(|e| e["type"] == "thinking").count(), 1);
 }
+
+/// A captured `write_edit` run is the fixture that tests each agent's edit: every call of kind
+/// `edit` in it must have succeeded, or the fixture tests an error
+/// instead (Qwen's `edit` refuses a file it has not read in the session, so its scenario reads
+/// first).
+#[test]
+fn every_captured_edit_run_edits() {
+    let runs: Vec<_> = agent_fixtures()
+        .into_iter()
+        .filter(|(_, p)| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("write_edit"))
+        })
+        .collect();
+    assert!(runs.len() >= 10, "write_edit captures: {}", runs.len());
+    for (dialect, path) in runs {
+        let ev = events(&run(&[path.to_str().unwrap()], b"").stdout);
+        let edits: BTreeSet<&str> = ev
+            .iter()
+            .filter(|e| e["type"] == "tool.call" && e["kind"] == "edit")
+            .map(|e| e["tool_use_id"].as_str().unwrap())
+            .collect();
+        assert!(
+            !edits.is_empty(),
+            "{dialect} {}: no edit call",
+            path.display()
+        );
+        for e in ev.iter().filter(|e| {
+            e["type"] == "tool.result" && edits.contains(e["tool_use_id"].as_str().unwrap_or(""))
+        }) {
+            assert_eq!(
+                e["is_error"],
+                false,
+                "{dialect} {}: edit failed: {}",
+                path.display(),
+                e["content"]
+            );
+        }
+    }
+}
