@@ -170,8 +170,13 @@ pub fn sniff(head: &[u8]) -> Kind {
         if seen > HEAD_LINES {
             break;
         }
-        // The last piece of a full head may be a line cut short: judged only if it parses.
+        // The last piece of a full head may be a line cut short: judged only if it parses,
+        // or by its first member when that is a stream-json `type` (an init line that lists
+        // many tools can be longer than the head).
         let last_cut = i + 1 == count && head.len() == HEAD_BYTES;
+        if last_cut && cut_line_is_stream_json(line) {
+            return Kind::StreamJson;
+        }
         match line_kind(line) {
             Kind::StreamJson => return Kind::StreamJson,
             Kind::OtherJson => json = true,
@@ -188,6 +193,22 @@ pub fn sniff(head: &[u8]) -> Kind {
         None if binary => Kind::Binary,
         None => Kind::Text,
     }
+}
+
+/// Whether a line cut short by the head's end begins `{"type":"T"` (spaces allowed) with T a
+/// stream-json type (every line the CLI writes puts `type` first).
+fn cut_line_is_stream_json(line: &[u8]) -> bool {
+    let mut rest = line;
+    for token in [&b"{"[..], b"\"type\"", b":", b"\""] {
+        match rest.trim_ascii_start().strip_prefix(token) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    let Some(end) = memchr::memchr(b'"', rest) else {
+        return false;
+    };
+    std::str::from_utf8(&rest[..end]).is_ok_and(|t| STREAM_JSON_TYPES.contains(&t))
 }
 
 /// The kind of one non-blank line (trimmed).
@@ -293,10 +314,16 @@ pub fn check_head(name: &str, head: &[u8]) -> Option<(Kind, String)> {
     if !full && !head.is_empty() && !head.ends_with(b"\n") {
         lines += 1;
     }
-    let why = reason(name, kind, lines);
-    let why = match full {
-        true => why.replacen("none of ", "none of the first ", 1),
-        false => why,
+    let why = match (full, lines) {
+        // One line longer than the head: say so rather than "none of the first 0 lines".
+        (true, 0) => format!(
+            "its first line (longer than {} KiB) is not stream-json: {}; {}",
+            HEAD_BYTES >> 10,
+            kind.what(),
+            kind.todo(name)
+        ),
+        (true, _) => reason(name, kind, lines).replacen("none of ", "none of the first ", 1),
+        (false, _) => reason(name, kind, lines),
     };
     Some((kind, why))
 }
@@ -433,5 +460,31 @@ mod tests {
             .unwrap();
         assert_eq!(out.len(), data.len());
         assert_eq!(head.len(), HEAD_BYTES);
+    }
+
+    #[test]
+    fn a_first_line_longer_than_the_head_is_judged_by_its_type() {
+        // An init line listing many MCP tools: 99 KB, cut by the head.
+        let mut line = br#"{ "type" : "system", "subtype":"init","tools":["#.to_vec();
+        while line.len() < HEAD_BYTES + 100 {
+            line.extend_from_slice(br#""mcp__server__tool_xxxxxxxxxxxxxxxxxxxxxxxxxx","#);
+        }
+        let head = &line[..HEAD_BYTES];
+        assert_eq!(sniff(head), Kind::StreamJson);
+        assert!(check_head("big.ndjson", head).is_none());
+        // A long line of something else still says what it is, without "0 lines".
+        let text = vec![b'x'; HEAD_BYTES];
+        let (kind, why) = check_head("t.txt", &text).unwrap();
+        assert_eq!(kind, Kind::Text);
+        assert!(
+            why.starts_with("its first line (longer than 64 KiB) is not stream-json: text"),
+            "{why}"
+        );
+        let other = [
+            br#"{"type":"nonsense","x":""#.to_vec(),
+            vec![b'a'; HEAD_BYTES],
+        ]
+        .concat();
+        assert_ne!(sniff(&other[..HEAD_BYTES]), Kind::StreamJson);
     }
 }
