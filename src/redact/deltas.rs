@@ -1,4 +1,4 @@
-//! `stream_event` lines: which block a delta belongs to, feeding its fragment to the block's
+//! Delta lines (Claude's `stream_event` lines and other agents' streamed pieces): which block a delta belongs to, feeding its fragment to the block's
 //! stream ([`super::fragments`]), and ending the stream at the block's `content_block_stop` (or
 //! `message_stop`, a new `message_start`, or the end of input), which decides every line it
 //! still holds (see [`super::hold`]).
@@ -18,12 +18,104 @@ pub(super) struct Info {
     parent: Option<(usize, usize)>,
 }
 
+/// A piece of another agent's streamed text or tool input ([`foreign`]).
+pub(super) struct Foreign {
+    /// Tells the agent's streams apart (never a Claude `parent_tool_use_id`: it starts with NUL).
+    key: Vec<u8>,
+    field: Field,
+    frag: Str,
+    /// The fragment's JSON Pointer, for marks.
+    path: &'static str,
+}
+
+/// What a line is to the delta code.
+pub(super) enum Line {
+    /// A Claude `stream_event` line.
+    Claude(Info),
+    /// A delta line of another agent.
+    Foreign(Foreign),
+    /// Any other JSON line.
+    Other,
+}
+
+/// Another agent's delta lines: Gemini CLI's `message` with `delta: true` (`content`), Copilot
+/// CLI's `assistant.message_delta` / `assistant.reasoning_delta` (`data.deltaContent`, one
+/// stream per message or reasoning id) and `assistant.tool_call_delta` (`data.inputDelta`, tool
+/// input JSON, per call id), Cursor's text pieces (an `assistant` line with `timestamp_ms` and
+/// no `model_call_id`, one text block) and `thinking` `delta`s (`text`).
+#[derive(Default)]
+struct Marks {
+    kind: Option<(usize, usize)>,
+    subtype: Option<(usize, usize)>,
+    role: Option<(usize, usize)>,
+    delta_true: bool,
+    content: Option<Str>,
+    id: Option<(usize, usize)>,
+    delta_content: Option<Str>,
+    input_delta: Option<Str>,
+    text: Option<Str>,
+    block_text: Option<Str>,
+    blocks: u32,
+    timestamp_ms: bool,
+    model_call_id: bool,
+}
+
+fn foreign(b: &[u8], m: Marks) -> Option<Foreign> {
+    let kind = &b[m.kind?.0..m.kind?.1];
+    let span = |x: Option<(usize, usize)>| x.map(|(s, e)| &b[s..e]);
+    let key = |tag: &[u8], id: &[u8]| [b"\0", tag, id].concat();
+    let one = |field, frag: Option<Str>, key: Vec<u8>, path| {
+        frag.filter(|f| f.terminated).map(|frag| Foreign {
+            key,
+            field,
+            frag,
+            path,
+        })
+    };
+    match kind {
+        b"message" if m.delta_true && span(m.role) == Some(b"assistant") => {
+            one(Field::Text, m.content, key(b"gemini", b""), "/content")
+        }
+        b"assistant.message_delta" => one(
+            Field::Text,
+            m.delta_content,
+            key(b"copilot.message:", span(m.id).unwrap_or_default()),
+            "/data/deltaContent",
+        ),
+        b"assistant.reasoning_delta" => one(
+            Field::Thinking,
+            m.delta_content,
+            key(b"copilot.reasoning:", span(m.id).unwrap_or_default()),
+            "/data/deltaContent",
+        ),
+        b"assistant.tool_call_delta" => one(
+            Field::Json,
+            m.input_delta,
+            key(b"copilot.tool:", span(m.id).unwrap_or_default()),
+            "/data/inputDelta",
+        ),
+        b"assistant" if m.timestamp_ms && !m.model_call_id && m.blocks == 1 => one(
+            Field::Text,
+            m.block_text,
+            key(b"cursor.text", b""),
+            "/message/content/0/text",
+        ),
+        b"thinking" if span(m.subtype) == Some(b"delta") => one(
+            Field::Thinking,
+            m.text,
+            key(b"cursor.thinking", b""),
+            "/text",
+        ),
+        _ => None,
+    }
+}
+
 impl Redactor {
-    /// Read what a `stream_event` line is about. `None` if it is not JSON.
-    fn info(&mut self, b: &[u8]) -> Option<Info> {
+    /// Read what a line is to the delta code. `None` if it is not JSON.
+    fn info(&mut self, b: &[u8]) -> Option<Line> {
         let mut lx = Lexer::new(b, &mut self.stack)?;
         let mut i = Info::default();
-        let mut is_stream = false;
+        let mut m = Marks::default();
         loop {
             let t = lx.next_tok().ok()?;
             let Some(t) = t else { break };
@@ -33,7 +125,7 @@ impl Redactor {
                 Tok::Scalar(a, z) => (a, z),
             };
             if lx.at(&[b"type"]) {
-                is_stream = &b[st..en] == b"stream_event";
+                m.kind = Some((st, en));
             } else if lx.at(&[b"parent_tool_use_id"]) {
                 if let Tok::Str(_) = t {
                     i.parent = Some((st, en));
@@ -50,9 +142,50 @@ impl Redactor {
                         i.frag = Some((f, s));
                     }
                 }
+                if lx.at(&[b"subtype"]) {
+                    m.subtype = Some((st, en));
+                } else if lx.at(&[b"role"]) {
+                    m.role = Some((st, en));
+                } else if lx.at(&[b"content"]) {
+                    m.content = Some(s);
+                } else if lx.at(&[b"text"]) {
+                    m.text = Some(s);
+                } else if lx.at(&[b"data", b"deltaContent"]) {
+                    m.delta_content = Some(s);
+                } else if lx.at(&[b"data", b"inputDelta"]) {
+                    m.input_delta = Some(s);
+                } else if lx.at(&[b"data", b"messageId"])
+                    || lx.at(&[b"data", b"reasoningId"])
+                    || lx.at(&[b"data", b"toolCallId"])
+                {
+                    m.id = Some((st, en));
+                } else if lx.at_indexed(&[
+                    (Some(b"message"), 0),
+                    (Some(b"content"), 0),
+                    (None, 0),
+                    (Some(b"text"), 0),
+                ]) {
+                    m.block_text = Some(s);
+                }
+            } else if lx.at(&[b"delta"]) {
+                m.delta_true = &b[st..en] == b"true";
+            } else if lx.at(&[b"timestamp_ms"]) {
+                m.timestamp_ms = true;
+            }
+            if lx.at(&[b"model_call_id"]) {
+                m.model_call_id = true;
+            }
+            if let Some(n) = lx.index_under(&[b"message", b"content"]) {
+                m.blocks = m.blocks.max(n + 1);
             }
         }
-        is_stream.then_some(i)
+        if m.kind.is_some_and(|(s, e)| &b[s..e] == b"stream_event") {
+            return Some(Line::Claude(i));
+        }
+        Some(match foreign(b, m) {
+            Some(f) => Line::Foreign(f),
+            None => Line::Other,
+        })
     }
 
     fn find(&self, parent: Option<&[u8]>, index: Option<u64>) -> Option<usize> {
@@ -61,9 +194,11 @@ impl Redactor {
             .position(|s| s.parent.as_deref() == parent && index.is_none_or(|i| s.index == i))
     }
 
-    /// Handle a `stream_event` line (`origin` says which); false if it is not one (or not JSON).
-    /// A delta line is queued until its stream decides it; other stream lines are redacted
-    /// into `one` (a line for `b` itself) after releasing the streams they end.
+    /// Handle a line that may be a delta (`origin` says which); false if it is not one (or not
+    /// JSON). A delta line is queued until its stream decides it; other lines are redacted into
+    /// `one` (a line for `b` itself) after releasing the streams they end: a Claude
+    /// `content_block_stop`, `message_stop` or `message_start` ends its block's or message's
+    /// streams; any line that is not another agent's delta ends that agent's streams.
     pub(super) fn stream_line(
         &mut self,
         b: &[u8],
@@ -71,7 +206,20 @@ impl Redactor {
         origin: Origin,
         one: &mut Transformed,
     ) -> Option<bool> {
-        let i = self.info(b)?;
+        let i = match self.info(b)? {
+            Line::Claude(i) => i,
+            Line::Foreign(f) => {
+                let key = Some(&f.key[..]);
+                self.delta(b, cut, origin, key, 0, f.field, f.frag, f.path);
+                return Some(true);
+            }
+            Line::Other => {
+                self.release_foreign();
+                self.plain(b, cut, None, one);
+                return Some(false);
+            }
+        };
+        self.release_foreign();
         let parent = i.parent.map(|(s, e)| &b[s..e]);
         let event = i.event.map_or(&b""[..], |(s, e)| &b[s..e]);
         match event {
@@ -85,44 +233,12 @@ impl Redactor {
                     self.plain(b, cut, None, one);
                     return Some(false);
                 }
-                let at = match self.find(parent, Some(index)) {
-                    Some(at) if self.streams[at].field == field => at,
-                    other => {
-                        if let Some(at) = other {
-                            self.release(at);
-                        }
-                        self.next_serial += 1;
-                        self.streams.push(Stream {
-                            parent: parent.map(<[u8]>::to_vec),
-                            index,
-                            field,
-                            serial: self.next_serial,
-                            text: TextStream::default(),
-                            json: JsonStream::default(),
-                            group: Vec::new(),
-                            group_kinds: Vec::new(),
-                        });
-                        self.streams.len() - 1
-                    }
+                let path = match field {
+                    Field::Text => "/event/delta/text",
+                    Field::Thinking => "/event/delta/thinking",
+                    Field::Json => "/event/delta/partial_json",
                 };
-                let raw = &b[frag.start..frag.end];
-                let mut piece = std::mem::take(&mut self.frag);
-                if frag.escaped {
-                    decode(raw, &mut piece, None);
-                } else {
-                    piece.clear();
-                    piece.extend_from_slice(raw);
-                }
-                self.feed(at, &piece, false);
-                self.frag = piece;
-                // The line is JSON: it ends a private key block, as every JSON line does.
-                self.pem_open = false;
-                let serial = self.streams[at].serial;
-                self.hold_delta(b, cut, origin, serial, (frag.start, frag.end));
-                let st = &self.streams[at];
-                if st.json.held() + st.text.held() == 0 {
-                    self.decide(at);
-                }
+                self.delta(b, cut, origin, parent, index, field, frag, path);
                 Some(true)
             }
             b"content_block_stop" => {
@@ -143,6 +259,78 @@ impl Redactor {
                 self.plain(b, cut, None, one);
                 Some(false)
             }
+        }
+    }
+
+    /// Queue delta line `b` of the stream (`parent`, `index`, `field`), feeding its fragment.
+    #[allow(clippy::too_many_arguments)]
+    fn delta(
+        &mut self,
+        b: &[u8],
+        cut: bool,
+        origin: Origin,
+        parent: Option<&[u8]>,
+        index: u64,
+        field: Field,
+        frag: Str,
+        path: &'static str,
+    ) {
+        let at = match self.find(parent, Some(index)) {
+            Some(at) if self.streams[at].field == field => at,
+            other => {
+                if let Some(at) = other {
+                    self.release(at);
+                }
+                self.next_serial += 1;
+                self.streams.push(Stream {
+                    parent: parent.map(<[u8]>::to_vec),
+                    index,
+                    field,
+                    path,
+                    serial: self.next_serial,
+                    text: TextStream::default(),
+                    json: JsonStream::default(),
+                    group: Vec::new(),
+                    group_kinds: Vec::new(),
+                });
+                self.streams.len() - 1
+            }
+        };
+        let raw = &b[frag.start..frag.end];
+        let mut piece = std::mem::take(&mut self.frag);
+        if frag.escaped {
+            decode(raw, &mut piece, None);
+        } else {
+            piece.clear();
+            piece.extend_from_slice(raw);
+        }
+        self.feed(at, &piece, false);
+        self.frag = piece;
+        // The line is JSON: it ends a private key block, as every JSON line does.
+        self.pem_open = false;
+        let serial = self.streams[at].serial;
+        self.hold_delta(b, cut, origin, serial, (frag.start, frag.end));
+        let st = &self.streams[at];
+        if st.json.held() + st.text.held() == 0 {
+            self.decide(at);
+        }
+    }
+
+    /// Whether another agent's stream is open (every line must then be looked at, to end it).
+    pub(super) fn foreign_open(&self) -> bool {
+        self.streams
+            .iter()
+            .any(|s| s.parent.as_deref().is_some_and(|p| p.first() == Some(&0)))
+    }
+
+    /// End every stream of another agent.
+    fn release_foreign(&mut self) {
+        while let Some(at) = self
+            .streams
+            .iter()
+            .position(|s| s.parent.as_deref().is_some_and(|p| p.first() == Some(&0)))
+        {
+            self.release(at);
         }
     }
 
@@ -171,8 +359,8 @@ impl Redactor {
         self.streams.remove(at);
     }
 
-    /// The delta field a stream's lines carry, for their `redactions` path.
-    pub(super) fn field_name(&self, at: usize) -> &'static str {
-        self.streams[at].field.name()
+    /// The JSON Pointer of the fragment a stream's lines carry, for their `redactions` path.
+    pub(super) fn mark_path(&self, at: usize) -> &'static str {
+        self.streams[at].path
     }
 }

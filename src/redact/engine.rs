@@ -106,13 +106,22 @@ pub struct Engine {
 pub struct Seen {
     /// The literals are known (false when a user regex has none: assume a secret anywhere).
     pub known: bool,
-    /// `"stream_event"` occurs.
+    /// A delta marker occurs (`"stream_event"`, or another agent's, see `DELTA_MARKERS`).
     pub stream_event: bool,
     /// A `\u00` escape (which can encode an ASCII character of a literal) occurs.
     pub unicode_escape: bool,
 }
 
 pub(super) const STREAM_EVENT: usize = usize::MAX;
+
+/// What marks a line that may be a delta: Claude's `stream_event`, Gemini CLI's `"delta":true`,
+/// Copilot CLI's `…_delta"` event types, Cursor's `timestamp_ms` (see `super::deltas`).
+const DELTA_MARKERS: [&[u8]; 4] = [
+    b"\"stream_event\"",
+    b"\"delta\":true",
+    b"_delta\"",
+    b"\"timestamp_ms\"",
+];
 const UNICODE_ESCAPE: usize = usize::MAX - 1;
 
 /// A search looked at a JSON escape: scan the decoded string instead.
@@ -265,8 +274,10 @@ impl Engine {
                 b.add(l);
             }
             // Not secrets: noticed in the same pass over a raw line.
-            b.add(b"\"stream_event\"");
-            anchor_back.push(STREAM_EVENT);
+            for marker in DELTA_MARKERS {
+                b.add(marker);
+                anchor_back.push(STREAM_EVENT);
+            }
             b.add(b"\\u00");
             anchor_back.push(UNICODE_ESCAPE);
             b.build()
@@ -321,11 +332,12 @@ impl Engine {
         let mut seen = Seen::default();
         let Some(t) = &self.anchors else {
             // No literals known (a user regex): the other literals still count.
-            static STREAM: LazyLock<memchr::memmem::Finder<'static>> =
-                LazyLock::new(|| memchr::memmem::Finder::new(b"\"stream_event\""));
+
             static UNICODE: LazyLock<memchr::memmem::Finder<'static>> =
                 LazyLock::new(|| memchr::memmem::Finder::new(b"\\u00"));
-            seen.stream_event = STREAM.find(text).is_some();
+            seen.stream_event = DELTA_MARKERS
+                .iter()
+                .any(|m| memchr::memmem::find(text, m).is_some());
             seen.unicode_escape = UNICODE.find(text).is_some();
             return seen;
         };

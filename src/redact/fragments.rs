@@ -274,6 +274,8 @@ pub(super) struct Stream {
     pub(super) parent: Option<Vec<u8>>,
     pub(super) index: u64,
     pub(super) field: Field,
+    /// The JSON Pointer of the fragment in its lines (for marks).
+    pub(super) path: &'static str,
     /// Tells this stream's held lines apart (see [`super::hold`]).
     pub(super) serial: u64,
     pub(super) text: TextStream,

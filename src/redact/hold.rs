@@ -13,7 +13,7 @@
 //! the held suffix had: at most until the block's next line.
 
 use super::fragments::{Held, State};
-use super::lex::{decode, escape_into};
+use super::lex::{decode, escape_into, hides_literals};
 use super::line::Redactor;
 use crate::read::Line;
 use crate::transform::{Origin, Transformed};
@@ -28,7 +28,7 @@ impl Redactor {
         let origin = Origin::of(line);
         let mut one = std::mem::take(&mut self.one);
         one.clear();
-        let held = if self.seen.stream_event {
+        let held = if self.seen.stream_event || self.foreign_open() {
             self.stream_line(line.bytes, cut, origin, &mut one)
         } else {
             None
@@ -80,7 +80,7 @@ impl Redactor {
     /// Stream `at` has decided all it was fed: its held lines come out (see the module doc).
     pub(super) fn decide(&mut self, at: usize) {
         let serial = self.streams[at].serial;
-        let field = self.field_name(at);
+        let field = self.mark_path(at);
         let text = std::mem::take(&mut self.streams[at].group);
         let kinds = std::mem::take(&mut self.streams[at].group_kinds);
         let mut queue = std::mem::take(&mut self.queue);
@@ -99,8 +99,9 @@ impl Redactor {
             };
             let mut t = Transformed::default();
             match texts.get(i) {
-                // Nothing redacted in the group, or this line's own text.
-                None | Some(Piece::Own) => t.keep_line(),
+                // Nothing redacted in the group, or this line's own text: the fragment stays,
+                // the rest of the line is scanned as any line is.
+                None | Some(Piece::Own) => self.keep_held(&h.bytes, h.cut, frag, &mut t),
                 Some(Piece::Text(range)) => {
                     self.lit.clear();
                     self.lit.push(b'"');
@@ -108,7 +109,6 @@ impl Redactor {
                     self.lit.push(b'"');
                     if !range.is_empty() {
                         self.path.clear();
-                        self.path.push_str("/event/delta/");
                         self.path.push_str(field);
                         for k in &kinds {
                             self.mark(*k);
@@ -137,6 +137,28 @@ impl Redactor {
         self.line_anchors = anchors;
         self.plain(b, cut, Some(frag), t);
         (self.seen, self.line_anchors) = current;
+    }
+
+    /// Held delta line `b` whose fragment (`frag`) stays as it is: kept whole when nothing
+    /// outside the fragment could be a secret (no detector literal, no escape that could hide
+    /// one), else rewritten with its own fragment and the rest scanned.
+    fn keep_held(&mut self, b: &[u8], cut: bool, frag: (usize, usize), t: &mut Transformed) {
+        let mut anchors = std::mem::take(&mut self.held_anchors);
+        let seen = self.engine.find_anchors(b, &mut anchors);
+        let outside = |s: usize| s < frag.0 || s >= frag.1;
+        let clear = seen.known
+            && !cut
+            && !anchors.iter().any(|&(s, _)| outside(s))
+            && !hides_literals(&b[..frag.0])
+            && !hides_literals(&b[frag.1..]);
+        self.held_anchors = anchors;
+        if clear {
+            t.keep_line();
+            return;
+        }
+        self.lit.clear();
+        self.lit.extend_from_slice(&b[frag.0 - 1..frag.1 + 1]);
+        self.rewrite_held(b, cut, frag.0, t);
     }
 
     /// Append the decided lines at the head of the queue to `out`.

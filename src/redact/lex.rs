@@ -214,6 +214,28 @@ impl<'a, 's> Lexer<'a, 's> {
                 .all(|(f, want)| f.obj && f.key.is_some_and(|(s, e, _)| &self.b[s..e] == *want))
     }
 
+    /// Like [`Self::at`], with array elements in the path: `Some(name)` a member, `None` an
+    /// array's element number `index`.
+    pub fn at_indexed(&self, path: &[(Option<&[u8]>, u32)]) -> bool {
+        self.stack.len() == path.len()
+            && self.stack.iter().zip(path).all(|(f, want)| match want {
+                (Some(name), _) => f.obj && f.key.is_some_and(|(s, e, _)| &self.b[s..e] == *name),
+                (None, i) => !f.obj && f.index == *i,
+            })
+    }
+
+    /// The element number of the array at `path` (members from the top) that the current
+    /// token is inside of, if it is inside one there.
+    pub fn index_under(&self, path: &[&[u8]]) -> Option<u32> {
+        let f = self.stack.get(path.len())?;
+        (!f.obj
+            && self.stack[..path.len()]
+                .iter()
+                .zip(path)
+                .all(|(f, want)| f.obj && f.key.is_some_and(|(s, e, _)| &self.b[s..e] == *want)))
+        .then_some(f.index)
+    }
+
     /// The JSON Pointer (RFC 6901) of the current token: of the value for a value, of the
     /// enclosing object for a member name.
     pub fn pointer(&self, tok_is_key: bool, out: &mut String) {

@@ -39,6 +39,8 @@ pub struct Redactor {
     /// Search state: made on first use, or handed over warm by [`Redactor::lend_scratch`].
     pub(super) sc: Option<Scratch>,
     pub(super) hits: Vec<Hit>,
+    /// Detector literals of a held line being decided (`hold`).
+    pub(super) held_anchors: Vec<(usize, usize)>,
     pub(super) stack: Vec<Frame>,
     pub(super) dec: Vec<u8>,
     pub(super) map: Vec<u32>,
@@ -68,6 +70,7 @@ impl Redactor {
             sc: None,
             engine,
             hits: Vec::new(),
+            held_anchors: Vec::new(),
             stack: Vec::new(),
             dec: Vec::new(),
             map: Vec::new(),
@@ -124,6 +127,7 @@ impl Redactor {
     }
 
     pub(super) fn mark(&mut self, kind: KindId) {
+        self.clean_path();
         if let Some(m) = self
             .marks
             .iter_mut()
@@ -138,6 +142,49 @@ impl Redactor {
             self.totals.resize(k + 1, 0);
         }
         self.totals[k] += 1;
+    }
+
+    /// A member name on the way to a redacted string can be a secret itself (a map keyed by
+    /// tokens): each segment of `self.path` is scanned and written with placeholders, so a
+    /// mark never carries a secret.
+    fn clean_path(&mut self) {
+        if self.path.len() < 5 {
+            return;
+        }
+        let mut out = String::with_capacity(self.path.len());
+        let mut changed = false;
+        let mut seg = Vec::new();
+        for (i, raw) in self.path.split('/').enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            seg.clear();
+            seg.extend_from_slice(raw.replace("~1", "/").replace("~0", "~").as_bytes());
+            self.hits.clear();
+            let sc = scratch(&mut self.sc, &self.engine);
+            self.engine
+                .scan_value(sc, None, &seg, false, &mut self.hits);
+            if self.hits.is_empty() {
+                out.push_str(raw);
+                continue;
+            }
+            changed = true;
+            let mut red = Vec::with_capacity(seg.len());
+            let mut at = 0;
+            for h in &self.hits {
+                red.extend_from_slice(&seg[at..h.start]);
+                self.engine
+                    .placeholder(h.kind, &seg[h.start..h.end], &mut red);
+                at = h.end;
+            }
+            red.extend_from_slice(&seg[at..]);
+            let red = String::from_utf8_lossy(&red);
+            out.push_str(&red.replace('~', "~0").replace('/', "~1"));
+        }
+        self.hits.clear();
+        if changed {
+            self.path = out;
+        }
     }
 
     pub(super) fn end_line(&mut self, out: &mut Transformed) {

@@ -4,6 +4,6 @@
 //! `--input-format`.
 
 mod audit;
-mod contract;
+pub mod contract;
 mod formats;
 mod views;

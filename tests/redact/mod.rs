@@ -2,6 +2,7 @@
 
 pub mod plants;
 
+mod agents;
 mod cli;
 mod identity;
 mod props;
