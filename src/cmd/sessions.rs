@@ -15,6 +15,7 @@ pub fn run(a: SessionsArgs) -> Result<Exit, Error> {
         Some(p) => Prices::with_file(p)?,
         None => Prices::embedded(),
     };
+    let named = a.dir.is_some();
     let root = match a.dir {
         Some(d) => d,
         None => session::projects_root()
@@ -33,8 +34,16 @@ pub fn run(a: SessionsArgs) -> Result<Exit, Error> {
             .map(|s| listing::parse_time(s, true))
             .transpose()?,
     };
+    // No Claude Code history yet (a fresh machine, a CI box): no sessions, as for an empty
+    // directory. A directory named on the command line must exist.
+    let missing = !root.exists();
+    if missing && named {
+        return Err(Error::msg(root.display().to_string(), "no such directory"));
+    }
     // A project directory (transcripts directly in it) lists its own sessions.
-    let (list, warnings) = if session::project_sessions(&root).is_empty() {
+    let (list, warnings) = if missing {
+        (Vec::new(), Vec::new())
+    } else if session::project_sessions(&root).is_empty() {
         listing::list(&root, &filter)?
     } else {
         listing::list_project(&root, &filter)?

@@ -96,7 +96,7 @@ static BY_EVENT: &[(&str, &str, &str)] = &[
     (kind::RUN_ERROR, "exit_code", "The child's exit status (spawn); null otherwise."),
     (kind::RUN_ERROR, "last_event", "The type and seq of the last event before this one, null when there was none."),
     (kind::STALL, "quiet_ms", "How long the child wrote nothing, in milliseconds."),
-    (kind::LINE_REPAIRED, "kind", "What was repaired: lone_surrogate."),
+    (kind::LINE_REPAIRED, "kind", "What was repaired: lone_surrogate or bom."),
     (kind::LINE_REPAIRED, "count", "The number of escapes replaced."),
     (kind::LINE_REPAIRED, "detail", "What was done, in words."),
     (kind::API_ERROR, "error", "The assistant line's error member (overloaded, rate_limit, authentication_failed, …)."),

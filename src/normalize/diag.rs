@@ -54,6 +54,19 @@ impl State {
         ev.end();
     }
 
+    /// `line.repaired` `bom`: line `line` began with a UTF-8 byte order mark, which was dropped.
+    pub(super) fn bom(&mut self, ev: &mut Events, line: u64) {
+        let ctx = self.ctx_line(line);
+        let o = ev.begin(kind::LINE_REPAIRED, &ctx);
+        o.key("kind");
+        o.str("bom");
+        o.key("count");
+        o.u64(1);
+        o.key("detail");
+        o.str("a UTF-8 byte order mark (U+FEFF) before the JSON was dropped");
+        ev.end();
+    }
+
     /// `diagnostic` `missing_type`: a JSON object without a `type` member.
     pub(super) fn missing_type(&mut self, v: Val<'_, '_>, line: u64, ev: &mut Events) {
         let ctx = self.ctx_line(line);

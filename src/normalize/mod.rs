@@ -184,6 +184,12 @@ struct State {
     last_message: Option<usage::LastMessage>,
     /// Why the current line yielded no event of its own (for its `skipped` event).
     skip_reason: Option<&'static str>,
+    /// A line whose leading UTF-8 byte order mark was dropped before it was read
+    /// ([`Normalizer::bom_dropped`]): its `line.repaired` follows its events.
+    bom_line: Option<u64>,
+    /// The line being pushed is an input line (`raw_len` > 0): its parse counts in
+    /// `stats.json_lines` (once, whatever else is parsed for it).
+    input_line: bool,
 }
 
 /// Turns stream-json lines into envelope events.
@@ -290,6 +296,7 @@ impl Normalizer {
         if line.raw_len > 0 {
             st.stats.lines += 1;
         }
+        st.input_line = line.raw_len > 0;
         st.stats.bytes += line.raw_len;
         let n = line.number;
         if let Some(real) = line.oversized {
@@ -326,6 +333,11 @@ impl Normalizer {
                     .diagnostic(ev, n, kind, line.bytes, len, Some(&e.message));
             }
         }
+        if self.st.bom_line == Some(n) {
+            self.st.bom_line = None;
+            self.st.bom(ev, n);
+            self.st.stats.repaired += 1;
+        }
         let st = &mut self.st;
         if ev.len() == first {
             // Consumed without a visible effect (e.g. a tool_use already emitted): say so, so
@@ -339,6 +351,12 @@ impl Normalizer {
         st.count(ev, first);
     }
 
+    /// Line `n`, about to be pushed, began with a UTF-8 byte order mark that the reader dropped
+    /// (Windows editors write one): its events are followed by a `line.repaired` saying so.
+    pub fn bom_dropped(&mut self, n: u64) {
+        self.st.bom_line = Some(n);
+    }
+
     /// Parse `bytes` (line `n`) and append its events; the parse error when it is not JSON.
     fn parse_line(&mut self, bytes: &[u8], n: u64, ev: &mut Events) -> Result<(), ParseError> {
         let st = &mut self.st;
@@ -350,7 +368,11 @@ impl Normalizer {
             }
             other => other,
         }?;
-        st.stats.json_lines += 1;
+        // An input line, not one a dialect reader or a transform made from it.
+        if st.input_line {
+            st.input_line = false;
+            st.stats.json_lines += 1;
+        }
         if parsed.engine == Engine::Serde && !st.opts.reference_parser {
             st.stats.reference_fallbacks += 1;
         }

@@ -241,6 +241,19 @@ impl<'a> Pipeline<'a> {
         inspect: impl FnMut(&mut Events, usize),
     ) -> io::Result<()> {
         self.last_line = line.number;
+        // A byte order mark before the JSON (Windows editors write one) is dropped, and said so.
+        let unmarked;
+        let line = match line.bytes.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) => {
+                self.normalizer.bom_dropped(line.number);
+                unmarked = Line {
+                    bytes: rest,
+                    ..*line
+                };
+                &unmarked
+            }
+            None => line,
+        };
         let mut inspect = inspect;
         match self.dialect.as_mut() {
             Some(stage) => {

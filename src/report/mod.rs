@@ -149,10 +149,32 @@ pub fn render(files: &[PathBuf], opts: &ReportOptions) -> Result<String, Error> 
         let mut player = Hashing {
             inner: &mut env,
             hash: stdin_hash.clone(),
+            head: Vec::new(),
         };
         let outcome = replay.play(&mut player)?;
+        let head = std::mem::take(&mut player.head);
         env.stamp_end(outcome.end_stamp);
         drop(env);
+        // Input without a single stream-json line draws an empty run: refuse it and say what
+        // it is, as `normalize` does (an envelope written by `--envelope`, text, nothing).
+        if kind == Kind::Stream && p.stats().stream_json_lines == 0 {
+            let name = match files {
+                [one] if one.as_os_str() != "-" => one.display().to_string(),
+                [one] if one.as_os_str() == "-" => "stdin".to_owned(),
+                [] => "stdin".to_owned(),
+                _ => "the inputs".to_owned(),
+            };
+            let lines = p.stats().lines;
+            if let Some((kind, msg)) = crate::sniff::check(&name, &head, lines, 0) {
+                let msg = match kind {
+                    crate::sniff::Kind::Envelope => format!(
+                        "{msg}; `report` draws the stream-json, capture or audit log a run came from"
+                    ),
+                    _ => msg,
+                };
+                return Err(Error::msg("report", msg).with_exit(crate::exit::Exit::ERROR));
+            }
+        }
         p.finish(&outcome.run_end())
             .map_err(|e| Error::io("report", e))?;
     }
@@ -258,10 +280,20 @@ impl Sink for Collect {
 struct Hashing<'a, 'p, 'b> {
     inner: &'a mut Envelope<'p, 'b>,
     hash: Rc<RefCell<(Sha256, u64)>>,
+    /// The first bytes read, to say what the input is when it holds no stream-json.
+    head: Vec<u8>,
 }
 
 impl Player for Hashing<'_, '_, '_> {
     fn out(&mut self, line: &OutLine, at: Stamp) -> io::Result<()> {
+        let room = crate::sniff::HEAD_BYTES.saturating_sub(self.head.len());
+        if room > 0 {
+            self.head
+                .extend_from_slice(&line.bytes[..line.bytes.len().min(room)]);
+            if line.terminated && self.head.len() < crate::sniff::HEAD_BYTES {
+                self.head.push(b'\n');
+            }
+        }
         let mut h = self.hash.borrow_mut();
         h.0.update(&line.bytes);
         h.1 += line.bytes.len() as u64;

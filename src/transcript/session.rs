@@ -289,7 +289,20 @@ pub fn project_sessions(dir: &Path) -> Vec<SessionFiles> {
 /// `root`.
 pub fn find(root: &Path, id: &str) -> Result<PathBuf, Error> {
     let ctx = format!("session {id}");
-    let rd = fs::read_dir(root).map_err(|e| Error::io(root.display().to_string(), e))?;
+    let rd = match fs::read_dir(root) {
+        Ok(rd) => rd,
+        // No Claude Code history on this machine: name what was asked for.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::msg(
+                ctx,
+                format!(
+                    "no such file, and no session transcripts here ({} does not exist)",
+                    root.display()
+                ),
+            ));
+        }
+        Err(e) => return Err(Error::io(root.display().to_string(), e)),
+    };
     let mut hits: Vec<PathBuf> = Vec::new();
     for d in rd.flatten() {
         let exact = d.path().join(format!("{id}.jsonl"));

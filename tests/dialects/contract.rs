@@ -214,6 +214,8 @@ fn every_fixture_keeps_the_contract() {
         assert_eq!(end["type"], "run.end", "{name}");
         let input_lines = text.lines().count() as u64;
         assert_eq!(end["stats"]["lines"], input_lines, "{name}");
+        // Input JSON lines, not the lines a reader makes of them.
+        assert_eq!(end["stats"]["json_lines"], raw.len() as u64, "{name}");
         // Every input line is named by an event.
         let named: BTreeSet<u64> = ev.iter().filter_map(|e| e["line"].as_u64()).collect();
         for l in 1..=input_lines {

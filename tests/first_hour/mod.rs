@@ -4,4 +4,5 @@
 mod cli;
 mod command_line;
 mod input;
+mod mistakes;
 mod runs;

@@ -434,3 +434,40 @@ fn deep_and_cyclic_subagents_are_all_drawn() {
     );
     assert!(html.contains("nested too deep to draw here"));
 }
+
+/// Input without a single stream-json line would draw an empty "no result" run: `report`
+/// refuses it with exit 2 and says what it read, as `normalize` does (its own envelope output,
+/// which the README's `--envelope` example writes, text, nothing).
+#[test]
+fn input_that_is_not_a_run_is_refused_saying_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root().join("fixtures/real/claude-clean__stream-json-simple.ndjson");
+    let envelope = dir.path().join("run.envelope.ndjson");
+    let st = bin()
+        .arg("--envelope")
+        .arg(&envelope)
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let text = dir.path().join("answer.txt");
+    std::fs::write(&text, "Here is the fix\nDone.\n").unwrap();
+    let empty = dir.path().join("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    for (file, says) in [
+        (&envelope, "envelope output"),
+        (&text, "text, not JSON"),
+        (&empty, "empty"),
+    ] {
+        let out = bin()
+            .arg("report")
+            .arg(file)
+            .args(["-o", dir.path().join("r.html").to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", file.display());
+        assert!(err.starts_with("boo-normalize: report: "), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}

@@ -2519,7 +2519,7 @@ export interface StallEvent {
   quiet_ms: number;
 }
 /**
- * The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\uD800-\uDBFF not followed by \uDC00-\uDFFF, or a lone \uDC00-\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.
+ * The line just before (same line number) was refused by strict JSON parsers but accepted by JavaScript's JSON.parse: each unpaired UTF-16 surrogate escape (\uD800-\uDBFF not followed by \uDC00-\uDFFF, or a lone \uDC00-\uDFFF) was replaced by U+FFFD and the line normalized as usual. CLI versions before 2.1.330 cut long tool output inside a surrogate pair. kind is lone_surrogate, count the number of escapes replaced. kind bom: the line began with a UTF-8 byte order mark (U+FEFF, as Windows editors write), which was dropped before it was read (count 1). Not a diagnostic: --strict does not fail on it; run.end.stats.repaired counts such lines.
  */
 export interface LineRepairedEvent {
   /**
@@ -2591,7 +2591,7 @@ export interface LineRepairedEvent {
     [k: string]: unknown;
   }[];
   /**
-   * What was repaired: lone_surrogate.
+   * What was repaired: lone_surrogate or bom.
    */
   kind: string;
   /**

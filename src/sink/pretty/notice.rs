@@ -158,7 +158,10 @@ impl<W: Write> Pretty<W> {
             ),
             ev::LINE_REPAIRED => (
                 Role::Dim,
-                "line repaired (unpaired UTF-16 surrogates)".into(),
+                match str_of(e.json("kind")).as_deref() {
+                    Some("bom") => "line repaired (a UTF-8 byte order mark dropped)".into(),
+                    _ => "line repaired (unpaired UTF-16 surrogates)".into(),
+                },
             ),
             // Another agent's event types that its reader keeps as they are (undocumented ones):
             // each named once, dimmed; Claude Code's own unknown lines are warnings.
