@@ -43,6 +43,14 @@ pub enum Kind {
     Otlp,
     /// JSON lines, none of a known format.
     OtherJson,
+    /// One JSON array of stream-json objects (`claude -p --output-format json --verbose`).
+    JsonArray,
+    /// JSON spread over several lines (pretty-printed).
+    MultiLineJson,
+    /// gzip-compressed data.
+    Gzip,
+    /// UTF-16 text (a byte order mark, or NUL bytes between ASCII characters).
+    Utf16,
     /// Text that is not JSON.
     Text,
     /// Binary data (NUL bytes or invalid UTF-8).
@@ -70,6 +78,14 @@ impl Kind {
             Kind::OtherJson => {
                 "JSON without a stream-json `type` (system, assistant, user, result, stream_event)"
             }
+            Kind::JsonArray => {
+                "one JSON array of stream-json objects (what `claude -p --output-format json --verbose` writes)"
+            }
+            Kind::MultiLineJson => {
+                "JSON spread over several lines (pretty-printed), not one object per line"
+            }
+            Kind::Gzip => "gzip-compressed data",
+            Kind::Utf16 => "UTF-16 text, not UTF-8",
             Kind::Text => "text, not JSON",
             Kind::Binary => "binary data, not text",
             Kind::Blank => "only blank lines",
@@ -98,6 +114,14 @@ impl Kind {
             }
             Kind::Text => {
                 "`claude -p` writes stream-json only with `--output-format stream-json --verbose`".into()
+            }
+            Kind::JsonArray => format!(
+                "use `--output-format stream-json --verbose`, or split it: `jq -c '.[]' {file} | boo-normalize`"
+            ),
+            Kind::MultiLineJson => format!("put one object per line: `jq -c . {file} | boo-normalize`"),
+            Kind::Gzip => format!("decompress it: `gzip -dc {file} | boo-normalize`"),
+            Kind::Utf16 => {
+                format!("convert it: `iconv -f UTF-16 -t UTF-8 {file} | boo-normalize`")
             }
             Kind::Empty if name == "stdin" => {
                 "no bytes were read: the writer closed stdin without writing anything (did `claude` fail to start? its stderr says why)".into()
@@ -134,6 +158,10 @@ impl fmt::Display for Kind {
             Kind::Sse => "SSE",
             Kind::Otlp => "OTLP",
             Kind::OtherJson => "other JSON",
+            Kind::JsonArray => "JSON array",
+            Kind::MultiLineJson => "multi-line JSON",
+            Kind::Gzip => "gzip",
+            Kind::Utf16 => "UTF-16",
             Kind::Text => "text",
             Kind::Binary => "binary",
             Kind::Blank => "blank",
@@ -157,6 +185,33 @@ pub fn sniff(head: &[u8]) -> Kind {
     if head[first] == b'{' && memchr::memmem::find(head, b"\"profile_version\"").is_some() {
         return Kind::Profile;
     }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Kind::Gzip;
+    }
+    // UTF-16 without a byte order mark: ASCII characters with a NUL byte after (LE) or before
+    // (BE) each.
+    let utf16 = |h: &[u8], nul: usize| {
+        h.len() >= 8
+            && h[..8]
+                .chunks(2)
+                .all(|c| c[nul] == 0 && c[1 - nul].is_ascii() && c[1 - nul] != 0)
+    };
+    let after_bom = |h: &[u8], nul: usize| h.len() >= 4 && h[2 + nul] == 0 && h[3 - nul] != 0;
+    if (head.starts_with(&[0xff, 0xfe]) && after_bom(head, 1))
+        || (head.starts_with(&[0xfe, 0xff]) && after_bom(head, 0))
+        || utf16(head, 1)
+        || utf16(head, 0)
+    {
+        return Kind::Utf16;
+    }
+    let first_line = head[first..]
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii();
+    if matches!(first_line, b"{" | b"[" | b"[{") {
+        return Kind::MultiLineJson;
+    }
     let (mut named, mut json, mut binary) = (None, false, false);
     let pieces = head.split(|&b| b == b'\n');
     let count = pieces.clone().count();
@@ -176,6 +231,10 @@ pub fn sniff(head: &[u8]) -> Kind {
         let last_cut = i + 1 == count && head.len() == HEAD_BYTES;
         if last_cut && cut_line_is_stream_json(line) {
             return Kind::StreamJson;
+        }
+        if last_cut && line.first() == Some(&b'[') && cut_line_is_stream_json(&line[1..]) {
+            named.get_or_insert(Kind::JsonArray);
+            continue;
         }
         match line_kind(line) {
             Kind::StreamJson => return Kind::StreamJson,
@@ -228,6 +287,15 @@ fn line_kind(line: &[u8]) -> Kind {
     }
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(o)) => object_kind(&o, line),
+        Ok(Value::Array(a))
+            if a.iter().any(|e| {
+                e.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| STREAM_JSON_TYPES.contains(&t))
+            }) =>
+        {
+            Kind::JsonArray
+        }
         Ok(_) => Kind::OtherJson,
         Err(_) => Kind::Text,
     }
@@ -486,5 +554,51 @@ mod tests {
         ]
         .concat();
         assert_ne!(sniff(&other[..HEAD_BYTES]), Kind::StreamJson);
+    }
+
+    #[test]
+    fn a_newcomers_wrong_shapes_are_named() {
+        let line = r#"{"type":"system","subtype":"init","session_id":"s"}"#;
+        let cases: Vec<(Vec<u8>, Kind)> = vec![
+            (format!("[{line},{line}]\n").into_bytes(), Kind::JsonArray),
+            ("{\n  \"type\": \"result\"\n}\n".into(), Kind::MultiLineJson),
+            (
+                "[\n  {\"type\": \"result\"}\n]\n".into(),
+                Kind::MultiLineJson,
+            ),
+            (vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3], Kind::Gzip),
+            (
+                [
+                    &[0xff, 0xfe][..],
+                    &line
+                        .encode_utf16()
+                        .flat_map(u16::to_le_bytes)
+                        .collect::<Vec<_>>(),
+                ]
+                .concat(),
+                Kind::Utf16,
+            ),
+            (
+                line.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+                Kind::Utf16,
+            ),
+            (
+                line.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+                Kind::Utf16,
+            ),
+            (b"[1,2,3]\n".to_vec(), Kind::OtherJson),
+        ];
+        for (input, want) in cases {
+            assert_eq!(sniff(&input), want, "{:?}", String::from_utf8_lossy(&input));
+        }
+        // An array longer than the head: judged by its first element's type.
+        let mut big = b"[".to_vec();
+        while big.len() < HEAD_BYTES + 10 {
+            big.extend_from_slice(line.as_bytes());
+            big.push(b',');
+        }
+        assert_eq!(sniff(&big[..HEAD_BYTES]), Kind::JsonArray);
+        let m = message("out.json", Kind::JsonArray, 1);
+        assert!(m.contains("jq -c '.[]' out.json"), "{m}");
     }
 }
