@@ -204,6 +204,53 @@ pub fn no_mistyped_subcommand(files: &[PathBuf]) -> Result<(), boo_normalize::er
     Ok(())
 }
 
+/// A usage error's text with what the user most likely meant instead of clap's tip to pass an
+/// option as a value: a mistyped subcommand before an option (`reprot run.ndjson -o x.html`
+/// reads `reprot` as a file and `-o` as unknown), or a format given as a flag (`--pretty` for
+/// `--format pretty`).
+fn with_hint(text: &str, e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return text.to_owned();
+    }
+    let unknown = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let first = args
+        .get(1)
+        .filter(|a| !a.to_string_lossy().starts_with('-') && !std::path::Path::new(a).exists());
+    let hint = if let Some(sub) = first.and_then(|a| similar_subcommand(a)) {
+        format!(
+            "did you mean the subcommand `boo-normalize {sub}`? (`{}` is not a file)",
+            first.expect("some").to_string_lossy()
+        )
+    } else if let Some(f) = unknown
+        .strip_prefix("--")
+        .filter(|f| ["envelope", "audit", "sse", "otlp", "pretty"].contains(f))
+    {
+        format!("the output format is an option's value: `--format {f}`")
+    } else {
+        return text.to_owned();
+    };
+    // Replace clap's tip ("to pass it as a value", a similar option of the wrong command),
+    // which is not what was meant here.
+    let mut out = String::new();
+    let mut replaced = false;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("tip: ") && !replaced {
+            out.push_str(&format!("  tip: {hint}\n"));
+            replaced = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    if !replaced {
+        out = format!("{}\n\n  tip: {hint}\n", out.trim_end());
+    }
+    out
+}
+
 /// The subcommand a file argument that does not exist was probably meant to be (`difff`,
 /// `profiel`, `replya`): a bare word within two edits of a subcommand's name (one for short
 /// names), or its prefix.
@@ -260,9 +307,10 @@ pub fn parse() -> Cli {
 
 fn parse_from(args: Vec<std::ffi::OsString>) -> Cli {
     let Some(split) = replay::split_as_claude(&args) else {
-        return or_exit(Cli::try_parse_from(args));
+        let parsed = Cli::try_parse_from(&args);
+        return or_exit(parsed, &args);
     };
-    let mut cli = or_exit(Cli::try_parse_from(split.head));
+    let mut cli = or_exit(Cli::try_parse_from(split.head), &args);
     if let Some(Command::Replay(r)) = &mut cli.command {
         r.as_claude_file = split.file;
         r.claude_args = split.claude_args;
@@ -275,7 +323,7 @@ fn parse_from(args: Vec<std::ffi::OsString>) -> Cli {
 /// text on stdout (exit 0), where a failed write is an I/O error on stdout like any other
 /// command's (`boo-normalize: stdout: cause`, exit 2; a reader that closed the pipe early:
 /// exit 0, quietly).
-fn or_exit(parsed: Result<Cli, clap::Error>) -> Cli {
+fn or_exit(parsed: Result<Cli, clap::Error>, args: &[std::ffi::OsString]) -> Cli {
     use std::io::Write;
     let e = match parsed {
         Ok(cli) => return cli,
@@ -288,6 +336,7 @@ fn or_exit(parsed: Result<Cli, clap::Error>) -> Cli {
     if e.use_stderr() {
         let text = e.render().to_string();
         let text = text.strip_prefix("error: ").unwrap_or(&text);
+        let text = with_hint(text, &e, args);
         let _ = write!(std::io::stderr(), "boo-normalize: {text}");
         std::process::exit(e.exit_code());
     }

@@ -44,6 +44,31 @@ fn mistyped_subcommand_gets_a_hint() {
     }
     let out = bin().arg("no-such-capture.ndjson").output().unwrap();
     assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
+    // With an option after it, clap stops at the option: the hint replaces clap's tip.
+    for (args, hint) in [
+        (
+            &["reprot", "run.ndjson", "-o", "x.html"][..],
+            "tip: did you mean the subcommand `boo-normalize report`? (`reprot` is not a file)",
+        ),
+        (
+            &["sesions", "--since", "2026-01-01"][..],
+            "tip: did you mean the subcommand `boo-normalize sessions`?",
+        ),
+        (
+            &["run.ndjson", "--pretty"][..],
+            "tip: the output format is an option's value: `--format pretty`",
+        ),
+    ] {
+        let out = bin().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("boo-normalize: unexpected argument"),
+            "{err}"
+        );
+        assert!(err.contains(hint), "{args:?}: {err}");
+        assert_eq!(err.matches("tip:").count(), 1, "{err}");
+    }
 }
 
 /// §4: `generate-man`, which the README sends users to, is listed by `--help`.
