@@ -60,6 +60,35 @@ struct Marks {
     model_call_id: bool,
 }
 
+/// Whether line `b` may be another agent's delta line (see [`Marks`]), from its first member
+/// (these CLIs write `type` first) and, for two of them, one more search: cheap on Claude's
+/// lines, which never start with these types but for `assistant`.
+pub(super) fn foreign_hint(b: &[u8]) -> bool {
+    let Some(t) = b.strip_prefix(b"{\"type\":\"") else {
+        return false;
+    };
+    let has = |needle: &[u8]| memchr::memmem::find(b, needle).is_some();
+    if t.starts_with(b"assistant.") {
+        [
+            &b"message_delta\""[..],
+            b"reasoning_delta\"",
+            b"tool_call_delta\"",
+        ]
+        .iter()
+        .any(|d| t[10..].starts_with(d))
+    } else if t.starts_with(b"message\"") {
+        has(b"\"delta\":true")
+    } else if t.starts_with(b"assistant\"") || t.starts_with(b"thinking\"") {
+        // Cursor writes `timestamp_ms` last, and its pieces are short; Claude Code's long
+        // assistant lines are not searched whole.
+        let tail = &b[b.len().saturating_sub(48)..];
+        memchr::memmem::find(tail, b"\"timestamp_ms\"").is_some()
+            || (b.len() < 8192 && has(b"\"timestamp_ms\""))
+    } else {
+        false
+    }
+}
+
 fn foreign(b: &[u8], m: Marks) -> Option<Foreign> {
     let kind = &b[m.kind?.0..m.kind?.1];
     let span = |x: Option<(usize, usize)>| x.map(|(s, e)| &b[s..e]);
@@ -116,6 +145,8 @@ impl Redactor {
         let mut lx = Lexer::new(b, &mut self.stack)?;
         let mut i = Info::default();
         let mut m = Marks::default();
+        // A Claude line names its type first: the other agents' marks are not looked for then.
+        let mut claude = false;
         loop {
             let t = lx.next_tok().ok()?;
             let Some(t) = t else { break };
@@ -126,6 +157,7 @@ impl Redactor {
             };
             if lx.at(&[b"type"]) {
                 m.kind = Some((st, en));
+                claude = &b[st..en] == b"stream_event";
             } else if lx.at(&[b"parent_tool_use_id"]) {
                 if let Tok::Str(_) = t {
                     i.parent = Some((st, en));
@@ -141,6 +173,9 @@ impl Redactor {
                     if lx.at(&[b"event", b"delta", f.name().as_bytes()]) {
                         i.frag = Some((f, s));
                     }
+                }
+                if claude {
+                    continue;
                 }
                 if lx.at(&[b"subtype"]) {
                     m.subtype = Some((st, en));
@@ -167,6 +202,8 @@ impl Redactor {
                 ]) {
                     m.block_text = Some(s);
                 }
+            } else if claude {
+                continue;
             } else if lx.at(&[b"delta"]) {
                 m.delta_true = &b[st..en] == b"true";
             } else if lx.at(&[b"timestamp_ms"]) {

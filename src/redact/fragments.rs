@@ -300,7 +300,13 @@ pub(super) enum State {
     /// Decided: line 0 of the transform output, for input `bytes`.
     Done(Transformed),
     /// A delta of the stream with this serial; its fragment literal's content is `frag`.
-    Delta { serial: u64, frag: (usize, usize) },
+    /// `scan`: the rest of the line may hold a secret (a detector literal outside the
+    /// fragment, or an escape that could hide one), so it is scanned when the line comes out.
+    Delta {
+        serial: u64,
+        frag: (usize, usize),
+        scan: bool,
+    },
 }
 
 /// The queue of held lines, oldest first.

@@ -13,7 +13,7 @@
 //! the held suffix had: at most until the block's next line.
 
 use super::fragments::{Held, State};
-use super::lex::{decode, escape_into, hides_literals};
+use super::lex::{decode, escape_into, has_escaped_slash, hides_literals};
 use super::line::Redactor;
 use crate::read::Line;
 use crate::transform::{Origin, Transformed};
@@ -28,7 +28,10 @@ impl Redactor {
         let origin = Origin::of(line);
         let mut one = std::mem::take(&mut self.one);
         one.clear();
-        let held = if self.seen.stream_event || self.foreign_open() {
+        let held = if self.seen.stream_event
+            || self.foreign_open()
+            || super::deltas::foreign_hint(line.bytes)
+        {
             self.stream_line(line.bytes, cut, origin, &mut one)
         } else {
             None
@@ -69,11 +72,18 @@ impl Redactor {
         serial: u64,
         frag: (usize, usize),
     ) {
+        // Decided now, from the literals `push` found in this line.
+        let outside = |s: usize| s < frag.0 || s >= frag.1;
+        let scan = !self.seen.known
+            || cut
+            || self.line_anchors.iter().any(|&(s, _)| outside(s))
+            || ((self.seen.unicode_escape || has_escaped_slash(b))
+                && (hides_literals(&b[..frag.0]) || hides_literals(&b[frag.1..])));
         self.queue.push_back(Held {
             origin,
             bytes: b.to_vec(),
             cut,
-            state: State::Delta { serial, frag },
+            state: State::Delta { serial, frag, scan },
         });
     }
 
@@ -94,14 +104,14 @@ impl Redactor {
             spread(&text, &group)
         };
         for (i, h) in group.into_iter().enumerate() {
-            let State::Delta { frag, .. } = h.state else {
+            let State::Delta { frag, scan, .. } = h.state else {
                 unreachable!("filtered above")
             };
             let mut t = Transformed::default();
             match texts.get(i) {
                 // Nothing redacted in the group, or this line's own text: the fragment stays,
                 // the rest of the line is scanned as any line is.
-                None | Some(Piece::Own) => self.keep_held(&h.bytes, h.cut, frag, &mut t),
+                None | Some(Piece::Own) => self.keep_held(&h.bytes, h.cut, frag, scan, &mut t),
                 Some(Piece::Text(range)) => {
                     self.lit.clear();
                     self.lit.push(b'"');
@@ -139,20 +149,18 @@ impl Redactor {
         (self.seen, self.line_anchors) = current;
     }
 
-    /// Held delta line `b` whose fragment (`frag`) stays as it is: kept whole when nothing
-    /// outside the fragment could be a secret (no detector literal, no escape that could hide
-    /// one), else rewritten with its own fragment and the rest scanned.
-    fn keep_held(&mut self, b: &[u8], cut: bool, frag: (usize, usize), t: &mut Transformed) {
-        let mut anchors = std::mem::take(&mut self.held_anchors);
-        let seen = self.engine.find_anchors(b, &mut anchors);
-        let outside = |s: usize| s < frag.0 || s >= frag.1;
-        let clear = seen.known
-            && !cut
-            && !anchors.iter().any(|&(s, _)| outside(s))
-            && !hides_literals(&b[..frag.0])
-            && !hides_literals(&b[frag.1..]);
-        self.held_anchors = anchors;
-        if clear {
+    /// Held delta line `b` whose fragment (`frag`) stays as it is: kept whole unless the rest
+    /// of the line may hold a secret (`scan`, decided when it was held), else rewritten with its
+    /// own fragment and the rest scanned.
+    fn keep_held(
+        &mut self,
+        b: &[u8],
+        cut: bool,
+        frag: (usize, usize),
+        scan: bool,
+        t: &mut Transformed,
+    ) {
+        if !scan {
             t.keep_line();
             return;
         }

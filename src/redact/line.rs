@@ -39,8 +39,6 @@ pub struct Redactor {
     /// Search state: made on first use, or handed over warm by [`Redactor::lend_scratch`].
     pub(super) sc: Option<Scratch>,
     pub(super) hits: Vec<Hit>,
-    /// Detector literals of a held line being decided (`hold`).
-    pub(super) held_anchors: Vec<(usize, usize)>,
     pub(super) stack: Vec<Frame>,
     pub(super) dec: Vec<u8>,
     pub(super) map: Vec<u32>,
@@ -70,7 +68,6 @@ impl Redactor {
             sc: None,
             engine,
             hits: Vec::new(),
-            held_anchors: Vec::new(),
             stack: Vec::new(),
             dec: Vec::new(),
             map: Vec::new(),
