@@ -39,7 +39,18 @@ impl State {
             self.note_usage(ev, ctx, id, model, u, stop_reason.is_some());
             self.note_message(ev, ctx, id, msg);
         }
-        if ctx.parent.is_none() {
+        if let Some(p) = ctx.parent {
+            let asks_tools = get(msg, "content")
+                .and_then(|c| c.as_array())
+                .is_some_and(|bs| bs.iter().any(|b| is_tool_use(get_str(b, "type"))));
+            match message_id {
+                Some(id) => self.note_subagent_message(p, id, model, asks_tools),
+                None => {
+                    let key = super::usage::anonymous_key(ctx.line);
+                    self.note_subagent_message(p, &key, model, asks_tools);
+                }
+            }
+        } else {
             match message_id {
                 Some(id) => self.note_main_message(id),
                 None => self.note_main_message(&super::usage::anonymous_key(ctx.line)),
@@ -122,7 +133,7 @@ impl State {
                         ev.end();
                     }
                 }
-                "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+                t if is_tool_use(Some(t)) => {
                     self.tool_use_block(b, ctx, ev, message_id);
                 }
                 t if t.ends_with("_tool_result") => {
@@ -335,7 +346,18 @@ impl State {
         write_violation(ev, &bad, b);
         write_block_extra(ev.out(), b, RESULT_MAPPED);
         ev.end();
+        if !server
+            && call_kind == Some(crate::tool::Kind::Subagent)
+            && let (Some(id), Some(s)) = (id, structured)
+        {
+            self.subagent_final_usage(ev, ctx, id, s);
+        }
     }
+}
+
+/// Whether a block of type `t` is a tool use.
+fn is_tool_use(t: Option<&str>) -> bool {
+    matches!(t, Some("tool_use" | "server_tool_use" | "mcp_tool_use"))
 }
 
 /// An assistant line member that details an API error (under `api.error.details`).

@@ -162,6 +162,8 @@ struct State {
     streams: Map<Option<String>, StreamState>,
     usage: Map<Option<String>, PendingUsage>,
     usage_done: Set<String>,
+    /// Subagent call id → the subagent's latest message (see [`State::subagent_final_usage`]).
+    sub_tail: Map<String, usage::SubagentTail>,
     /// Message ids whose text/thinking were synthesized from deltas (skip them if the assistant
     /// line shows up later).
     text_from_deltas: Set<String>,

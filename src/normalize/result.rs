@@ -129,7 +129,8 @@ impl State {
     }
 
     /// A result ends a turn: its own usage (final, the turn's main-thread messages) replaces the
-    /// counts those messages carried; without one, theirs stand. So do they when the result's usage
+    /// counts those messages carried (see [`super::Totals::settle`] for which turn it is);
+    /// without one, theirs stand. So do they when the result's usage
     /// is all zeros and theirs is not: CLI 2.1.33x writes such a usage on the result of a turn
     /// stopped by `--max-budget-usd` (`error_max_budget_usd`) or an interrupt, which counts none
     /// of its messages.
@@ -147,14 +148,7 @@ impl State {
                 cache_creation: n("cache_creation_input_tokens").unwrap_or(0),
             })
         });
-        match own.filter(|own| covers(own, &t.open)) {
-            Some(own) => {
-                t.settled.add(own);
-                t.open = super::Tokens::default();
-                t.open_provisional = false;
-            }
-            None => t.close_open(),
-        }
+        t.settle(own);
         let cost = COST_KEYS
             .iter()
             .find_map(|k| get(v, k).filter(|x| is_number(*x)));
@@ -164,14 +158,6 @@ impl State {
             t.cost = Some(o.buf);
         }
     }
-}
-
-/// Whether a result's usage `own` can be the final count of the messages `open`: not when it is
-/// all zeros and they are not. (A non-zero result usage stands even where it is below the
-/// messages' sum: CLI 1.0.x results count less than their turn's messages, and that is what the
-/// CLI reports as final.)
-fn covers(own: &super::Tokens, open: &super::Tokens) -> bool {
-    !own.is_zero() || open.is_zero()
 }
 
 #[cfg(test)]

@@ -195,8 +195,9 @@ impl State {
         // a run repeats its tool use ids, and those calls are new. Names stay known, so a result
         // that arrives after the next init (a background subagent) still names its call.
         self.scope += 1;
-        // A result after this init covers only the messages after it.
-        self.totals.close_open();
+        // The messages after this init are a new turn's (the previous turn's result may still
+        // come: see `Totals::open`).
+        self.totals.new_turn();
         // A dialect's version is its init's `agent_version` (see crate::dialect).
         let version_key = match self.agent {
             Some(_) => "agent_version",

@@ -6,7 +6,7 @@ use super::write::joined;
 use super::{PendingUsage, State, Tokens};
 use crate::envelope::kind;
 use crate::envelope::{Ctx, Events};
-use crate::json::{Out, Val, get};
+use crate::json::{Out, Val, get, get_str};
 use simd_json::prelude::*;
 
 /// The start of the key of a message without an id (a control character no API id has).
@@ -20,6 +20,17 @@ pub(super) fn anonymous_key(line: Option<u64>) -> String {
 /// Whether `key` is the key of a message without an id (see [`anonymous_key`]).
 pub(super) fn is_anonymous(key: &str) -> bool {
     key.starts_with(ANONYMOUS)
+}
+
+/// A subagent's latest message seen on an assistant line (see
+/// [`State::note_subagent_message`]).
+#[derive(Debug, Default)]
+pub(super) struct SubagentTail {
+    /// Its id, or [`anonymous_key`].
+    message_id: String,
+    model: Option<String>,
+    /// One of its blocks is a tool use.
+    asks_tools: bool,
 }
 
 /// The main thread's latest API message in the current turn.
@@ -37,26 +48,31 @@ impl State {
         let Some(u) = self.usage.remove(parent) else {
             return;
         };
+        let session = u.session.clone().or_else(|| self.session.clone());
+        let ctx = Ctx {
+            session_id: session.as_deref(),
+            parent: u.parent.as_deref(),
+            line: u.line,
+            uuid: None,
+            ..Default::default()
+        };
+        self.emit_usage(&u, &ctx, ev);
+    }
+
+    /// Count message `u` in the run's totals and write its `usage` event with `ctx`, unless
+    /// that message was emitted already.
+    fn emit_usage(&mut self, u: &PendingUsage, ctx: &Ctx<'_>, ev: &mut Events) {
         if !self.usage_done.insert(u.message_id.clone()) {
             return;
         }
         let t = Tokens::of_fields(&u.fields);
         self.totals.api_messages += 1;
         if u.parent.is_none() {
-            self.totals.open.add(t);
-            self.totals.open_provisional |= !u.final_seen;
+            self.totals.add_main(t, u.final_seen);
         } else {
-            self.totals.settled.add(t);
-            self.totals.sub_provisional |= !u.final_seen;
+            self.totals.add_settled(t, u.final_seen);
         }
-        let ctx = Ctx {
-            session_id: u.session.as_deref().or(self.session.as_deref()),
-            parent: u.parent.as_deref(),
-            line: u.line,
-            uuid: None,
-            ..Default::default()
-        };
-        let o = ev.begin(kind::USAGE, &ctx);
+        let o = ev.begin(kind::USAGE, ctx);
         o.key("message_id");
         if is_anonymous(&u.message_id) {
             o.raw(b"null");
@@ -81,6 +97,79 @@ impl State {
             write_fields(o, &u.extra);
         }
         ev.end();
+    }
+
+    /// An assistant line of message `key` on subagent stream `parent` was read; `asks_tools`:
+    /// it holds a tool use block. Whether the subagent's latest message asked for tools tells
+    /// whether its final message (which asks for none) was written (see
+    /// [`State::subagent_final_usage`]).
+    pub(super) fn note_subagent_message(
+        &mut self,
+        parent: &str,
+        key: &str,
+        model: Option<&str>,
+        asks_tools: bool,
+    ) {
+        let tail = self.sub_tail.entry(parent.to_owned()).or_default();
+        if tail.message_id != key {
+            tail.message_id.clear();
+            tail.message_id.push_str(key);
+            tail.asks_tools = false;
+        }
+        if model.is_some() {
+            tail.model = model.map(str::to_owned);
+        }
+        tail.asks_tools |= asks_tools;
+    }
+
+    /// The result of subagent call `call_id` came, with the CLI's account `structured`
+    /// (`tool_use_result`). A foreground subagent's final message (the one that asks for no
+    /// tool) has no assistant line in CLI 2.0.x to 2.1.3xx: its usage is only the account's
+    /// `usage` (with `agentId`, `totalTokens`). It is counted here, once, as a message of the
+    /// subagent (a `usage` event of this line, `message_id` null), unless the subagent's latest
+    /// message seen on an assistant line asked for no tool: then that line was its final message
+    /// (CLI 2.1.332 writes it when it forwards a nested subagent's lines) and is counted already.
+    /// Not in a session transcript, whose subagents' messages are in files of their own.
+    pub(super) fn subagent_final_usage(
+        &mut self,
+        ev: &mut Events,
+        ctx: &Ctx<'_>,
+        call_id: &str,
+        structured: Val<'_, '_>,
+    ) {
+        let tail = self.sub_tail.remove(call_id);
+        // A session transcript's subagent messages are in the subagent's own transcript file,
+        // final one included, read with the session (one accounting with `sessions`).
+        if ctx.src.is_some_and(|v| get(v, "isSidechain").is_some()) {
+            return;
+        }
+        let Some(u) = get(structured, "usage").filter(|u| u.as_object().is_some()) else {
+            return;
+        };
+        if tail.as_ref().is_some_and(|t| !t.asks_tools) {
+            return;
+        }
+        let model = get_str(structured, "resolvedModel")
+            .map(str::to_owned)
+            .or_else(|| tail.and_then(|t| t.model));
+        let mut p = PendingUsage {
+            message_id: format!("{ANONYMOUS}tool_use_result {call_id}"),
+            model,
+            line: ctx.line,
+            session: ctx.session_id.map(str::to_owned),
+            parent: Some(call_id.to_owned()),
+            final_seen: true,
+            ..Default::default()
+        };
+        merge_fields(&mut p.fields, u, ctx, &ev.out);
+        // Like every `usage` event: the line's number, not its facts (see docs/envelope.md).
+        let ctx = Ctx {
+            parent: Some(call_id),
+            uuid: None,
+            src: None,
+            ..*ctx
+        };
+        self.emit_usage(&p, &ctx, ev);
     }
 
     /// Whether usage of the message on stream `parent` may still get larger counts from later

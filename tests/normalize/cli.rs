@@ -227,12 +227,23 @@ fn every_fixture_keeps_the_contract() {
             }
         }
 
-        // usage once per message id, for every message that had usage.
+        // usage once per message id, for every message that had usage; a usage without id is a
+        // foreground subagent's final message, read from its call's result (a user line whose
+        // tool_use_result has usage), once per call.
         let mut usage: BTreeMap<String, usize> = BTreeMap::new();
+        let raw_lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+        let mut finals: BTreeSet<String> = BTreeSet::new();
         for e in ev.iter().filter(|e| e["type"] == "usage") {
-            *usage
-                .entry(e["message_id"].as_str().unwrap().into())
-                .or_default() += 1;
+            let Some(id) = e["message_id"].as_str() else {
+                let call = e["parent_tool_use_id"].as_str().unwrap();
+                assert!(finals.insert(call.to_owned()), "{name}: {call} twice");
+                let line = e["line"].as_u64().unwrap() as usize;
+                let raw: Value = serde_json::from_slice(raw_lines[line - 1]).unwrap();
+                assert_eq!(raw["type"], "user", "{name}: {e}");
+                assert!(raw["tool_use_result"]["usage"].is_object(), "{name}: {e}");
+                continue;
+            };
+            *usage.entry(id.into()).or_default() += 1;
         }
         assert!(
             usage.values().all(|&c| c == 1),

@@ -7,3 +7,4 @@ mod latency;
 mod props;
 mod regression;
 mod tools;
+mod usage_totals;

@@ -129,6 +129,9 @@ fn known(ev: &[Value]) -> Known {
                     (e["is_error"].clone(), e["content"].clone()),
                 );
             }
+            // A foreground subagent's final message read from its call's result (no id): the
+            // transcript holds it, under its id, in the subagent's own file.
+            "usage" if e["message_id"].is_null() => {}
             "usage" => {
                 let u = &e["usage"];
                 // A provisional count (a block line's, before the message ended) is what the

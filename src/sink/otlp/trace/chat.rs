@@ -14,6 +14,10 @@ use crate::json::fields::{self, Fields};
 use crate::sink::otlp::attr;
 use crate::sink::otlp::span::SpanKind;
 
+/// How the key of a message without an id begins (a control character no API id has): its
+/// chat span has no `gen_ai.response.id`.
+pub(super) const ANONYMOUS: &str = "\u{1}";
+
 impl Trace {
     /// Any event naming an API message: open its chat span on first sight, track its end. A
     /// block's event whose chat has no stop reason yet takes the one its input line `source`
@@ -50,8 +54,10 @@ impl Trace {
             let room = if self.content { 14 } else { 12 };
             let kind = SpanKind::Client;
             let mut span = self.open(key, "chat", name, kind, parent, start, room);
-            span.attributes
-                .push(attr::str("gen_ai.response.id", msg.to_owned()));
+            if !msg.starts_with(ANONYMOUS) {
+                span.attributes
+                    .push(attr::str("gen_ai.response.id", msg.to_owned()));
+            }
             if !model.is_empty() {
                 span.attributes
                     .push(attr::str("gen_ai.request.model", model.clone()));

@@ -394,6 +394,11 @@ impl Trace {
         let msg = text(ev, "message_id");
         if let Some(msg) = &msg {
             self.message_event(kind, msg, &thread, ev, now, source);
+        } else if kind == ek::USAGE {
+            // A message without an id (a subagent's final message read from its call's result,
+            // a hand-made stream's): a chat span of its own, named by no id.
+            let key = format!("{}{}", chat::ANONYMOUS, ev.u64("seq").unwrap_or(0));
+            self.message_event(kind, &key, &thread, ev, now, source);
         }
         match kind {
             ek::SESSION_INIT => {
