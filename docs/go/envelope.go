@@ -18,6 +18,7 @@ type Event struct {
 	ParentToolUseID *string `json:"parent_tool_use_id"` // the Task/Agent call a subagent's event belongs to
 	Line            *int64  `json:"line"`               // 1-based input line; null for synthesized events
 	UUID            string  `json:"uuid,omitempty"`
+	Timestamp       string  `json:"timestamp,omitempty"` // the source line's time (RFC 3339), when it states one
 	Ephemeral       bool    `json:"ephemeral,omitempty"`
 }
 
@@ -71,12 +72,13 @@ type ToolResult struct {
 	Event
 	ToolUseID  *string         `json:"tool_use_id"`
 	Name       *string         `json:"name"`
-	IsError    bool            `json:"is_error"`
+	IsError    bool            `json:"is_error"` // the agent's own verdict (false for a failed command on some agents)
 	Server     bool            `json:"server"`
 	Content    json.RawMessage `json:"content"`
 	Structured json.RawMessage `json:"structured"`
-	Kind       *string         `json:"kind"` // the paired call's kind; null without a paired call
-	Edit       json.RawMessage `json:"edit"` // {path, patch} when the CLI's result carries a structured patch
+	Kind       *string         `json:"kind"`      // the paired call's kind; null without a paired call
+	Edit       json.RawMessage `json:"edit"`      // {path, patch} when the CLI's result carries a structured patch
+	ExitCode   *int64          `json:"exit_code"` // a shell command's exit status where its agent states it, else null
 }
 
 // Usage is `usage`: one API message's token counts, once per message.

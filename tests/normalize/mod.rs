@@ -6,4 +6,5 @@ mod golden;
 mod latency;
 mod props;
 mod regression;
+mod streamed_calls;
 mod tools;
