@@ -5,5 +5,6 @@
 
 mod audit;
 mod contract;
+mod effects;
 mod formats;
 mod views;

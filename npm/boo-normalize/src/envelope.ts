@@ -971,7 +971,7 @@ export interface ToolResultEvent {
     [k: string]: unknown;
   } | null;
   /**
-   * A shell command's exit status (a call of kind execute), where its agent states it: Claude Code only on a failed command (an is_error result whose text starts "Exit code N"), Codex and Cursor structured.exit_code, OpenCode structured.metadata.exit, Amp structured.exitCode, Qwen Code its text's "Exit Code: N" (written for a failed command), Copilot CLI its text's "… exit code N>"; Gemini CLI states none. Never guessed: null when the agent does not say it, and for other kinds.
+   * A shell command's exit status (a call of kind execute), where its agent states it: Claude Code only on a failed command (an is_error result whose text starts "Exit code N"), Codex and Cursor structured.exit_code, OpenCode structured.metadata.exit, Amp structured.exitCode, Qwen Code its text's "Exit Code: N" (written when the command failed or printed nothing), Copilot CLI its text's "… exit code N>"; Gemini CLI states none. Never guessed: null when the agent does not say it, and for other kinds.
    */
   exit_code?: number | null;
   /**
