@@ -18,7 +18,6 @@ type Event struct {
 	ParentToolUseID *string `json:"parent_tool_use_id"` // the Task/Agent call a subagent's event belongs to
 	Line            *int64  `json:"line"`               // 1-based input line; null for synthesized events
 	UUID            string  `json:"uuid,omitempty"`
-	Timestamp       string  `json:"timestamp,omitempty"` // the source line's time (RFC 3339), when it states one
 	Ephemeral       bool    `json:"ephemeral,omitempty"`
 }
 
