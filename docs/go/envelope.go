@@ -71,12 +71,13 @@ type ToolResult struct {
 	Event
 	ToolUseID  *string         `json:"tool_use_id"`
 	Name       *string         `json:"name"`
-	IsError    bool            `json:"is_error"`
+	IsError    bool            `json:"is_error"` // the agent's own verdict (false for a failed command on some agents)
 	Server     bool            `json:"server"`
 	Content    json.RawMessage `json:"content"`
 	Structured json.RawMessage `json:"structured"`
-	Kind       *string         `json:"kind"` // the paired call's kind; null without a paired call
-	Edit       json.RawMessage `json:"edit"` // {path, patch} when the CLI's result carries a structured patch
+	Kind       *string         `json:"kind"`      // the paired call's kind; null without a paired call
+	Edit       json.RawMessage `json:"edit"`      // {path, patch} when the CLI's result carries a structured patch
+	ExitCode   *int64          `json:"exit_code"` // a shell command's exit status where its agent states it, else null
 }
 
 // Usage is `usage`: one API message's token counts, once per message.

@@ -49,7 +49,7 @@ pub fn meaning(name: &str, input: &Value) -> Meaning {
     let locations = m
         .paths
         .iter()
-        .filter_map(|p| p.as_str())
+        .filter_map(|p| p.text())
         .map(|p| ToolCallLocation::new(p).line(line))
         .collect();
     let mut diffs = Vec::new();

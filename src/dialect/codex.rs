@@ -386,7 +386,9 @@ impl Reader for Codex {
                     .and_then(string)
                     .unwrap_or("");
                 let sid = self.thread.as_deref();
-                e.result(sid, true, "error_during_execution", |w| {
+                // A failed model turn (the API refused or the stream broke): `error`, as
+                // Claude Code's outcome for a failed API call.
+                e.result(sid, true, "error", |w| {
                     w.m(
                         "errors",
                         With(|o: &mut Out| {

@@ -52,6 +52,19 @@ pub struct Copilot {
     /// A `session.init` was written (stdout has no `session.start`: one is made at its first
     /// line, so the run names its agent).
     init_done: bool,
+    /// A model call of the current turn failed (`model.call_failure`): a failed turn then
+    /// ended on a failed API call.
+    api_failed: bool,
+}
+
+/// The subtype of a turn's result: `success`; `error` for a failed turn whose model call the API
+/// refused (as Claude Code's outcome for a failed API call); else `error_during_execution`.
+fn failed_subtype(is_error: bool, api_failed: bool) -> &'static str {
+    match (is_error, api_failed) {
+        (false, _) => "success",
+        (true, true) => "error",
+        (true, false) => "error_during_execution",
+    }
 }
 
 /// Lifecycle events that say nothing the envelope shows.
@@ -184,6 +197,7 @@ impl Copilot {
     /// no content with `error` (Copilot's `errorCode`, else its `failureKind`) and the
     /// details as `api_error_*` members.
     fn call_failure(&mut self, d: Val<'_, '_>, id: &str, e: &mut Emit<'_>) {
+        self.api_failed = true;
         let sid = self.sid();
         let model = s(d, "model").map(str::to_owned).or(self.model.clone());
         let error = s(d, "errorCode")
@@ -227,11 +241,7 @@ impl Copilot {
         let code = get(v, "exitCode").and_then(|c| c.as_i64());
         let is_error = code.is_some_and(|c| c != 0);
         let sid = self.sid();
-        let subtype = if is_error {
-            "error_during_execution"
-        } else {
-            "success"
-        };
+        let subtype = failed_subtype(is_error, std::mem::take(&mut self.api_failed));
         let reported = self.usage_seen > 0;
         e.result(sid.as_deref(), is_error, subtype, |w| {
             if let Some(u) = get(v, "usage") {
@@ -364,11 +374,7 @@ impl Reader for Copilot {
                 // The session log's last event: the run's end (stdout's is its result line).
                 let reported = self.usage_seen > 0;
                 let is_error = s(d, "shutdownType").is_some_and(|t| t != "routine");
-                let subtype = if is_error {
-                    "error_during_execution"
-                } else {
-                    "success"
-                };
+                let subtype = failed_subtype(is_error, std::mem::take(&mut self.api_failed));
                 self.turns += 1;
                 e.result(sid.as_deref(), is_error, subtype, |w| {
                     w.m("tokens_reported", reported);

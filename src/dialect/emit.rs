@@ -108,6 +108,8 @@ impl Json for Raw<'_> {
 pub struct Obj<'o> {
     o: &'o mut Out,
     first: bool,
+    /// A `timestamp` member was written.
+    stamped: bool,
 }
 
 impl Obj<'_> {
@@ -120,6 +122,7 @@ impl Obj<'_> {
 
     /// The key of the next member; its value is written to [`Obj::out`] next.
     pub fn key(&mut self, k: &str) {
+        self.stamped |= k == "timestamp";
         if self.first {
             self.first = false;
             self.o.str(k);
@@ -138,7 +141,11 @@ impl Obj<'_> {
 /// Write an object whose members `f` writes.
 pub fn obj(o: &mut Out, f: impl FnOnce(&mut Obj<'_>)) {
     o.raw(b"{");
-    let mut w = Obj { o, first: true };
+    let mut w = Obj {
+        o,
+        first: true,
+        stamped: false,
+    };
     f(&mut w);
     o.raw(b"}");
 }
@@ -182,6 +189,8 @@ pub struct Emit<'a> {
     main: bool,
     violations: &'a mut Vec<(usize, String)>,
     pending_violation: Option<String>,
+    /// The input line's time (RFC 3339), written as `timestamp` on each line made of it.
+    stamp: Option<String>,
 }
 
 impl<'a> Emit<'a> {
@@ -196,7 +205,14 @@ impl<'a> Emit<'a> {
             main: false,
             violations,
             pending_violation: None,
+            stamp: None,
         }
+    }
+
+    /// The input line's time, as an RFC 3339 string: every line written for it (but a
+    /// `skipped` one) gets it as `timestamp`, as Claude Code's lines carry theirs.
+    pub(super) fn stamp(&mut self, at: Option<String>) {
+        self.stamp = at;
     }
 
     /// Every line written from now on is synthesized (end of input).
@@ -213,8 +229,21 @@ impl<'a> Emit<'a> {
     /// Write one stream-json line, an object whose members `f` writes (the first line stands
     /// for the input line).
     pub fn line(&mut self, f: impl FnOnce(&mut Obj<'_>)) {
+        self.write_line(true, f);
+    }
+
+    /// [`Emit::line`], with the input line's `timestamp` when `stamped` and the line has none.
+    fn write_line(&mut self, stamped: bool, f: impl FnOnce(&mut Obj<'_>)) {
         let mut o = Out::from_buf(std::mem::take(self.out.buf()));
-        obj(&mut o, f);
+        let stamp = self.stamp.as_deref().filter(|_| stamped);
+        obj(&mut o, |w| {
+            f(w);
+            if let Some(t) = stamp
+                && !w.stamped
+            {
+                w.m("timestamp", t);
+            }
+        });
         *self.out.buf() = o.buf;
         if let Some(w) = self.pending_violation.take() {
             self.violations.push((self.out.len(), w));
@@ -242,7 +271,7 @@ impl<'a> Emit<'a> {
 
     /// The input line makes no event of its own: `skipped` with `reason`.
     pub fn skip(&mut self, reason: &str) {
-        self.line(|w| {
+        self.write_line(false, |w| {
             w.m("type", SKIP_TYPE).m("reason", reason);
         });
     }

@@ -102,10 +102,15 @@ impl Gemini {
         }
         let is_error = s(v, "status") == Some("error");
         let err = get(v, "error");
-        let subtype = if is_error {
-            "error_during_execution"
-        } else {
-            "success"
+        // A turn that ended on a failed API call (`[API Error: …]`) is `error`, as Claude
+        // Code's outcome for one; another failure is `error_during_execution`.
+        let api = err
+            .and_then(|x| s(x, "message"))
+            .is_some_and(|m| m.starts_with("[API Error"));
+        let subtype = match (is_error, api) {
+            (false, _) => "success",
+            (true, true) => "error",
+            (true, false) => "error_during_execution",
         };
         e.result(sid, is_error, subtype, |w| {
             w.m("usage", ObjWith(|u: &mut Obj<'_>| usage(stats, u)));

@@ -458,8 +458,9 @@ impl Stage {
                 self.state = Self::reading(d);
             }
             match &mut self.state {
-                State::Reading(_, r) => {
+                State::Reading(d, r) => {
                     let mut e = Emit::new(out, Some(line), &mut self.violations);
+                    e.stamp(line_time(*d, v));
                     r.line(v, trimmed, &mut e);
                     e.finish_line();
                 }
@@ -481,6 +482,25 @@ impl Stage {
             e.main_done();
             r.finish(&mut e);
         }
+    }
+}
+
+/// The time an input line of dialect `d` states, as RFC 3339 (what Claude Code's `timestamp`
+/// is): Gemini CLI's and Copilot CLI's `timestamp` (already such a string), OpenCode's
+/// `timestamp` (milliseconds since the epoch, written in UTC with milliseconds). The other
+/// dialects' lines state none.
+pub fn line_time(d: Dialect, v: Val<'_, '_>) -> Option<String> {
+    match d {
+        Dialect::Gemini | Dialect::Copilot => s(v, "timestamp").map(str::to_owned),
+        Dialect::OpenCode => {
+            let ms = get(v, "timestamp")?.as_u64()?;
+            // humantime writes years up to 9999 only.
+            (ms < 253_402_300_800_000).then(|| {
+                let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+                humantime::format_rfc3339_millis(at).to_string()
+            })
+        }
+        _ => None,
     }
 }
 

@@ -37,6 +37,8 @@ pub struct OpenCode {
     cost: Option<f64>,
     /// The error of the current turn, if one came.
     error: Option<String>,
+    /// That error is the API's (`APIError`).
+    api_error: bool,
 }
 
 /// The members of a usage object of tokens `t` (input, output, cache read, cache write,
@@ -56,6 +58,7 @@ impl OpenCode {
         let cost = self.cost;
         let sid = self.session.clone();
         let err = self.error.take();
+        let api = std::mem::take(&mut self.api_error);
         let members = |w: &mut Obj<'_>| {
             w.m("usage", ObjWith(|u: &mut Obj<'_>| tokens(t, u)))
                 .m("num_turns", steps);
@@ -74,6 +77,9 @@ impl OpenCode {
             }
         };
         match &err {
+            // A turn that ended on a failed API call is `error`, as Claude Code's outcome for
+            // one; another failure is `error_during_execution`.
+            Some(_) if api => e.result(sid.as_deref(), true, "error", members),
             Some(_) => e.result(sid.as_deref(), true, "error_during_execution", members),
             None => e.result(sid.as_deref(), false, "success", members),
         }
@@ -223,6 +229,8 @@ impl Reader for OpenCode {
                     .unwrap_or("")
                     .to_owned();
                 self.error = Some(msg);
+                self.api_error =
+                    err.and_then(|x| get(x, "name")).and_then(string) == Some("APIError");
                 let event = ObjWith(|w: &mut Obj<'_>| {
                     w.m("type", "error").m("error", err);
                 });

@@ -7,6 +7,9 @@
 //! - an assistant line holds one content-block type (a new type starts a new line of the same
 //!   message id): the normalizer counts the message's usage once by its id;
 //! - a failed `result` carries `error` as an object (`{type, message}`), kept under its extra;
+//!   when that error is an API failure (`type` `api_error`, or a message `[API Error: …]`) the
+//!   turn ended on a failed API call: its subtype is written `error` (so `turn.end.outcome` is
+//!   `error`, as Claude Code's for the same failure), Qwen's own kept as `qwen_subtype`;
 //! - `stream_event` `tool_progress` (a running tool's progress) is `skipped` with its reason;
 //!   `goal_state` (0.24's goal and activity, in its real output, in no documentation) is
 //!   `skipped` when no goal is set, else `informational` naming the goal;
@@ -35,6 +38,7 @@ pub struct Qwen;
 const REWRITTEN: &[&str] = &[
     "\"cache_read_input_tokens\"",
     "[API Error",
+    "\"api_error\"",
     "\"system\"",
     "tool_progress",
     "goal_state",
@@ -115,17 +119,23 @@ impl Reader for Qwen {
             }
             "result" => {
                 let usage = object(v, "usage");
-                let Some(t) = usage.and_then(uncached) else {
+                let tokens = usage.and_then(uncached);
+                let api = api_failure(v);
+                if tokens.is_none() && !api {
                     return e.keep();
-                };
+                }
                 e.line(|w| {
                     for (k, x) in members_removing(v, &[]) {
-                        match (k, usage) {
-                            ("usage", Some(u)) => {
+                        match (k, usage, tokens) {
+                            ("usage", Some(u), Some(t)) => {
                                 w.m(k, ObjWith(|w: &mut Obj<'_>| rewrite(u, t, w)))
                             }
+                            ("subtype", _, _) if api => w.m(k, "error"),
                             _ => w.m(k, x),
                         };
+                    }
+                    if api && let Some(sub) = get(v, "subtype") {
+                        w.m("qwen_subtype", sub);
                     }
                 });
             }
@@ -157,6 +167,18 @@ fn goal_state(v: Val<'_, '_>, e: &mut Emit<'_>) {
             .m("content", format!("goal: {text} ({activity})").as_str())
             .m("goal_state", state);
     });
+}
+
+/// Whether a result line ends its turn on a failed API call: `is_error`, and its `error` is
+/// Qwen's API error (`type` `api_error`, or a message `[API Error: …]`).
+fn api_failure(v: Val<'_, '_>) -> bool {
+    let failed = get(v, "is_error").and_then(|x| x.as_bool()) == Some(true);
+    let err = object(v, "error");
+    failed
+        && err.is_some_and(|x| {
+            s(x, "type") == Some("api_error")
+                || s(x, "message").is_some_and(|m| m.starts_with("[API Error"))
+        })
 }
 
 /// Whether an assistant line's message is an API error written as its text.

@@ -320,6 +320,12 @@ impl Out {
         self.raw(b.format(n).as_bytes());
     }
 
+    /// A signed integer.
+    pub fn i64(&mut self, n: i64) {
+        let mut b = itoa::Buffer::new();
+        self.raw(b.format(n).as_bytes());
+    }
+
     /// A boolean.
     pub fn bool(&mut self, b: bool) {
         self.raw(if b { b"true" } else { b"false" });

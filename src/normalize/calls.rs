@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use super::{State, ToolInfo};
 use crate::envelope::{Ctx, Events, kind};
 use crate::json::{Out, Spans, Val, get, str_of};
-use crate::tool::{self, Kind, Meaning};
+use crate::tool::{self, Kind, Meaning, Path};
 use simd_json::prelude::*;
 
 /// Write a value of the current line: its canonical bytes when `spans` knows them, else from the
@@ -32,7 +32,13 @@ pub(super) fn write_meaning(o: &mut Out, m: &Meaning<Val<'_, '_>>, spans: Option
         if i > 0 {
             o.raw(b",");
         }
-        write_val(o, *p, spans);
+        match *p {
+            Path::Value(v) => write_val(o, v, spans),
+            Path::Part(..) => match p.text() {
+                Some(t) => o.str(t),
+                None => o.raw(b"null"),
+            },
+        }
     }
     o.raw(b"]");
     o.key("command");
@@ -80,14 +86,29 @@ pub(super) fn write_meaning(o: &mut Out, m: &Meaning<Val<'_, '_>>, spans: Option
     o.raw(b"]}");
 }
 
-/// Write a tool result's `kind` (its call's, `null` when unpaired) and `edit`: the file and the
-/// CLI's structured patch when the result carries them (see [`tool::result_patch`]).
+/// What a tool result says of its effect, besides its content.
+pub(super) struct ResultFacts<'t, 'i> {
+    /// Its call's kind (`None` when unpaired).
+    pub kind: Option<Kind>,
+    /// The agent's own verdict.
+    pub is_error: bool,
+    /// The block's `content`.
+    pub content: Option<Val<'t, 'i>>,
+    /// The CLI's structured result.
+    pub structured: Option<Val<'t, 'i>>,
+}
+
+/// Write a tool result's `kind` (its call's, `null` when unpaired), `edit` (the file and the
+/// CLI's structured patch when the result carries them, see [`tool::result_patch`]) and
+/// `exit_code` (for a call of kind `execute`, the exit status its agent states, see
+/// [`tool::exit_code`]; else `null`).
 pub(super) fn write_result_meaning(
     o: &mut Out,
-    kind: Option<Kind>,
-    structured: Option<Val<'_, '_>>,
+    dialect: tool::Dialect,
+    r: &ResultFacts<'_, '_>,
     spans: Option<&Spans<'_>>,
 ) {
+    let (kind, structured) = (r.kind, r.structured);
     o.key("kind");
     match kind {
         Some(k) => o.str(k.as_str()),
@@ -104,6 +125,14 @@ pub(super) fn write_result_meaning(
             write_val(o, patch, spans);
             o.raw(b"}");
         }
+        None => o.raw(b"null"),
+    }
+    o.key("exit_code");
+    let code = (kind == Some(Kind::Execute))
+        .then(|| tool::exit_code(dialect, r.is_error, r.content, structured))
+        .flatten();
+    match code {
+        Some(n) => o.i64(n),
         None => o.raw(b"null"),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::State;
 use super::calls::{
-    RESULT_MAPPED, TEXT_MAPPED, THINKING_MAPPED, Want, violations, write_block_extra,
+    RESULT_MAPPED, ResultFacts, TEXT_MAPPED, THINKING_MAPPED, Want, violations, write_block_extra,
     write_result_meaning, write_violation,
 };
 use super::write::promote;
@@ -342,7 +342,13 @@ impl State {
             Some(s) => self.write_blobbed(s, o_buf(ev), &ctx.spans),
             None => o_buf(ev).raw(b"null"),
         }
-        write_result_meaning(ev.out(), call_kind, structured, Some(&ctx.spans));
+        let facts = ResultFacts {
+            kind: call_kind,
+            is_error,
+            content: get(b, "content"),
+            structured,
+        };
+        write_result_meaning(ev.out(), self.opts.dialect, &facts, Some(&ctx.spans));
         write_violation(ev, &bad, b);
         write_block_extra(ev.out(), b, RESULT_MAPPED);
         ev.end();

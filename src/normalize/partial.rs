@@ -370,14 +370,20 @@ impl State {
         }) {
             return;
         }
-        // An empty input stream means a tool without arguments.
+        // An empty input stream means a tool without arguments when the block stopped; a block
+        // that never stopped and streamed no fragment has an input never seen, not an empty one.
+        let unseen = c.json.trim().is_empty() && !c.complete;
         let text = if c.json.trim().is_empty() {
             "{}"
         } else {
             c.json.as_str()
         };
         let mut parser = Parser::default();
-        let parsed = parser.parse(text.as_bytes());
+        let parsed = if unseen {
+            Err(NO_FRAGMENT.to_owned())
+        } else {
+            parser.parse(text.as_bytes()).map_err(|e| e.message)
+        };
         let meaning = crate::tool::meaning(
             self.opts.dialect,
             c.name.as_deref(),
@@ -416,10 +422,7 @@ impl State {
             Ok(_) => o.raw(b"null"),
             Err(e) => {
                 let state = if c.complete { "complete" } else { "incomplete" };
-                o.str(&format!(
-                    "{state} input did not parse ({}): {why}",
-                    e.message
-                ));
+                o.str(&format!("{state} input did not parse ({e}): {why}"));
             }
         }
         o.key("message_id");
@@ -454,6 +457,9 @@ impl State {
         ev.end();
     }
 }
+
+/// Why a call whose block started but streamed no fragment and never stopped has no input.
+const NO_FRAGMENT: &str = "no input fragment was streamed";
 
 /// `block.delta`: a delta of another kind, raw.
 fn block_delta(ev: &mut Events, ctx: &Ctx<'_>, index: Option<u64>, d: Option<Val<'_, '_>>) {

@@ -13,6 +13,8 @@ use simd_json::prelude::*;
 pub fn outcome(subtype: Option<&str>, is_error: bool) -> &str {
     let o = match subtype {
         Some("success") => "success",
+        // Another agent's turn that ended on a failed API call (its reader's subtype).
+        Some("error") => "error",
         Some("error_max_turns") => "max_turns",
         Some("error_max_budget_usd") => "max_budget",
         Some("error_during_execution") => "during_execution",

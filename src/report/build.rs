@@ -282,6 +282,7 @@ impl Run {
         let r = ToolResult {
             seq,
             is_error: flag(v, "is_error"),
+            exit_code: v.i64("exit_code"),
             body,
             at_us: at,
         };

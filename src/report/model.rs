@@ -150,6 +150,8 @@ pub struct ToolResult {
     pub seq: u64,
     /// `is_error`.
     pub is_error: bool,
+    /// `exit_code`: a command's exit status, where its agent states it.
+    pub exit_code: Option<i64>,
     /// The content as text (blocks joined; images described).
     pub body: String,
     /// When it arrived (µs since the epoch), when known.

@@ -191,7 +191,7 @@ pub(super) fn defs() -> Vec<Def> {
         ),
         (
             kind::TOOL_RESULT,
-            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.",
+            "A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. is_error is the agent's own verdict (Gemini CLI, OpenCode, Copilot CLI, Amp and Cursor say false for a shell command that exited non-zero); exit_code is a shell command's exit status where the agent states it (calls of kind execute), else null. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.",
             vec![
                 ("tool_use_id", ns()),
                 ("name", ns()),
@@ -211,6 +211,7 @@ pub(super) fn defs() -> Vec<Def> {
                         }
                     }),
                 ),
+                ("exit_code", ni()),
                 ("violation", s()),
                 ("raw", any()),
                 ("block_extra", obj()),

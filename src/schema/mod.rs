@@ -52,7 +52,7 @@ pub fn schema(strict: bool) -> Value {
                 "line": {"type": ["integer", "null"], "minimum": 1},
                 "uuid": {"type": "string"},
                 "ephemeral": {"const": true},
-                "timestamp": {"description": "The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line."},
+                "timestamp": {"description": "The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line."},
                 "agent_id": {"description": "The source line's agent_id (a subagent's lines), on every event of the line."},
                 "subagent_type": {"description": "The source line's subagent_type, on every event of the line."},
                 "is_synthetic": {"description": "The source line's isSynthetic: the CLI wrote this user line (a compaction summary, hook feedback), not a person."},

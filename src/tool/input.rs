@@ -13,6 +13,8 @@ pub trait Input<'a>: Copy {
     fn text(self) -> Option<&'a str>;
     /// The value when it is `true` or `false`.
     fn truth(self) -> Option<bool>;
+    /// The value when it is an integer.
+    fn int(self) -> Option<i64>;
     /// The items of an array (`None` for other values).
     fn items(self) -> Option<Vec<Self>>;
 }
@@ -26,6 +28,9 @@ impl<'t, 'i> Input<'i> for Val<'t, 'i> {
     }
     fn truth(self) -> Option<bool> {
         self.as_bool()
+    }
+    fn int(self) -> Option<i64> {
+        self.as_i64()
     }
     fn items(self) -> Option<Vec<Self>> {
         self.as_array().map(|a| a.iter().collect())
@@ -41,6 +46,9 @@ impl<'a> Input<'a> for &'a serde_json::Value {
     }
     fn truth(self) -> Option<bool> {
         self.as_bool()
+    }
+    fn int(self) -> Option<i64> {
+        self.as_i64()
     }
     fn items(self) -> Option<Vec<Self>> {
         self.as_array().map(|a| a.iter().collect())

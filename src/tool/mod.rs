@@ -9,11 +9,14 @@
 //! (MCP tools included) is [`Kind::Other`] with no paths, no command and no edit, and a known
 //! tool whose input lacks a member gives nothing for what that member would have said.
 
+pub mod exit;
 pub mod input;
+pub mod patch;
 pub mod table;
 #[cfg(test)]
 mod tests;
 
+pub use exit::exit_code;
 pub use input::Input;
 pub use table::{Dialect, EditShape, Head, Row};
 
@@ -124,13 +127,37 @@ pub struct Edit<V> {
     pub changes: Vec<Change<V>>,
 }
 
+/// A path a call touches, borrowed from its input: a string value, or the part of one (bytes
+/// `start..end`) that names a file, as a patch text's headers do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path<V> {
+    /// A whole string value of the input.
+    Value(V),
+    /// Bytes `start..end` of a string value.
+    Part(V, usize, usize),
+}
+
+impl<V> Path<V> {
+    /// The path's text.
+    pub fn text<'a>(self) -> Option<&'a str>
+    where
+        V: Input<'a>,
+    {
+        match self {
+            Path::Value(v) => v.text(),
+            Path::Part(v, a, b) => v.text().and_then(|t| t.get(a..b)),
+        }
+    }
+}
+
 /// What a tool call does, its values borrowed from the call's input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meaning<V> {
     /// The kind of the call.
     pub kind: Kind,
-    /// The files or directories the call reads or writes (string values of its input, as given).
-    pub paths: Vec<V>,
+    /// The files or directories the call reads or writes (string values of its input, or the
+    /// paths a patch text names, as given).
+    pub paths: Vec<Path<V>>,
     /// The command a shell call runs.
     pub command: Option<V>,
     /// What an edit call changes.
@@ -208,11 +235,11 @@ pub fn meaning<'a, V: Input<'a>>(
     let mut paths = Vec::new();
     for p in r.paths {
         match *p {
-            PathSpec::Str(k) => paths.extend(text(k)),
+            PathSpec::Str(k) => paths.extend(text(k).map(Path::Value)),
             PathSpec::Strs(k) => {
                 for x in input.member(k).and_then(Input::items).unwrap_or_default() {
                     if x.text().is_some_and(|s| !s.is_empty()) {
-                        paths.push(x);
+                        paths.push(Path::Value(x));
                     }
                 }
             }
@@ -224,7 +251,19 @@ pub fn meaning<'a, V: Input<'a>>(
                 {
                     paths.extend(
                         x.member(k)
-                            .filter(|v| v.text().is_some_and(|s| !s.is_empty())),
+                            .filter(|v| v.text().is_some_and(|s| !s.is_empty()))
+                            .map(Path::Value),
+                    );
+                }
+            }
+            PathSpec::Patch(k) => {
+                if let Some(v) = input.member(k)
+                    && let Some(t) = v.text()
+                {
+                    paths.extend(
+                        patch::paths(t)
+                            .into_iter()
+                            .map(|(a, b)| Path::Part(v, a, b)),
                     );
                 }
             }

@@ -46,6 +46,9 @@ pub enum PathSpec {
     Strs(&'static str),
     /// An array of objects, each with a string member: `(array, member)`.
     Each(&'static str, &'static str),
+    /// A string member holding a patch text: the files its `*** Add File:`, `*** Update File:`,
+    /// `*** Delete File:` and `*** Move to:` headers name (see [`super::patch`]).
+    Patch(&'static str),
 }
 
 /// How an input spells an edit (the members named).
@@ -242,7 +245,7 @@ impl Row {
 use Dialect::{Amp, Claude, Codex, Copilot, Cursor, Gemini, OpenCode};
 use EditShape::{Cell, Multi, Replace, Whole};
 use Kind::*;
-use PathSpec::{Each, Str, Strs};
+use PathSpec::{Each, Patch, Str, Strs};
 
 const FILE: &[PathSpec] = &[Str("file_path")];
 const PATH: &[PathSpec] = &[Str("path")];
@@ -540,7 +543,9 @@ pub const TABLE: &[Row] = &[
         .paths(PATH)
         .edit(TEXT_EDITOR_REPLACE)
         .head(Head::Key(&["path"])),
-    row(Copilot, "apply_patch", Edit),
+    // A freeform (custom) tool: its text, not JSON, which the reader keeps as `arguments`.
+    // The patch's changes are not spelled as replacements: `edit` stays null.
+    row(Copilot, "apply_patch", Edit).paths(&[Patch("arguments")]),
     row(Copilot, "grep", Search).paths(PATH).head(Head::Grep),
     row(Copilot, "glob", Search).head(Head::Glob),
     row(Copilot, "web_fetch", Fetch).head(Head::Key(&["url"])),

@@ -37,7 +37,11 @@ fn plain<'a, V: Input<'a>>(m: &Meaning<V>) -> Plain {
     let t = |v: V| v.text().unwrap_or("<not a string>").to_owned();
     Plain {
         kind: m.kind.as_str(),
-        paths: m.paths.iter().map(|p| t(*p)).collect(),
+        paths: m
+            .paths
+            .iter()
+            .map(|p| p.text().unwrap_or("<not a string>").to_owned())
+            .collect(),
         command: m.command.map(t),
         edit: m.edit.as_ref().map(|e| {
             (
@@ -329,6 +333,15 @@ fn cases() -> Vec<Case> {
             .dialect(Copilot)
             .paths(&["/c/n.txt"])
             .edit("/c/n.txt", vec![(Some("hi"), "ho", false)]),
+        // A patch text (Copilot CLI 1.0.102's capture): the files its headers name; the
+        // changes are not replacements, so no edit.
+        case("apply_patch", json!({"arguments": "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n"}), "edit")
+            .dialect(Copilot)
+            .paths(&["hello.txt"]),
+        case("apply_patch", json!({"arguments": "*** Begin Patch\n*** Update File: /w/a.rs\n*** Move to: /w/b.rs\n@@\n-x\n+y\n*** Delete File: /w/c.rs\n*** End Patch"}), "edit")
+            .dialect(Copilot)
+            .paths(&["/w/a.rs", "/w/b.rs", "/w/c.rs"]),
+        case("apply_patch", json!({"arguments": 3}), "edit").dialect(Copilot),
         // Other agents' names: the same table, their own members.
         case("run_shell_command", json!({"command": "ls -la", "directory": "/w"}), "execute")
             .dialect(Gemini)

@@ -5,5 +5,6 @@
 
 mod audit;
 pub mod contract;
+mod effects;
 mod formats;
 mod views;

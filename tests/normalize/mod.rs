@@ -6,5 +6,6 @@ mod golden;
 mod latency;
 mod props;
 mod regression;
+mod streamed_calls;
 mod tools;
 mod usage_totals;

@@ -28,9 +28,11 @@ fn fuzz_tool_id_reused_across_init_is_one_call_per_scope() {
     assert_eq!(calls[0]["parent_tool_use_id"], "toolu_parent0");
     assert_eq!(calls[0]["input"], serde_json::json!({"command": ""}));
     assert!(calls[0]["input_error"].is_null());
-    // The second was cut off before any input: a tool without arguments.
+    // The second was cut off before any input: incomplete, not a tool without arguments.
     assert_eq!(calls[1]["parent_tool_use_id"], serde_json::Value::Null);
     assert_eq!(calls[1]["source"], "deltas");
+    assert!(calls[1]["input"].is_null(), "{:?}", calls[1]);
+    assert!(calls[1]["input_error"].is_string(), "{:?}", calls[1]);
     assert_eq!(ev.last().unwrap()["type"], "run.end");
 }
 

@@ -31,7 +31,8 @@ fn expected(name: Option<&str>, input: Option<&Value>) -> Value {
             .collect();
         o
     });
-    json!({"kind": m.kind.as_str(), "paths": m.paths, "command": m.command, "edit": edit})
+    let paths: Vec<&str> = m.paths.iter().filter_map(|p| p.text()).collect();
+    json!({"kind": m.kind.as_str(), "paths": paths, "command": m.command, "edit": edit})
 }
 
 #[test]

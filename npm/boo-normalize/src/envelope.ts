@@ -167,7 +167,7 @@ export interface SessionInitEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -272,7 +272,7 @@ export interface TextEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -379,7 +379,7 @@ export interface ThinkingEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -474,7 +474,7 @@ export interface TextDeltaEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -559,7 +559,7 @@ export interface ThinkingDeltaEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -644,7 +644,7 @@ export interface ToolInputDeltaEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -733,7 +733,7 @@ export interface ToolCallEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -844,7 +844,7 @@ export interface ToolChange {
   [k: string]: unknown;
 }
 /**
- * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.
+ * A tool_result, paired with its call. content is a string where the source is text, blocks otherwise; structured is the CLI's tool_use_result. is_error is the agent's own verdict (Gemini CLI, OpenCode, Copilot CLI, Amp and Cursor say false for a shell command that exited non-zero); exit_code is a shell command's exit status where the agent states it (calls of kind execute), else null. Base64 blobs become {elided, media_type, bytes, sha256} unless --keep-blobs. A block without tool_use_id gives null there, is never paired (name null) and says so in violation (raw: the block, when a member had the wrong type). block_extra: the block's members no field maps (cache_control, …), when it has any.
  */
 export interface ToolResultEvent {
   /**
@@ -877,7 +877,7 @@ export interface ToolResultEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -924,7 +924,7 @@ export interface ToolResultEvent {
    */
   name: string | null;
   /**
-   * The block's is_error: the tool failed or was refused.
+   * The block's is_error: the tool failed or was refused, as the agent judges it (Gemini CLI, OpenCode, Copilot CLI, Amp and Cursor say false for a shell command that exited non-zero: see exit_code).
    */
   is_error: boolean;
   /**
@@ -971,6 +971,10 @@ export interface ToolResultEvent {
     [k: string]: unknown;
   } | null;
   /**
+   * A shell command's exit status (a call of kind execute), where its agent states it: Claude Code only on a failed command (an is_error result whose text starts "Exit code N"), Codex and Cursor structured.exit_code, OpenCode structured.metadata.exit, Amp structured.exitCode, Qwen Code its text's "Exit Code: N" (written when the command failed or printed nothing), Copilot CLI its text's "… exit code N>"; Gemini CLI states none. Never guessed: null when the agent does not say it, and for other kinds.
+   */
+  exit_code?: number | null;
+  /**
    * The source block as written, when a member had the wrong type.
    */
   raw?: unknown;
@@ -1015,7 +1019,7 @@ export interface ToolCallRevisedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1160,7 +1164,7 @@ export interface UserTextEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1251,7 +1255,7 @@ export interface UserBlockEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1328,7 +1332,7 @@ export interface UsageEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1427,7 +1431,7 @@ export interface TurnEndEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1560,7 +1564,7 @@ export interface MessageStartEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1641,7 +1645,7 @@ export interface MessageDeltaEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1726,7 +1730,7 @@ export interface MessageStopEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1807,7 +1811,7 @@ export interface BlockStartEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1896,7 +1900,7 @@ export interface BlockDeltaEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -1977,7 +1981,7 @@ export interface BlockStopEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2054,7 +2058,7 @@ export interface StreamPingEvent {
    */
   ephemeral: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2127,7 +2131,7 @@ export interface StreamErrorEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2204,7 +2208,7 @@ export interface UnknownEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2289,7 +2293,7 @@ export interface DiagnosticEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2382,7 +2386,7 @@ export interface RunErrorEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2475,7 +2479,7 @@ export interface StallEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2552,7 +2556,7 @@ export interface LineRepairedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2637,7 +2641,7 @@ export interface ApiErrorEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2732,7 +2736,7 @@ export interface SkippedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -2809,7 +2813,7 @@ export interface RunEndEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3022,7 +3026,7 @@ export interface PolicyViolationEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3123,7 +3127,7 @@ export interface ChildStderrEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3204,7 +3208,7 @@ export interface CompactBoundaryEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3285,7 +3289,7 @@ export interface StatusEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3366,7 +3370,7 @@ export interface HookStartedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3451,7 +3455,7 @@ export interface HookProgressEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3548,7 +3552,7 @@ export interface HookResponseEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3653,7 +3657,7 @@ export interface TaskStartedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3746,7 +3750,7 @@ export interface TaskProgressEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3843,7 +3847,7 @@ export interface TaskNotificationEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -3940,7 +3944,7 @@ export interface TaskUpdatedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4021,7 +4025,7 @@ export interface TaskListEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4098,7 +4102,7 @@ export interface ApiRetryEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4191,7 +4195,7 @@ export interface ThinkingTokensEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4272,7 +4276,7 @@ export interface LocalCommandOutputEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4349,7 +4353,7 @@ export interface InformationalEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4434,7 +4438,7 @@ export interface NotificationEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4519,7 +4523,7 @@ export interface FilesPersistedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4600,7 +4604,7 @@ export interface SessionStateEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4677,7 +4681,7 @@ export interface PermissionDeniedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4766,7 +4770,7 @@ export interface MemoryRecallEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4847,7 +4851,7 @@ export interface ElicitationCompleteEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -4928,7 +4932,7 @@ export interface CommandsChangedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5005,7 +5009,7 @@ export interface ModelFallbackEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5090,7 +5094,7 @@ export interface ModelRefusalEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5171,7 +5175,7 @@ export interface PluginInstallEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5244,7 +5248,7 @@ export interface WorkerShutdownEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5317,7 +5321,7 @@ export interface ControlProgressEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5394,7 +5398,7 @@ export interface MirrorErrorEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5475,7 +5479,7 @@ export interface UiInvalidateEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5548,7 +5552,7 @@ export interface SessionTitleEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5625,7 +5629,7 @@ export interface TurnSummaryEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5698,7 +5702,7 @@ export interface CloudSessionDeltaEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5771,7 +5775,7 @@ export interface CodeChangePublishedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5844,7 +5848,7 @@ export interface DevIntentEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5917,7 +5921,7 @@ export interface FeedbackDraftQueuedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -5990,7 +5994,7 @@ export interface PeerMessageHoldEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6063,7 +6067,7 @@ export interface EffortChangedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6136,7 +6140,7 @@ export interface TurnHandoffAvailableEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6209,7 +6213,7 @@ export interface TurnPreemptedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6282,7 +6286,7 @@ export interface VcsStateEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6355,7 +6359,7 @@ export interface RateLimitEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6448,7 +6452,7 @@ export interface ToolProgressEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6537,7 +6541,7 @@ export interface ToolSummaryEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6618,7 +6622,7 @@ export interface AuthStatusEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6703,7 +6707,7 @@ export interface PromptSuggestionEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6780,7 +6784,7 @@ export interface SessionResetEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6861,7 +6865,7 @@ export interface CommandLifecycleEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -6942,7 +6946,7 @@ export interface ControlRequestEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7023,7 +7027,7 @@ export interface ControlResponseEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7100,7 +7104,7 @@ export interface ControlCancelEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7177,7 +7181,7 @@ export interface KeepAliveEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7250,7 +7254,7 @@ export interface SessionSummaryEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7331,7 +7335,7 @@ export interface SessionLastPromptEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7412,7 +7416,7 @@ export interface SessionModeEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7489,7 +7493,7 @@ export interface FileHistorySnapshotEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7570,7 +7574,7 @@ export interface QueueOperationEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7651,7 +7655,7 @@ export interface AttachmentEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7728,7 +7732,7 @@ export interface ToolsUsedEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7805,7 +7809,7 @@ export interface CostStateEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7886,7 +7890,7 @@ export interface ApiRequestEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -7967,7 +7971,7 @@ export interface ApiRequestShapeEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -8048,7 +8052,7 @@ export interface ApiRequestBlobEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**
@@ -8129,7 +8133,7 @@ export interface AtisLatchEvent {
    */
   ephemeral?: true;
   /**
-   * The source line's timestamp (assistant/user lines of CLIs that write one), on every event of the line.
+   * The source line's timestamp (assistant/user lines of CLIs that write one; every line of Gemini CLI, Copilot CLI and OpenCode, whose epoch milliseconds are written as RFC 3339 UTC), on every event of the line.
    */
   timestamp?: unknown;
   /**

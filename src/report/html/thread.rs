@@ -545,6 +545,15 @@ fn call_meta(c: &Call, edits: Option<&[Diff]>) -> String {
         Some(_) => {}
         None => m.push("no result".into()),
     }
+    // A command's non-zero exit status, where its agent states it (some call it a success).
+    if let Some(code) = c
+        .result
+        .as_ref()
+        .and_then(|r| r.exit_code)
+        .filter(|c| *c != 0)
+    {
+        m.push(format!("exit {code}"));
+    }
     m.join(" · ")
 }
 

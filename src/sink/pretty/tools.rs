@@ -426,6 +426,14 @@ impl<W: Write> Pretty<W> {
         if error {
             lead.push((Role::Error, &err));
         }
+        // A command's non-zero exit status, where its agent states it (some say success).
+        let exit = e
+            .i64("exit_code")
+            .filter(|c| *c != 0)
+            .map(|c| format!("exit {c} "));
+        if let Some(x) = &exit {
+            lead.push((if error { Role::Error } else { Role::Warn }, x));
+        }
         let body_role = if error { Role::Error } else { Role::Text };
         if c.lines == 1 && c.head.len() == 1 {
             return self.t.untrusted_row(&g, 0, &lead, body_role, &c.head[0]);

@@ -78,7 +78,7 @@ fn row_keys(r: &Row) -> BTreeSet<&'static str> {
     let mut k: BTreeSet<&str> = r.command.into_iter().collect();
     for p in r.paths {
         k.insert(match *p {
-            PathSpec::Str(s) | PathSpec::Strs(s) | PathSpec::Each(_, s) => s,
+            PathSpec::Str(s) | PathSpec::Strs(s) | PathSpec::Each(_, s) | PathSpec::Patch(s) => s,
         });
     }
     let by = r
@@ -114,7 +114,18 @@ proptest! {
         let m = meaning(dialect, Some(name), Some(&input));
         let mut all = Vec::new();
         members(&input, &mut all);
-        let mut got: Vec<&Value> = m.paths.clone();
+        // A path named inside a patch text is part of that string: its value is the string.
+        let mut got: Vec<&Value> = Vec::new();
+        for p in &m.paths {
+            match *p {
+                Path::Value(v) => got.push(v),
+                Path::Part(v, a, b) => {
+                    let t = v.as_str().expect("a patch is a string");
+                    prop_assert!(t.get(a..b).is_some_and(|s| !s.is_empty()));
+                    got.push(v);
+                }
+            }
+        }
         got.extend(m.command);
         if let Some(e) = &m.edit {
             got.push(e.path);
