@@ -41,6 +41,9 @@ pub enum Kind {
     Sse,
     /// OTLP/JSON traces (`--format otlp`).
     Otlp,
+    /// Stream-json lines but for a number beyond a double's range (`1e400`), each a
+    /// `number_out_of_range` diagnostic.
+    OutOfRange,
     /// JSON lines, none of a known format.
     OtherJson,
     /// One JSON array of stream-json objects (`claude -p --output-format json --verbose`).
@@ -75,6 +78,9 @@ impl Kind {
             Kind::Profile => "this is a boo-normalize profile document",
             Kind::Sse => "this is boo-normalize SSE output (--format sse)",
             Kind::Otlp => "this is OTLP/JSON trace output (--format otlp)",
+            Kind::OutOfRange => {
+                "JSON with a number beyond a double's range (such as 1e400, which JSON.parse reads as Infinity and no JSON output can carry): a `number_out_of_range` diagnostic"
+            }
             Kind::OtherJson => {
                 "JSON without a stream-json `type` (system, assistant, user, result, stream_event)"
             }
@@ -123,6 +129,9 @@ impl Kind {
             Kind::Utf16 => {
                 format!("convert it: `iconv -f UTF-16 -t UTF-8 {file} | boo-normalize`")
             }
+            Kind::OutOfRange => {
+                "the writer must keep numbers within a double's range (±1.8e308)".into()
+            }
             Kind::Empty if name == "stdin" => {
                 "no bytes were read: the writer closed stdin without writing anything (did `claude` fail to start? its stderr says why)".into()
             }
@@ -157,6 +166,7 @@ impl fmt::Display for Kind {
             Kind::Profile => "profile",
             Kind::Sse => "SSE",
             Kind::Otlp => "OTLP",
+            Kind::OutOfRange => "number out of range",
             Kind::OtherJson => "other JSON",
             Kind::JsonArray => "JSON array",
             Kind::MultiLineJson => "multi-line JSON",
@@ -297,6 +307,14 @@ fn line_kind(line: &[u8]) -> Kind {
             Kind::JsonArray
         }
         Ok(_) => Kind::OtherJson,
+        // JSON but for a number no double holds: what the line is apart from that number.
+        Err(e) if crate::json::range::only_out_of_range(line, &e.to_string()) => {
+            match crate::json::range::huge_numbers_zeroed(line).map(|z| line_kind(&z)) {
+                Some(Kind::StreamJson) => Kind::OutOfRange,
+                Some(k) => k,
+                None => Kind::Text,
+            }
+        }
         Err(_) => Kind::Text,
     }
 }
@@ -352,6 +370,8 @@ pub fn message(name: &str, kind: Kind, lines: u64) -> String {
 pub fn reason(name: &str, kind: Kind, lines: u64) -> String {
     let none = match (kind, lines) {
         (Kind::Empty, _) => return format!("{}; {}", kind.what(), kind.todo(name)),
+        (Kind::OutOfRange, 1) => "its one line is not usable stream-json".to_owned(),
+        (Kind::OutOfRange, n) => format!("none of {n} lines is usable stream-json"),
         (_, 1) => "its one line is not stream-json".to_owned(),
         (_, n) => format!("none of {n} lines is stream-json"),
     };
@@ -497,6 +517,12 @@ mod tests {
             ("{\"resourceSpans\":[]}\n", Kind::Otlp),
             ("{\"a\":1}\n[1]\n", Kind::OtherJson),
             ("\u{0}\u{1}\u{2}\n", Kind::Binary),
+            (
+                "{\"type\":\"result\",\"subtype\":\"success\",\"total_cost_usd\":1e400}\n",
+                Kind::OutOfRange,
+            ),
+            ("{\"a\":1e400}\n", Kind::OtherJson),
+            ("{\"type\":\"result\",\"x\":1e400,}\n", Kind::Text),
         ];
         for (input, want) in cases {
             assert_eq!(sniff(input.as_bytes()), *want, "{input:?}");
@@ -516,6 +542,12 @@ mod tests {
                 .starts_with("stdin: empty; no bytes were read: the writer closed stdin")
         );
         assert!(message("x", Kind::Text, 1).contains("its one line is not stream-json"));
+        let m = message("x", Kind::OutOfRange, 1);
+        assert!(
+            m.contains("its one line is not usable stream-json: JSON with a number beyond")
+                && !m.contains("text, not JSON"),
+            "{m}"
+        );
     }
 
     #[test]

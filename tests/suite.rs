@@ -19,6 +19,7 @@ mod first_hour;
 mod normalize;
 mod packaging;
 mod pretty;
+mod pretty_cuts;
 mod probe;
 mod probe_agents;
 mod profile;

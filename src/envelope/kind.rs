@@ -238,5 +238,6 @@ pub const DIAGNOSTIC_KINDS: &[&str] = &[
     "truncated_line",
     "line_too_long",
     "too_deep",
+    "number_out_of_range",
     "empty_line",
 ];

@@ -14,6 +14,7 @@ pub mod fields;
 mod hollow;
 pub(crate) mod literal;
 mod out;
+pub mod range;
 mod raw;
 mod reference;
 pub mod repair;

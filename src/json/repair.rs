@@ -18,14 +18,17 @@ use super::ParseError;
 use super::depth::is_too_deep;
 
 /// What a line the parser refused is, decided the same way for every reader of stream-json
-/// (`normalize`, `profile`): not UTF-8, nested too deep, repairable (the repaired copy is in the
-/// buffer passed to [`refused`]: parse it instead), or not JSON.
+/// (`normalize`, `profile`): not UTF-8, nested too deep, JSON with a number beyond a double's
+/// range, repairable (the repaired copy is in the buffer passed to [`refused`]: parse it
+/// instead), or not JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
     /// The line is not valid UTF-8 (nothing to repair: `JSON.parse` refuses it too).
     InvalidUtf8,
     /// Nested deeper than [`super::MAX_DEPTH`].
     TooDeep,
+    /// JSON but for a number beyond a double's range (`1e400`; see [`super::range`]).
+    OutOfRange,
     /// This many unpaired surrogate escapes were replaced; parse the repaired copy. If that
     /// copy does not parse either, the line is not JSON.
     Repaired(usize),
@@ -39,6 +42,8 @@ pub fn refused(line: &[u8], e: &ParseError, fixed: &mut Vec<u8>) -> Refused {
         Refused::InvalidUtf8
     } else if is_too_deep(&e.message) {
         Refused::TooDeep
+    } else if super::range::only_out_of_range(line, &e.message) {
+        Refused::OutOfRange
     } else {
         match lone_surrogates(line, fixed) {
             0 => Refused::NotJson,

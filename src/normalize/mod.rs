@@ -319,6 +319,7 @@ impl Normalizer {
             let kind = match repair::refused(line.bytes, &e, &mut fixed) {
                 Refused::InvalidUtf8 => "invalid_utf8",
                 Refused::TooDeep => "too_deep",
+                Refused::OutOfRange => "number_out_of_range",
                 // The line's events come first, then the notice.
                 Refused::Repaired(count) if self.parse_line(&fixed, n, ev).is_ok() => {
                     self.st.repaired(ev, n, count);

@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 
 /// Append `s` as HTML text (element content; not for attribute values, see [`attr`]).
-/// Control characters other than tab, newline and carriage return, the bidirectional controls
-/// that can make text read differently from what it is, and the line and paragraph separators
-/// are shown as visible `␛`-style pictures or `[U+202E]` rather than written raw.
+/// Control characters other than tab and newline (a carriage return too, unless a newline follows
+/// it: a lone one would read as a line break), the bidirectional controls that can make text read
+/// differently from what it is, and the line and paragraph separators are shown as visible
+/// `␛`-style pictures (`␍`) or `[U+202E]` rather than written raw.
 pub fn text(out: &mut String, s: &str) {
     escape(out, s, false);
 }
@@ -27,7 +28,8 @@ fn escape(out: &mut String, s: &str, quotes: bool) {
             '\'' if quotes => Some("&#39;"),
             _ => None,
         };
-        let special = rep.is_some() || is_hidden(c);
+        let crlf = c == '\r' && s.as_bytes().get(i + 1) == Some(&b'\n');
+        let special = rep.is_some() || (!crlf && is_hidden(c));
         if !special {
             continue;
         }
@@ -50,9 +52,10 @@ pub fn html(s: &str) -> String {
 
 /// A character that must not reach the page raw: what no view shows raw
 /// ([`crate::view::text::is_unsafe`]: controls, bidirectional controls, line and paragraph
-/// separators) but `\r`, which HTML reads as a line break.
+/// separators). The caller lets a `\r` before a `\n` through: HTML reads the pair as one line
+/// break, as the text means.
 fn is_hidden(c: char) -> bool {
-    c != '\r' && crate::view::text::is_unsafe(c)
+    crate::view::text::is_unsafe(c)
 }
 
 fn picture(out: &mut String, c: char) {
@@ -125,6 +128,16 @@ mod tests {
         assert_eq!(a, "x&quot; onload=&#39;y&#39;");
         assert_eq!(html("a\u{1b}[2Jb\u{202e}c"), "a\u{241b}[2Jb[U+202E]c");
         assert_eq!(html("tab\tnl\n"), "tab\tnl\n");
+    }
+
+    #[test]
+    fn a_lone_carriage_return_is_a_picture() {
+        assert_eq!(html("a\rb"), "a\u{240d}b");
+        assert_eq!(html("a\r"), "a\u{240d}");
+        assert_eq!(html("a\r\r\nb"), "a\u{240d}\r\nb");
+        let mut a = String::new();
+        attr(&mut a, "m\rx");
+        assert_eq!(a, "m\u{240d}x");
     }
 
     #[test]

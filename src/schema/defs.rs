@@ -368,7 +368,7 @@ pub(super) fn defs() -> Vec<Def> {
                 (
                     "kind",
                     json!({"type": "string", "description": format!(
-                        "Why the line is unusable: {} (too_deep: JSON nested deeper than {} levels).",
+                        "Why the line is unusable: {} (too_deep: JSON nested deeper than {} levels; number_out_of_range: JSON but for a number beyond a double's range, such as 1e400, which JSON.parse reads as Infinity and no JSON output can carry).",
                         or_list(kind::DIAGNOSTIC_KINDS),
                         crate::json::MAX_DEPTH
                     )}),

@@ -129,6 +129,39 @@ pub fn fit(s: &str, cells: usize) -> usize {
     if used <= cells { s.len() } else { end }
 }
 
+/// The byte offset where the longest suffix of safe text `s` that fits in `cells` starts (the
+/// mirror of [`fit`]): never on a zero-width mark, joiner or selector, nor right after a
+/// zero-width joiner, so no character is parted from its marks and no joined emoji is split.
+/// It reads only as far back as the suffix reaches.
+pub fn fit_tail(s: &str, cells: usize) -> usize {
+    let mut used = 0;
+    let mut start = s.len();
+    // A U+FE0F after this character widens it to two cells when it is narrow (see [`fit`]).
+    let mut before_fe0f = false;
+    let mut it = s.char_indices().rev().peekable();
+    while let Some((i, c)) = it.next() {
+        if c == '\u{fe0f}' {
+            before_fe0f = true;
+            continue;
+        }
+        let w = match char_width(c) {
+            1 if before_fe0f => 2,
+            w => w,
+        };
+        before_fe0f = false;
+        used += w;
+        let after_zwj = it.peek().is_some_and(|&(_, p)| p == '\u{200d}');
+        if w > 0 && !after_zwj {
+            // A break is allowed before this character.
+            if used > cells {
+                return start;
+            }
+            start = i;
+        }
+    }
+    if used <= cells { 0 } else { start }
+}
+
 /// Safe text `s` cut to at most `cells` cells, ending in `ellipsis` when it was cut.
 pub fn truncate(s: &str, cells: usize, ellipsis: &str) -> String {
     if width(s) <= cells {
@@ -208,5 +241,28 @@ mod tests {
         assert_eq!(width(info), 3);
         assert_eq!(fit(info, 2), "\u{2139}\u{fe0f}".len());
         assert_eq!(fit(info, 1), 0);
+    }
+
+    #[test]
+    fn tails_keep_sequences_whole() {
+        fn t(s: &str, cells: usize) -> &str {
+            &s[fit_tail(s, cells)..]
+        }
+        assert_eq!(t("abcdef", 3), "def");
+        assert_eq!(t("ab", 3), "ab");
+        assert_eq!(t("日本語", 5), "本語");
+        // Never a combining mark without its letter.
+        assert_eq!(
+            t("toolu_e\u{301}\u{301}\u{301}", 2),
+            "_e\u{301}\u{301}\u{301}"
+        );
+        assert_eq!(t("\u{301}ab", 5), "\u{301}ab");
+        // Never the tail of a joined emoji: all of it or none.
+        let fam = "x\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+        assert_eq!(t(fam, 6), "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}");
+        assert_eq!(t(fam, 5), "");
+        // A presentation selector widens a narrow character, as in `fit`.
+        assert_eq!(t("a\u{2139}\u{fe0f}", 2), "\u{2139}\u{fe0f}");
+        assert_eq!(t("a\u{2139}\u{fe0f}", 1), "");
     }
 }

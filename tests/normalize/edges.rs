@@ -1,6 +1,6 @@
 //! The real binary at the edges of its input and output: bad lines become diagnostics and never
-//! abort, a long line is cut (`--max-line-bytes`) or kept whole, a reader that closes the pipe
-//! early, a missing file.
+//! abort (a number beyond a double's range is told from text), a long line is cut
+//! (`--max-line-bytes`) or kept whole, a reader that closes the pipe early, a missing file.
 
 use crate::common;
 
@@ -75,6 +75,30 @@ fn bad_lines_become_diagnostics_and_never_abort() {
             .iter()
             .any(|e| e["type"] == "run.error")
     );
+}
+
+/// `1e400` is valid JSON (JSON.parse reads Infinity) that no JSON output can carry: its own
+/// diagnostic and an accurate message, not "text, not JSON"; a line that also has a syntax error
+/// stays `not_json`.
+#[test]
+fn a_number_out_of_range_is_not_called_text() {
+    let line = b"{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"session_id\":\"s\",\"result\":\"done\",\"total_cost_usd\":1e400}\n";
+    let out = run(&[], line);
+    assert_eq!(out.status.code(), Some(2));
+    let ev = events(&out.stdout);
+    assert_eq!(ev[0]["type"], "diagnostic");
+    assert_eq!(ev[0]["kind"], "number_out_of_range", "{}", ev[0]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "its one line is not usable stream-json: JSON with a number beyond a double's range"
+        ) && !err.contains("text, not JSON"),
+        "{err}"
+    );
+    let mut two = line.to_vec();
+    two.extend_from_slice(b"{\"type\":\"result\",\"x\":1e400,}\n");
+    let ev = events(&run(&[], &two).stdout);
+    assert_eq!(ev[1]["kind"], "not_json", "{}", ev[1]);
 }
 
 #[test]

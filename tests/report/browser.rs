@@ -1,7 +1,7 @@
 //! `report` in headless Chromium: with JavaScript on and off nothing from the stream runs,
 //! nothing is fetched, no console message appears and the payloads are visible as text; the
 //! URL-hash state filters and searches (full bodies included); "show full body" inflates;
-//! a deep link opens its folds.
+//! a deep link opens its folds; long unbroken words wrap; a malformed fragment is ignored.
 
 use crate::common;
 
@@ -274,4 +274,57 @@ fn chromium_deep_link_opens_its_folds() {
         "the linked result's call was opened: {}",
         &dom[at..tag_end]
     );
+}
+
+/// A 480-character word in text, thinking, a list item, a quote, a heading and the result text
+/// wraps inside the transcript column (no element's content is wider than the element), and a
+/// fragment that is not valid percent-encoding logs nothing.
+#[test]
+fn chromium_long_words_wrap_and_a_malformed_fragment_is_quiet() {
+    if !have_chromium() {
+        return;
+    }
+    let w = format!("data:{}", "QUJDRA".repeat(80));
+    let lines = [
+        serde_json::json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "cwd": "/x", "tools": [], "claude_code_version": "2.1.45"}),
+        serde_json::json!({"type": "assistant", "session_id": "s", "message": {"id": "m", "role": "assistant", "content": [
+            {"type": "text", "text": format!("Here is the blob: {w} end.")},
+            {"type": "thinking", "thinking": format!("think {w}")}]}}),
+        serde_json::json!({"type": "assistant", "session_id": "s", "message": {"id": "m2", "role": "assistant", "content": [
+            {"type": "text", "text": format!("- item {w}\n> quote {w}\n# head {w}")}]}}),
+        serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "session_id": "s", "result": format!("x {w}"), "num_turns": 1}),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("long.ndjson");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&src, text).unwrap();
+    let html = report(&[src.to_str().unwrap()]);
+    // One more script (allowed by its hash) lists the elements whose content overflows them.
+    let measure = "document.body.setAttribute('data-over', Array.prototype.filter.call(document.querySelectorAll('main *, footer *'), function (e) { return e instanceof HTMLElement && e.clientWidth > 0 && getComputedStyle(e).overflowX === 'visible' && e.scrollWidth > e.clientWidth + 1; }).map(function (e) { return e.tagName + '.' + e.className; }).join(' '));";
+    let h = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(measure.as_bytes()));
+    let measured = html
+        .replacen("script-src ", &format!("script-src 'sha256-{h}' "), 1)
+        .replacen("</body>", &format!("<script>{measure}</script></body>"), 1);
+    let page = dir.path().join("r.html");
+    std::fs::write(&page, measured).unwrap();
+    let url = format!("file://{}#%E0%A4%A", page.display());
+    let mut c = chromium(&dir.path().join("p"));
+    c.args([
+        "--window-size=900,3000",
+        "--virtual-time-budget=3000",
+        "--dump-dom",
+        &url,
+    ]);
+    let (dom, log) = browse(c);
+    assert!(dom.contains("</html>"), "{log}");
+    let consoles: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(consoles.is_empty(), "console messages: {consoles:#?}");
+    let over = dom
+        .split("data-over=\"")
+        .nth(1)
+        .expect("the measuring script ran")
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(over, "", "elements whose content overflows them");
 }

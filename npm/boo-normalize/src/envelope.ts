@@ -2332,7 +2332,7 @@ export interface DiagnosticEvent {
     [k: string]: unknown;
   }[];
   /**
-   * Why the line is unusable: not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep or empty_line (too_deep: JSON nested deeper than 1024 levels).
+   * Why the line is unusable: not_json, not_object, missing_type, invalid_utf8, truncated_line, line_too_long, too_deep, number_out_of_range or empty_line (too_deep: JSON nested deeper than 1024 levels; number_out_of_range: JSON but for a number beyond a double's range, such as 1e400, which JSON.parse reads as Infinity and no JSON output can carry).
    */
   kind: string;
   /**

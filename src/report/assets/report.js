@@ -41,6 +41,17 @@
     }
     return loading;
   }
+  // Controls as the page shows them (escape.rs): a picture (␛) for C0 and DEL, a lone CR
+  // included, [U+XXXX] for C1, bidirectional controls and line separators.
+  function pictures(t) {
+    return t.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, function (c, i) {
+      var n = c.charCodeAt(0);
+      if (n === 13 && t.charCodeAt(i + 1) === 10) return c;
+      if (n < 32) return String.fromCharCode(0x2400 + n);
+      if (n === 127) return "\u2421";
+      return "[U+" + ("000" + n.toString(16).toUpperCase()).slice(-4) + "]";
+    });
+  }
   function showFull(b) {
     var body = b.parentNode;
     b.disabled = true;
@@ -48,7 +59,7 @@
       var pre = doc.createElement("pre");
       var first = body.querySelector("pre");
       if (first) pre.className = first.className;
-      pre.textContent = t;
+      pre.textContent = pictures(t);
       while (body.firstChild) body.removeChild(body.firstChild);
       body.appendChild(pre);
     }, function () { b.textContent = "this browser cannot inflate the full body"; });
@@ -149,7 +160,10 @@
   function reveal() {
     var h = location.hash;
     if (h.length < 2 || h.indexOf("#!") === 0) return;
-    var id = decodeURIComponent(h.slice(1)), el = doc.getElementById(id);
+    var id;
+    // A malformed escape (`#%E0%A4%A`) is no id of this page.
+    try { id = decodeURIComponent(h.slice(1)); } catch (e) { return; }
+    var el = doc.getElementById(id);
     var m = /^seq-(\d+)$/.exec(id);
     if (!el && m) {
       // An event the report does not draw: the nearest drawn one before it.

@@ -66,7 +66,8 @@ impl W<'_> {
                 if tool::kind(c.dialect, &c.name) == Kind::Write {
                     let n = diffs.first().map_or(0, |d| d.added);
                     self.raw(&format!(
-                        " <span class=\"dim\">+{n} lines written (content in the call)</span>"
+                        " <span class=\"dim\">+{} written (content in the call)</span>",
+                        num::plural(n, "line", "lines")
                     ));
                 } else {
                     for d in diffs {
@@ -94,8 +95,8 @@ impl W<'_> {
         for (i, &(tag, l)) in lines.iter().enumerate() {
             if i == head && cut {
                 self.raw(&format!(
-                    "</pre><div class=\"more\">… {} more lines …</div><pre class=\"diff\">",
-                    n - head - tail
+                    "</pre><div class=\"more\">… {} …</div><pre class=\"diff\">",
+                    num::plural((n - head - tail) as u64, "more line", "more lines")
                 ));
             }
             if i >= head && i < n - tail {

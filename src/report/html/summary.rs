@@ -90,10 +90,9 @@ impl W<'_> {
         self.row(
             "turns",
             &format!(
-                "{} result{}, {} API turns",
-                mains.len(),
-                if mains.len() == 1 { "" } else { "s" },
-                api_turns
+                "{}, {}",
+                num::plural(mains.len() as u64, "result", "results"),
+                num::plural(api_turns, "API turn", "API turns")
             ),
         );
         let end = run.end.clone().unwrap_or_default();
@@ -175,7 +174,11 @@ impl W<'_> {
             let (cls, msg) = match c {
                 Chain::Verified { records, runs } => (
                     "ok",
-                    format!("hash chain verified: {records} records, {runs} runs"),
+                    format!(
+                        "hash chain verified: {}, {}",
+                        num::plural(*records, "record", "records"),
+                        num::plural(*runs, "run", "runs")
+                    ),
                 ),
                 Chain::Broken(why) => ("bad", format!("hash chain broken: {why}")),
             };

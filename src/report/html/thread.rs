@@ -261,7 +261,7 @@ impl<'r> W<'r> {
             self.raw(&format!(" (API {})", Roomy.duration_ms(d)));
         }
         if let Some(n) = t.num_turns {
-            self.raw(&format!(" · {n} API turns"));
+            self.raw(&format!(" · {}", num::plural(n, "API turn", "API turns")));
         }
         self.raw(&format!(
             " · {} · {}",
@@ -269,7 +269,10 @@ impl<'r> W<'r> {
             t.cost_usd.map_or("n/a".into(), |c| Roomy.usd(c))
         ));
         if t.denials > 0 {
-            self.raw(&format!(" · {} permission denials", t.denials));
+            self.raw(&format!(
+                " · {}",
+                num::plural(t.denials as u64, "permission denial", "permission denials")
+            ));
         }
         self.raw("</div>");
         for e in &t.errors {
@@ -381,8 +384,8 @@ impl<'r> W<'r> {
             }
             (Kind::Write, Some([d])) => {
                 self.raw(&format!(
-                    "<div class=\"dim\">+{} lines (written)</div>",
-                    d.added
+                    "<div class=\"dim\">+{} (written)</div>",
+                    num::plural(d.added, "line", "lines")
                 ));
                 self.body(get("content").unwrap_or(""), "in");
             }
@@ -490,8 +493,8 @@ impl<'r> W<'r> {
         self.raw("</pre>");
         if cut {
             self.raw(&format!(
-                "<div class=\"more\">… {} more lines ({}) …</div>{open_pre}",
-                c.omitted_lines,
+                "<div class=\"more\">… {} ({}) …</div>{open_pre}",
+                num::plural(c.omitted_lines, "more line", "more lines"),
                 Roomy.bytes(c.omitted_bytes)
             ));
             self.text(&c.tail_text());

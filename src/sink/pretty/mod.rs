@@ -174,7 +174,11 @@ impl<W: Write> Pretty<W> {
     }
 
     fn gutter(&self, e: &Fields<'_>) -> Gutter {
-        self.subs.gutter(e.str("parent_tool_use_id").as_deref())
+        self.subs.gutter(
+            e.str("parent_tool_use_id").as_deref(),
+            &self.t.pal,
+            &self.t.g,
+        )
     }
 
     fn event_of(&mut self, meta: &EventMeta, e: &Fields<'_>) -> io::Result<()> {

@@ -91,6 +91,9 @@ struct Stream {
     line_start: bool,
     hang: usize,
     fence: bool,
+    /// The code line being read (spaces kept), written whole at its end, cut to the row.
+    code: String,
+    code_w: usize,
     blank_rows: usize,
     suppressing: bool,
     line_has_content: bool,
@@ -146,6 +149,7 @@ impl<W: Write> Term<W> {
             return Ok(());
         };
         self.flush_word(&mut s)?;
+        self.flush_code(&mut s)?;
         if s.suppressing && s.row_open {
             let note = format!(" (+{})", plural(s.hidden_lines, "line", "lines"));
             if s.hidden_lines > 0 && s.col + text::width(&note) <= self.avail(&s) + 1 {
@@ -292,6 +296,8 @@ impl<W: Write> Term<W> {
                 line_start: true,
                 hang: 0,
                 fence: false,
+                code: String::new(),
+                code_w: 0,
                 blank_rows: 0,
                 suppressing: false,
                 line_has_content: false,
@@ -334,6 +340,7 @@ impl<W: Write> Term<W> {
             }
             Piece::Newline => {
                 self.flush_word(s)?;
+                self.flush_code(s)?;
                 if s.suppressing {
                     s.hidden_lines += u64::from(s.line_has_content);
                 } else if s.style.one_row && s.rows + usize::from(s.row_open) > 0 {
@@ -424,6 +431,10 @@ impl<W: Write> Term<W> {
             s.line_start = false;
         }
         s.blank_rows = 0;
+        if s.line_role == Role::Code && !s.style.one_row {
+            self.code_word(s);
+            return Ok(());
+        }
         let avail = self.avail(s) - usize::from(s.style.one_row);
         if s.row_open && s.col + s.spaces + s.word_w > avail && !s.fence {
             if s.style.one_row {
@@ -471,6 +482,45 @@ impl<W: Write> Term<W> {
         s.word_w = 0;
         s.word = word;
         s.word.clear();
+        Ok(())
+    }
+
+    /// A word of a code line, with the spaces before it, kept for the line's end. What lies past
+    /// the row's end is not kept: the line is cut there.
+    fn code_word(&self, s: &mut Stream) {
+        if s.code_w <= self.avail(s) {
+            s.code.extend(std::iter::repeat_n(' ', s.spaces));
+            s.code.push_str(&s.word);
+            s.code_w += s.spaces + s.word_w;
+        }
+        s.spaces = 0;
+        s.word.clear();
+        s.word_w = 0;
+    }
+
+    /// Write the code line read so far on one row: never wrapped (that would reflow its layout)
+    /// but cut with `…` at the row's end.
+    fn flush_code(&mut self, s: &mut Stream) -> io::Result<()> {
+        if s.code.is_empty() {
+            return Ok(());
+        }
+        if !s.row_open {
+            self.open_row(s)?;
+        }
+        let room = self.avail(s).saturating_sub(s.col);
+        let code = std::mem::take(&mut s.code);
+        if s.code_w <= room {
+            self.w.write_all(code.as_bytes())?;
+            s.col += s.code_w;
+        } else {
+            let n = text::fit(&code, room.saturating_sub(text::width(self.g.ellipsis)));
+            self.w.write_all(&code.as_bytes()[..n])?;
+            self.w.write_all(self.g.ellipsis.as_bytes())?;
+            s.col += text::width(&code[..n]) + text::width(self.g.ellipsis);
+        }
+        s.code = code;
+        s.code.clear();
+        s.code_w = 0;
         Ok(())
     }
 

@@ -31,6 +31,9 @@ pub(super) fn more(g: &Glyphs, lines: u64, bytes: u64) -> String {
     )
 }
 
+/// Cells of a subagent's id that label its work when its call was not seen.
+const ORPHAN_ID_CELLS: usize = 6;
+
 /// A subagent: its label and gutter, when it started, what it used.
 struct Sub {
     label: String,
@@ -61,27 +64,17 @@ impl Subagents {
     }
 
     /// The gutter of rows inside `parent` (none on the main thread).
-    pub(super) fn gutter(&self, parent: Option<&str>) -> Gutter {
+    pub(super) fn gutter(&self, parent: Option<&str>, pal: &Palette, g: &Glyphs) -> Gutter {
         match parent {
             None => Gutter::default(),
             Some(p) => match self.by_id.get(p) {
                 Some(sub) => sub.gutter.clone(),
-                // Work of a call this view did not see (a resumed or cut stream).
+                // Work of a call this view did not see (a resumed or cut stream): labelled by
+                // the last cells of its id, cut between whole characters.
                 None => {
-                    let tail: String = p
-                        .chars()
-                        .rev()
-                        .take(6)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect();
-                    Gutter::default().nested(
-                        &one_line(&format!("agent {tail}"), &Glyphs::ASCII),
-                        &Palette::new(false),
-                        &Glyphs::ASCII,
-                        self.width,
-                    )
+                    let id = one_line(p, g);
+                    let tail = &id[text::fit_tail(&id, ORPHAN_ID_CELLS)..];
+                    Gutter::default().nested(&format!("agent {tail}"), pal, g, self.width)
                 }
             },
         }
@@ -159,7 +152,7 @@ impl Calls {
         let h = tool::headline(d, &name, &a);
         if tool::kind(d, &name) == Kind::Subagent {
             let ty = a.str("subagent_type").unwrap_or(Cow::Borrowed("agent"));
-            let parent = subs.gutter(e.str("parent_tool_use_id").as_deref());
+            let parent = subs.gutter(e.str("parent_tool_use_id").as_deref(), &t.pal, &t.g);
             subs.start(id, &ty, &parent, &t.pal, &t.g);
         }
         let mut call = call_of(d, &name, &h, &t.g);
