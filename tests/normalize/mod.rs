@@ -6,4 +6,5 @@ mod golden;
 mod latency;
 mod props;
 mod regression;
+mod signals;
 mod tools;

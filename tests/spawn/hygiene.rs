@@ -442,7 +442,10 @@ fn closed_output_stops_a_quiet_child_at_once() {
     drop(r);
     let out = wait_within(child, Duration::from_secs(30));
     let took = closed.elapsed();
-    assert!(took < Duration::from_secs(3), "ended {took:?} after the reader");
+    assert!(
+        took < Duration::from_secs(3),
+        "ended {took:?} after the reader"
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
