@@ -1,6 +1,6 @@
-//! `normalize` stopped by SIGTERM, SIGINT or SIGHUP while it waits on a pipe that stays open:
-//! every sink ends with `run.end` (`interrupted`, the signal's name) and the exit status is
-//! 128 + N.
+//! `normalize` stopped by SIGTERM, SIGINT or SIGHUP while it waits on a pipe that stays open,
+//! and `replay --follow` while it waits for a file to grow: every sink ends with `run.end`
+//! (`interrupted`, the signal's name) and the exit status is 128 + N.
 #![cfg(target_os = "linux")]
 
 use std::io::Write;
@@ -20,6 +20,21 @@ fn five_lines() -> Vec<u8> {
         out.push('\n');
     }
     out.into_bytes()
+}
+
+/// Wait until `out` holds `n` lines (at most 20 s).
+fn wait_for_lines(out: &Path, n: usize) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::fs::read(out)
+        .unwrap()
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        < n
+    {
+        assert!(Instant::now() < until, "no events within 20 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Start `normalize --audit AUDIT` on a pipe kept open, write five lines, wait until events
@@ -102,4 +117,45 @@ fn a_signal_ends_every_sink_with_run_end_interrupted() {
         assert_eq!(last["event"]["cause"], "interrupted", "SIG{sig}");
         assert_eq!(last["event"]["reason"], format!("SIG{sig}"), "SIG{sig}");
     }
+}
+
+/// `replay --follow` of a file that stops growing (no `result` yet): a signal ends the wait with
+/// `run.end` (`interrupted`) and 128 + N, as `normalize`.
+#[test]
+fn a_signal_ends_a_follower_with_run_end_interrupted() {
+    let d = tempfile::tempdir().unwrap();
+    let growing = d.path().join("growing.ndjson");
+    std::fs::write(&growing, five_lines()).unwrap();
+    let out = d.path().join("out.ndjson");
+    let mut child = Command::new(BIN)
+        .args(["replay", "--follow"])
+        .arg(&growing)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&out, 3);
+    let st = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let until = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("replay --follow did not end within 10 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(143));
+    let ev = events(&std::fs::read(&out).unwrap());
+    let end = ev.last().unwrap();
+    assert_eq!(end["type"], "run.end", "{end}");
+    assert_eq!(end["cause"], "interrupted", "{end}");
+    assert_eq!(end["reason"], "SIGTERM", "{end}");
 }

@@ -438,6 +438,8 @@ fn closed_output_stops_a_quiet_child_at_once() {
     let _dog = Watchdog::new(child.id(), Duration::from_secs(60));
     let mut r = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut r, |e| e["type"] == "session.init");
+    // Everything the child wrote has gone out by now: no later write can find the pipe closed.
+    std::thread::sleep(Duration::from_millis(500));
     let closed = Instant::now();
     drop(r);
     let out = wait_within(child, Duration::from_secs(30));
