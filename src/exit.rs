@@ -78,7 +78,7 @@ impl Exit {
         ),
         (
             "128+N",
-            "`spawn`: the child died by signal N, or boo-normalize got signal N (130 Ctrl-C, 143 SIGTERM); `replay --as-claude`: the recorded signal",
+            "`normalize`, `spawn`: boo-normalize got signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; `run.end` is still written, cause `interrupted`); `spawn`: the child died by signal N; `replay --as-claude`: the recorded signal",
         ),
         (
             "other",

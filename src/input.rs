@@ -28,6 +28,8 @@ impl Input {
     /// An input read from `reader` that never blocks for long (a transcript session made of
     /// regular files), named `name`, of `size` bytes when known.
     pub fn from_reader(name: String, reader: Box<dyn io::Read + Send>, size: Option<u64>) -> Self {
+        #[cfg(unix)]
+        let reader = crate::interrupt::guard(reader, None);
         Input {
             name,
             reader,
@@ -72,7 +74,7 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
             inputs.push(Input {
                 name: "stdin".into(),
                 ready: Readiness::of_stdin(),
-                reader: Box::new(io::stdin()),
+                reader: stdin_reader(),
                 size: None,
                 file: None,
             });
@@ -87,13 +89,37 @@ pub fn open_all(files: &[PathBuf]) -> Result<Vec<Input>, Error> {
             inputs.push(Input {
                 size,
                 ready: Readiness::of_file(&file),
-                reader: Box::new(Arc::clone(&file)),
+                reader: file_reader(&file),
                 file: size.is_some().then_some(file),
                 name,
             });
         }
     }
     Ok(inputs)
+}
+
+/// stdin, stopped by a caught signal once [`crate::interrupt::install`] was called.
+fn stdin_reader() -> Box<dyn io::Read + Send> {
+    #[cfg(unix)]
+    {
+        crate::interrupt::guard(Box::new(io::stdin()), Some(io::stdin().as_fd()))
+    }
+    #[cfg(not(unix))]
+    {
+        Box::new(io::stdin())
+    }
+}
+
+/// A file input, stopped by a caught signal once [`crate::interrupt::install`] was called.
+fn file_reader(file: &Arc<File>) -> Box<dyn io::Read + Send> {
+    #[cfg(unix)]
+    {
+        crate::interrupt::guard(Box::new(Arc::clone(file)), Some(file.as_fd()))
+    }
+    #[cfg(not(unix))]
+    {
+        Box::new(Arc::clone(file))
+    }
 }
 
 /// Open `path` for reading, refusing what opens but can never be read as a stream: a

@@ -35,6 +35,8 @@ pub mod error;
 pub mod exit;
 pub mod files;
 pub mod input;
+#[cfg(unix)]
+pub mod interrupt;
 pub mod json;
 pub mod normalize;
 pub mod pipeline;

@@ -47,7 +47,8 @@ Examples:
 Exit status: 0 success (also when the reader closes the pipe early), 1 --strict found
 diagnostics or unknown events, 2 usage or I/O error or no stream-json line at all (stderr says
 what the input is), 3 no `result` line (run.error written;
---allow-no-result: 0), 74 an output file (--audit, --record, …) failed mid-run.";
+--allow-no-result: 0), 74 an output file (--audit, --record, …) failed mid-run, 128+N
+SIGINT, SIGTERM or SIGHUP (N) stopped it (130, 143, 129; run.end cause interrupted written).";
 
 const GENERATE_MAN_HELP: &str = "\
 Examples:

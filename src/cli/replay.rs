@@ -39,7 +39,8 @@ put the capture in the shim (--as-claude=FILE) or add `--env BOO_REPLAY_CAPTURE`
 
 Exit status: 0 (1 with --strict and diagnostics), 2 on errors, 3 no `result` line was recorded
 (run.error; --allow-no-result: 0) or --follow's writer vanished, 74 an output file failed
-mid-run; --as-claude: the recorded one.";
+mid-run, 128+N --follow stopped by SIGINT, SIGTERM or SIGHUP (run.end cause interrupted);
+--as-claude: the recorded one.";
 
 /// `replay` options.
 #[derive(Debug, Args, Default)]

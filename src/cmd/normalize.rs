@@ -15,6 +15,9 @@ pub fn run(a: NormalizeArgs) -> Result<Exit, Error> {
     let mut setup = a.stream.plan()?.open()?;
     setup.input_format = a.input.format();
     let prices = a.input.prices()?;
+    // SIGINT, SIGTERM and SIGHUP end the run with run.end (`interrupted`) on every sink.
+    #[cfg(unix)]
+    boo_normalize::interrupt::install().map_err(|e| Error::io("signals", e))?;
     // Open everything first, so a missing file fails before any output.
     let ins = open::open_inputs(&a.files, a.input.format(), open::Lines::StreamJson)?;
     let out = io::stdout().lock();

@@ -36,6 +36,11 @@ pub fn run(a: ReplayArgs) -> Result<Exit, Error> {
         keepalive: Some(KEEPALIVE),
         progress: !a.no_progress && io::stderr().is_terminal() && !io::stdout().is_terminal(),
     };
+    // A follower stopped by SIGINT, SIGTERM or SIGHUP ends with run.end (`interrupted`).
+    #[cfg(unix)]
+    if a.follow && !a.raw {
+        boo_normalize::interrupt::install().map_err(|e| Error::io("signals", e))?;
+    }
     let replay = Replay::open(&a.files, opts)?;
     if a.raw {
         let mut player = Raw::new(io::stdout().lock());

@@ -53,6 +53,15 @@ impl EndInfo {
         self
     }
 
+    /// A signal (`SIGINT`, `SIGTERM`, `SIGHUP`) ended the run before its input did: cause
+    /// `interrupted`, `reason` the signal's name (as `spawn` gives it).
+    pub fn interrupted(signal: &str) -> Self {
+        EndInfo {
+            cause: "interrupted".into(),
+            extra: vec![("reason".into(), json_string(signal))],
+        }
+    }
+
     /// The run could not start: cause `spawn_failed`, with the `error`.
     pub fn spawn_failed(error: &str) -> Self {
         EndInfo {

@@ -46,7 +46,7 @@ pub fn normalize<W: Write>(
     if let (Some(r), Some(e)) = (rec.as_mut(), &setup.redact) {
         r.redact(e);
     }
-    let (wrong, unread) = read_all(&mut p, &setup, inputs, &mut rec, &clock, notes)?;
+    let (wrong, mut unread) = read_all(&mut p, &setup, inputs, &mut rec, &clock, notes)?;
     let mut ending = Ending::eof().recorded(rec, End::default());
     if let Some((name, e)) = &unread {
         ending.end = ending.end.input_failed(name, e);
@@ -55,6 +55,17 @@ pub fn normalize<W: Write>(
     // result (exit 3).
     if wrong {
         ending.code = Exit::ERROR;
+    }
+    // A caught signal (SIGINT, SIGTERM, SIGHUP) cut the reading short: every sink still ends
+    // with run.end (`interrupted`, the signal's name), and the exit status is 128 + N.
+    #[cfg(unix)]
+    if let Some(sig) = unread
+        .as_ref()
+        .and_then(|(_, e)| crate::interrupt::stopped_by(e))
+    {
+        unread = None;
+        ending.end = crate::normalize::EndInfo::interrupted(&crate::interrupt::signal_name(sig));
+        ending.code = Exit::signal(sig);
     }
     // stdin is known to be a transcript only now that it has been read.
     if ins.any_transcript() {

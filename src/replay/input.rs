@@ -105,14 +105,27 @@ impl State {
         loop {
             let n = feed.number() + 1;
             let consumed = feed.consumed();
-            let got = feed
-                .next(follow.is_some())
-                .map_err(|e| Error::io(src.name, e))?;
+            let got = match feed.next(follow.is_some()) {
+                Ok(g) => g,
+                Err(e) => {
+                    #[cfg(unix)]
+                    if let Some(sig) = crate::interrupt::stopped_by(&e) {
+                        self.outcome.interrupted = Some(sig);
+                        return Ok(());
+                    }
+                    return Err(Error::io(src.name, e));
+                }
+            };
             let (line, term) = match got {
                 Got::Line(l, t) => (l, t),
                 Got::Eof => return Ok(()),
                 Got::Pending => {
                     let f = follow.expect("pending only when following");
+                    #[cfg(unix)]
+                    if let Some(sig) = crate::interrupt::caught() {
+                        self.outcome.interrupted = Some(sig);
+                        return Ok(());
+                    }
                     if self.writer_gone {
                         return Ok(());
                     }

@@ -32,6 +32,10 @@
 //!   writer wrote is played first; [`Outcome::cut`] is then `writer_vanished`. A file written
 //!   without the lock (`--format audit > FILE`) therefore cannot be followed.
 //!
+//! A follower that gets SIGINT, SIGTERM or SIGHUP (once [`crate::interrupt::install`]ed, as
+//! `replay --follow` does) stops reading: [`Outcome::interrupted`] names the signal, and the
+//! replayed run ends with `run.end` (`interrupted`) like an interrupted `normalize`.
+//!
 //! A capture or audit run that ends without its end record (`end`, `run.end`) sets
 //! [`Outcome::cut`] to `recording_cut`.
 //!
@@ -183,12 +187,19 @@ pub struct Outcome {
     /// Why a capture or audit run ended without its end record: `recording_cut` (the file
     /// ends there) or `writer_vanished` (followed, and its writer is gone).
     pub cut: Option<&'static str>,
+    /// Following: the signal (SIGINT, SIGTERM, SIGHUP) that ended the wait for more (see
+    /// [`crate::interrupt`]).
+    pub interrupted: Option<i32>,
 }
 
 impl Outcome {
     /// The `run.end` the replayed run gets: the recorded one, else one whose cause says why
     /// the recording was cut, else a plain end of input.
     pub fn run_end(&self) -> EndInfo {
+        #[cfg(unix)]
+        if let Some(sig) = self.interrupted {
+            return EndInfo::interrupted(&crate::interrupt::signal_name(sig));
+        }
         match (&self.end, self.cut) {
             (Some(e), _) => e.run_end.clone(),
             (None, Some(cut)) => EndInfo {
@@ -345,7 +356,8 @@ impl Replay {
         }
         st.progress.finish();
         let last = self.inputs.last().and_then(|i| i.decoder.as_ref());
-        if last.is_some_and(|d| d.kind().timed() && !d.ended()) {
+        if st.outcome.interrupted.is_none() && last.is_some_and(|d| d.kind().timed() && !d.ended())
+        {
             st.outcome.cut = Some(if st.writer_gone {
                 "writer_vanished"
             } else {

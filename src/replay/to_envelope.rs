@@ -87,10 +87,13 @@ pub fn run<W: Write>(
         );
         return Ok(Exit::NO_RESULT);
     }
+    // Interrupted while following: 128 + N, as an interrupted `normalize`.
+    let code = outcome.interrupted.map_or(Exit::OK, Exit::signal);
     setup.conclude(
         &mut p,
         Ending {
             end,
+            code,
             ..Ending::eof()
         },
         notes,

@@ -40,6 +40,8 @@ pub struct PipelineDriver<'p, 'a, E: Write> {
     stderr_rewrite: Option<(Box<dyn LineTransform>, Transformed)>,
     /// Whether the output can take more now (see [`Driver::ready`]).
     ready: Option<Box<dyn FnMut() -> bool>>,
+    /// Whether stdout's reader went away (see [`Driver::check_output`]).
+    gone: Option<Box<dyn FnMut() -> bool>>,
     /// `child.stderr` events not written because the output was backed up.
     stderr_dropped: u64,
     /// Tool calls without a result yet, with the time their `tool.call` went out.
@@ -70,6 +72,7 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
             last_turn_ok: None,
             stderr_rewrite: None,
             ready: None,
+            gone: None,
             stderr_dropped: 0,
             outstanding: std::collections::HashMap::new(),
             label: "claude",
@@ -88,6 +91,14 @@ impl<'p, 'a, E: Write> PipelineDriver<'p, 'a, E> {
     /// (counted in [`PipelineDriver::stderr_dropped`]).
     pub fn with_ready(mut self, ready: Box<dyn FnMut() -> bool>) -> Self {
         self.ready = Some(ready);
+        self
+    }
+
+    /// Ask `gone` whether stdout's reader went away; once it says so, [`Driver::check_output`]
+    /// flushes the pipeline, so that the stdout sink fails (and the pipeline names it) as if a
+    /// write had hit the closed pipe.
+    pub fn with_gone(mut self, gone: Box<dyn FnMut() -> bool>) -> Self {
+        self.gone = Some(gone);
         self
     }
 
@@ -221,6 +232,15 @@ impl<E: Write> Driver for PipelineDriver<'_, '_, E> {
 
     fn keep_alive(&mut self) -> io::Result<()> {
         self.pipeline.idle()
+    }
+
+    fn check_output(&mut self) -> io::Result<()> {
+        if !self.gone.as_mut().is_some_and(|g| g()) {
+            return Ok(());
+        }
+        self.pipeline.flush()?;
+        // The flush went through (stdout did not fail after all): nothing to stop for.
+        Ok(())
     }
 }
 

@@ -10,6 +10,10 @@
 //! - **stderr** ([`Full::Drop`]): a write that does not fit in [`DROP_AT`] bytes is dropped and
 //!   counted ([`Outbox::dropped`]); one write is one line.
 //!
+//! A stdout that is a pipe or a socket can be watched ([`Outbox::watch_reader`]): when its reader
+//! goes away (`| head -1` exits) the queue fails with `EPIPE` at once, without waiting for the
+//! next write, so a child that has gone quiet is stopped then and not when it next writes.
+//!
 //! At the end, [`Outbox::finish`] waits while the reader makes progress and gives up after a
 //! stall: what was not delivered then is lost (the reader was not reading), and the process can
 //! exit (the writer thread, stuck in `write`, ends with it).
@@ -102,14 +106,58 @@ impl Outbox {
         self.shared.lock().dropped
     }
 
+    /// Whether writing failed (the destination's reader went away, or a write error).
+    pub fn failed(&self) -> bool {
+        self.shared.lock().failed.is_some()
+    }
+
+    /// When the destination is a pipe or a socket: a thread that waits (in `poll`, which
+    /// reports `POLLERR` on a pipe's write end once no reader is left and `POLLHUP` on a socket
+    /// whose peer closed) and then fails the queue with `EPIPE`, so that [`Outbox::failed`] and
+    /// the next write or flush say so without writing first. Reads nothing and writes nothing.
+    /// Returns whether a watcher was started.
+    pub fn watch_reader(&self) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        let Some(f) = &self.probe else { return false };
+        let watched = f
+            .metadata()
+            .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+        if !watched {
+            return false;
+        }
+        let (shared, f) = (self.shared.clone(), f.clone());
+        thread::Builder::new()
+            .name("stdout-watch".into())
+            .spawn(move || {
+                if reader_gone(&f) {
+                    let mut st = shared.lock();
+                    if st.failed.is_none() {
+                        let e = io::Error::from_raw_os_error(nix::errno::Errno::EPIPE as i32);
+                        st.failed = Some((e.kind(), e.raw_os_error(), e.to_string()));
+                    }
+                    // What is queued cannot be delivered (the chunk being written, if any, is
+                    // the writer's to count: its write fails too).
+                    let left: usize = st.chunks.drain(..).map(|c| c.len()).sum();
+                    st.queued -= left;
+                    drop(st);
+                    shared.cv.notify_all();
+                }
+            })
+            .is_ok()
+    }
+
     /// Wait until everything is written, the writer failed, or the reader took nothing for
-    /// `stall` (the destination would block all that time). Returns the bytes left undelivered.
+    /// `stall` (the destination would block all that time). Returns the bytes left undelivered
+    /// (0 after a failure: the write that failed already said so).
     pub fn finish(&self, stall: Duration) -> usize {
         let mut st = self.shared.lock();
         let mut seen = st.written;
         let mut since = Instant::now();
         loop {
-            if (st.queued == 0 && !st.busy) || st.failed.is_some() {
+            if st.failed.is_some() {
+                return 0;
+            }
+            if st.queued == 0 && !st.busy {
                 return st.queued;
             }
             // Only a destination that would block stalls; a writer thread that has not run yet
@@ -169,8 +217,40 @@ impl Write for Outbox {
         Ok(buf.len())
     }
 
+    /// Nothing to push (the writer thread writes as soon as it can); fails once the queue has
+    /// failed, so a flush tells that the reader went away.
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match &self.shared.lock().failed {
+            Some((kind, os, msg)) => Err(match os {
+                Some(code) => io::Error::from_raw_os_error(*code),
+                None => io::Error::new(*kind, msg.clone()),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Wait until `f`'s reader is gone: `POLLERR` or `POLLHUP` (always reported, so nothing is
+/// asked for and nothing else wakes the wait). False if `poll` fails.
+fn reader_gone(f: &File) -> bool {
+    use nix::errno::Errno;
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    loop {
+        let mut fds = [PollFd::new(f.as_fd(), PollFlags::empty())];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => {
+                let r = fds[0].revents().unwrap_or(PollFlags::empty());
+                if r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP) {
+                    return true;
+                }
+                if r.contains(PollFlags::POLLNVAL) {
+                    return false;
+                }
+            }
+            Err(Errno::EINTR) => {}
+            Err(_) => return false,
+        }
     }
 }
 

@@ -111,6 +111,12 @@ pub trait Driver {
     fn keep_alive(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// Asked every turn of the loop (at least every [`TICK`]): an error when the output is no
+    /// longer wanted although nothing was written (stdout's reader went away: `| head -1`
+    /// exited while the child is quiet). The child is then stopped (`killed`/`output_closed`).
+    fn check_output(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Default quiet time before the sinks get a keep-alive.
@@ -306,6 +312,7 @@ impl Sup<'_> {
             // Lines without a pause: still look now and then.
             self.note_own(TICK);
             self.poll_child();
+            self.check_output();
         }
     }
 
@@ -491,6 +498,16 @@ impl Sup<'_> {
             if let Err(e) = self.driver.idle() {
                 self.output_failed(e);
             }
+        }
+    }
+
+    /// While the child runs and no output failed: whether the output went away unwritten.
+    fn check_output(&mut self) {
+        if self.output_error.is_some() || self.ended.is_some() || self.gave_up {
+            return;
+        }
+        if let Err(e) = self.driver.check_output() {
+            self.output_failed(e);
         }
     }
 

@@ -89,6 +89,10 @@ impl Driver for Tap<'_> {
     fn stall(&mut self, quiet: std::time::Duration) -> io::Result<()> {
         self.inner.stall(quiet)
     }
+
+    fn check_output(&mut self) -> io::Result<()> {
+        self.inner.check_output()
+    }
 }
 
 /// The capture's end record of a child run that ended as `outcome` says: its exit status or

@@ -75,6 +75,8 @@ pub fn run_guarded(
     };
     let std_out = Outbox::start(dup(stdout)?, super::outbox::Full::Hold, "stdout")
         .map_err(|e| Error::io("stdout", e))?;
+    // A reader that goes away (`| head -1`) is seen at once, not at the next write.
+    std_out.watch_reader();
     let mut std_err = Outbox::start(dup(stderr)?, super::outbox::Full::Drop, "stderr")
         .map_err(|e| Error::io("stderr", e))?;
     let res = super::procs::become_subreaper()
@@ -236,14 +238,15 @@ fn supervised(
     } else {
         StderrMode::Pass
     };
-    let ready = std_out.clone();
+    let (ready, gone) = (std_out.clone(), std_out.clone());
     let guards = Guards::new(GuardConfig {
         agent: run.agent,
         ..run.guards.clone()
     });
     let mut driver = PipelineDriver::new(p, guards, mode, std_err.clone())
         .labelled(run.agent.name())
-        .with_ready(Box::new(move || ready.ready()));
+        .with_ready(Box::new(move || ready.ready()))
+        .with_gone(Box::new(move || gone.failed()));
     if let Some(e) = &setup.redact {
         driver = driver.rewrite_stderr(Box::new(Redactor::new(e.clone())));
         if let Some(r) = rec.as_mut() {

@@ -6,6 +6,7 @@ mod golden;
 mod latency;
 mod props;
 mod regression;
+mod signals;
 mod streamed_calls;
 mod tools;
 mod usage_totals;

@@ -420,3 +420,50 @@ fn closed_output_stops_the_child_quietly() {
     );
     assert_no_procs(&mark, Duration::from_secs(2));
 }
+
+/// `spawn … | head -1` with a child that then goes quiet: the reader going away is seen without
+/// a write, so the child is stopped at once (not when it next writes, or exits after 300 s):
+/// exit 0, nothing on stderr, and the audit log ends with `run.end` (`killed`,
+/// `output_closed`).
+#[test]
+fn closed_output_stops_a_quiet_child_at_once() {
+    let d = Dirs::new();
+    let mark = marker("quiet-epipe");
+    let bin = fake(&d, "echo \"$INIT\"; echo \"$INIT\"; sleep 300");
+    let audit = d.path().join("run.audit.jsonl");
+    let audit_arg = audit.to_str().unwrap();
+    let mut c = spawn_cmd(&d, &bin, &mark, &["--audit", audit_arg]);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let _dog = Watchdog::new(child.id(), Duration::from_secs(60));
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    read_until(&mut r, |e| e["type"] == "session.init");
+    // Everything the child wrote has gone out by now: no later write can find the pipe closed.
+    std::thread::sleep(Duration::from_millis(500));
+    let closed = Instant::now();
+    drop(r);
+    let out = wait_within(child, Duration::from_secs(30));
+    let took = closed.elapsed();
+    assert!(
+        took < Duration::from_secs(3),
+        "ended {took:?} after the reader"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_no_procs(&mark, Duration::from_secs(2));
+    let end = &last_record(&audit)["event"];
+    assert_eq!(end["type"], "run.end", "{end}");
+    assert_eq!(end["cause"], "killed", "{end}");
+    assert_eq!(end["reason"], "output_closed", "{end}");
+    let v = audit_verify(&audit, &["--require-complete"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
