@@ -251,13 +251,15 @@ fn timeout_kills_the_whole_process_group() {
         &d,
         &fake,
         &mark,
-        &["--prompt", "Wait.", "--timeout", "10s", "--grace", "1s"],
+        // Long enough for the CLI to reach the tool call on a loaded machine (its start-up
+        // alone has taken over 10 s with four builds running beside it).
+        &["--prompt", "Wait.", "--timeout", "25s", "--grace", "1s"],
         &[],
     );
     let mut live = Live::start(c);
     live.wait_for("the tool call", |e| e["type"] == "tool.call");
     // All three sleeps run (the two in the background and the foreground one).
-    let until = std::time::Instant::now() + Duration::from_secs(10);
+    let until = std::time::Instant::now() + Duration::from_secs(20);
     while procs_with(&mark)
         .iter()
         .filter(|(_, c)| c.trim_end() == "sleep 300")
