@@ -79,8 +79,13 @@ impl std::fmt::Display for Stopped {
 
 impl std::error::Error for Stopped {}
 
-/// A signal's name as `run.end.reason` gives it (`SIGTERM`), the same as `spawn`'s.
-pub use crate::spawn::procs::signal_name;
+/// A signal's name as `run.end` gives it (`SIGTERM`; `SIG9`-style for a number nix does not
+/// know): for `normalize` and `replay` here, and for `spawn` and `probe`, which read it from here.
+pub fn signal_name(n: i32) -> String {
+    nix::sys::signal::Signal::try_from(n)
+        .map(|s| s.as_str().to_owned())
+        .unwrap_or_else(|_| format!("SIG{n}"))
+}
 
 /// `reader`, whose bytes come from `fd` (`None`: files that never block), made to stop at a caught signal: its reads fail with
 /// an error [`stopped_by`] recognizes. An input that can block is then read straight from

@@ -175,12 +175,7 @@ pub fn reap_orphans(skip: Option<i32>) -> usize {
     n
 }
 
-/// The conventional name of signal number `n` (`SIGKILL`), or `SIG<n>`.
-pub fn signal_name(n: i32) -> String {
-    Signal::try_from(n)
-        .map(|s| s.as_str().to_owned())
-        .unwrap_or_else(|_| format!("SIG{n}"))
-}
+pub use crate::interrupt::signal_name;
 
 #[cfg(test)]
 mod tests {
