@@ -157,28 +157,16 @@ impl Redactor {
             }
             seg.clear();
             seg.extend_from_slice(raw.replace("~1", "/").replace("~0", "~").as_bytes());
-            self.hits.clear();
             let sc = scratch(&mut self.sc, &self.engine);
-            self.engine
-                .scan_value(sc, None, &seg, false, &mut self.hits);
-            if self.hits.is_empty() {
+            let red = super::redact_str(&self.engine, sc, None, &seg);
+            if red == seg {
                 out.push_str(raw);
                 continue;
             }
             changed = true;
-            let mut red = Vec::with_capacity(seg.len());
-            let mut at = 0;
-            for h in &self.hits {
-                red.extend_from_slice(&seg[at..h.start]);
-                self.engine
-                    .placeholder(h.kind, &seg[h.start..h.end], &mut red);
-                at = h.end;
-            }
-            red.extend_from_slice(&seg[at..]);
             let red = String::from_utf8_lossy(&red);
             out.push_str(&red.replace('~', "~0").replace('/', "~1"));
         }
-        self.hits.clear();
         if changed {
             self.path = out;
         }
